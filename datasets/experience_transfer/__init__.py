@@ -1,0 +1,18 @@
+"""The Experience-Transfer task of the HDR paper: seeded episodes and test scenes from a rule table."""
+
+from .generate import LEVELS, Episode, ExperienceTransferLevel, Scene, make_level
+from .render import CANVAS, PlacedObject
+from .rules import OracleRule, RuleTable, RuleTableError
+
+__all__ = [
+    "CANVAS",
+    "LEVELS",
+    "Episode",
+    "ExperienceTransferLevel",
+    "OracleRule",
+    "PlacedObject",
+    "RuleTable",
+    "RuleTableError",
+    "Scene",
+    "make_level",
+]

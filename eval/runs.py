@@ -1,0 +1,64 @@
+"""A run directory: resolved config, one JSONL line per example, memory records, results.
+
+    runs/<program>-<dataset>-<YYYYmmdd-HHMMSS>/
+        config.json      what was asked for, fully resolved
+        examples.jsonl   one line per (run, example), appended and flushed as each finishes
+        memory-run<r>.json  the memory a program built in run r
+        results.json     the tables
+        dspy_cache/      DSPy's response cache for this run
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+
+def new_run_dir(root: Path, name: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = root / f"{name}-{stamp}"
+    suffix = 1
+    while path.exists():
+        suffix += 1
+        path = root / f"{name}-{stamp}-{suffix}"
+    path.mkdir(parents=True)
+    return path
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically: a crash leaves the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=1, default=str)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class JsonlWriter:
+    """Append one JSON object per line, thread-safe, flushed to disk line by line."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        self._handle = open(path, "a")
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, default=str) + "\n"
+        with self._lock:
+            self._handle.write(line)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()

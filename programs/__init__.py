@@ -1,0 +1,27 @@
+"""DSPy modules and the programs composed from them, plus memory stores.
+
+Programs never call ``dspy.configure``; their knobs are constructor arguments.
+Names are imported lazily, so ``import programs.sandbox`` (used inside sandbox
+worker processes) does not pull in DSPy.
+"""
+
+from importlib import import_module
+
+_EXPORTS = {
+    "MemoryProgram": ".memory_program",
+    "EpisodicMemory": ".oracle_baselines",
+    "SemanticOracle": ".oracle_baselines",
+    "EpisodicSemanticOracle": ".oracle_baselines",
+    "Reasoner": ".reasoner",
+    "PROGRAMS": ".registry",
+    "ProgramSpec": ".registry",
+    "build_program": ".registry",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'programs' has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name], __name__), name)
