@@ -66,6 +66,7 @@ def evaluate_experience_transfer(
     scenes = data.test[: config.limit] if config.limit is not None else data.test
     episodes = [Episode(observation=observation(e, config.modality), label=e.label) for e in data.episodes]
     started = time.perf_counter()
+    run_dir.mkdir(parents=True, exist_ok=True)
     writer = JsonlWriter(run_dir / "examples.jsonl")
     per_run: list[list[dict[str, Any]]] = []
     memory_tokens, task_tokens = Tokens(), Tokens()

