@@ -2,6 +2,7 @@
 
 import json
 
+import dspy
 import pytest
 
 import eval.cli as cli
@@ -154,3 +155,31 @@ def test_inconsistent_rules_file_is_one_line(tmp_path, capsys):
     (tmp_path / "rules.json").write_text(json.dumps({"attributes": {"shape": ["square"]}, "labels": ["a", "b"], "count_label": "a", "rules": []}))
     assert cli.main(["episodic", "--level", "1", "--rules", str(tmp_path / "rules.json")]) == 2
     assert capsys.readouterr().err.startswith("error: ")
+
+
+class _Summarise(dspy.Signature):
+    labels: list[str] = dspy.InputField()
+    rule: str = dspy.OutputField()
+
+
+def test_memory_building_runs_on_the_memory_lm_once_per_run(tmp_path, monkeypatch):
+    from programs import registry
+    from programs.oracle_baselines import EpisodicSemanticOracle
+
+    class Summarising(EpisodicSemanticOracle):
+        def __init__(self, **knobs):
+            super().__init__(**knobs)
+            self.summarise = dspy.Predict(_Summarise)
+
+        def consolidate(self, episodes, oracle_hypotheses):
+            return [self.summarise(labels=[e.label for e in episodes]).rule]
+
+    spec = registry.ProgramSpec("summarising", "experience_transfer", Summarising, "test only")
+    monkeypatch.setitem(registry.PROGRAMS, "summarising", spec)
+    memory = ScriptedEngine(lambda call: {"rule": "squares are odd"})
+    task = ScriptedEngine(lambda call: {"count": 1})
+    results = evaluate(tmp_path, task, program="summarising", memory_engine=memory, limit=5, runs=2)
+    assert len(memory.calls) == 2  # once per run, never per scene
+    assert len(task.calls) == 10 and all("squares are odd" in c.user_text for c in task.calls)
+    assert results["tokens"]["memory"]["calls"] == 2 and results["tokens"]["memory"]["prompt"] > 0
+    assert results["tokens"]["task"]["calls"] == 10

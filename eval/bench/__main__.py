@@ -1,0 +1,16 @@
+"""``python -m eval.bench <name> [options]``: run one benchmark and print its figures."""
+
+import sys
+from importlib import import_module
+
+BENCHES = {"local_lm": "eval.bench.local_lm", "sandbox": "eval.bench.sandbox"}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in BENCHES:
+        print(f"usage: python -m eval.bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
+        return 2
+    return import_module(BENCHES[argv[0]]).main(argv[1:])
+
+
+sys.exit(main(sys.argv[1:]))
