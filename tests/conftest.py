@@ -23,7 +23,6 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
-def _isolated_dspy_cache(tmp_path, monkeypatch):
-    """Keep any DSPy disk cache a test configures inside its own temporary directory."""
+def _work_in_tmp(tmp_path, monkeypatch):
+    """Run each test in its own directory, so default run directories (runs/...) land there."""
     monkeypatch.chdir(tmp_path)
-    yield
