@@ -548,3 +548,14 @@ def _assert_no_strays(before: tuple[set[int], set[Path]], options: Isolation) ->
             raise AssertionError(f"left behind: workers {workers}, program processes {programs}, "
                                  f"scratch directories {leftovers}")
         time.sleep(0.05)
+
+
+def test_minimal_root_is_built_beside_a_python_installed_under_tmp():
+    """A CI clone's virtualenv may live under /tmp: the new root must not be mounted over it."""
+    from programs.sandbox import rootfs
+
+    readable = ["/tmp/clone/.venv/lib/python3.11/site-packages/numpy", "/usr/lib"]
+    point = rootfs._new_root_mount_point(readable)
+    assert not any(rootfs._inside(path, point) for path in readable)
+    assert rootfs._new_root_mount_point(["/usr/lib"]) == "/tmp"
+    assert not rootfs._inside("/scratchy", rootfs.SCRATCH_ROOT) and rootfs._inside("/scratch/a", "/scratch")

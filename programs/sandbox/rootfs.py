@@ -4,20 +4,26 @@ Inside the worker's mount namespace a tmpfs becomes the new root. It holds,
 at their host paths, read-only bind mounts of exactly what programs need: the
 Python installation, the importable packages (numpy), the system library
 directories, the loader cache and four device nodes (null, zero, random,
-urandom), plus a size-limited, noexec tmpfs at /tmp for per-program scratch
-directories. Everything else, including the project's files, /etc, /proc,
-/sys and the host's /tmp, is simply absent.
+urandom), plus a size-limited, noexec tmpfs at /scratch for per-program
+scratch directories. Everything else, including the project's files, /etc,
+/proc, /sys and the host's /tmp, is simply absent.
+
+The new root is built on a host directory that holds none of the readable
+paths (a Python installation may well live under /tmp), and taken down again
+if building it fails, so the worker's degraded fallback still sees the host.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import sys
 
 from . import kernel
 
-SCRATCH_ROOT = "/tmp"
+SCRATCH_ROOT = "/scratch"
+_NEW_ROOT_CANDIDATES = ("/tmp", "/mnt", "/media", "/srv", "/var/tmp", "/run", "/opt")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 _LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
 _STATVFS_TO_MOUNT = {
@@ -53,9 +59,23 @@ def readable_paths(importable: list[str]) -> list[str]:
 def enter_minimal_root(readable: list[str], scratch_mb: int) -> None:
     """Build the tree described in the module docstring and pivot_root into it."""
     kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
+    if any(_inside(path, SCRATCH_ROOT) for path in readable):
+        raise OSError(errno.EEXIST, f"a readable path lies under the scratch root {SCRATCH_ROOT}")
+    new_root = _new_root_mount_point(readable)  # hidden only in this namespace
     sources = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in readable + list(DEVICES)}
-    new_root = "/tmp"  # a mount point that exists everywhere; hidden only in this namespace
     kernel.mount("tmpfs", new_root, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=1m,mode=0755")
+    try:
+        _populate_and_pivot(new_root, readable, sources, scratch_mb)
+    except BaseException:
+        kernel.umount2(new_root, kernel.MNT_DETACH)  # give the worker its view of the host back
+        raise
+    finally:
+        for fd in sources.values():
+            os.close(fd)
+    importlib.invalidate_caches()
+
+
+def _populate_and_pivot(new_root: str, readable: list[str], sources: dict[str, int], scratch_mb: int) -> None:
     for path in readable:
         if os.path.islink(path) and os.path.realpath(path) in readable:
             os.makedirs(os.path.dirname(new_root + path), exist_ok=True)
@@ -64,8 +84,6 @@ def enter_minimal_root(readable: list[str], scratch_mb: int) -> None:
             _expose(new_root, path, sources[path], read_only=True)
     for device in DEVICES:
         _expose(new_root, device, sources[device], read_only=False)
-    for fd in sources.values():
-        os.close(fd)
 
     scratch = new_root + SCRATCH_ROOT
     os.makedirs(scratch, exist_ok=True)
@@ -79,7 +97,20 @@ def enter_minimal_root(readable: list[str], scratch_mb: int) -> None:
     kernel.umount2("/.old", kernel.MNT_DETACH)
     os.rmdir("/.old")
     kernel.mount(None, "/", None, kernel.MS_REMOUNT | kernel.MS_RDONLY | kernel.MS_NOSUID | kernel.MS_NODEV)
-    importlib.invalidate_caches()
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _new_root_mount_point(readable: list[str]) -> str:
+    """A host directory to mount the new root's tmpfs on, holding none of the paths to expose."""
+    for candidate in _NEW_ROOT_CANDIDATES:
+        if os.path.isdir(candidate) and not os.path.islink(candidate) and not any(
+            _inside(path, candidate) for path in [*readable, *DEVICES]
+        ):
+            return candidate
+    raise OSError(errno.ENOENT, "no directory to build the minimal root on outside the readable tree")
 
 
 def _expose(new_root: str, path: str, source_fd: int, read_only: bool) -> None:
