@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Collection, Sequence
 
 
 def accuracy(predictions: Sequence[Any], targets: Sequence[Any]) -> float:
@@ -26,3 +27,77 @@ def mean_std(values: Sequence[float]) -> tuple[float, float]:
     if len(values) == 1:
         return mean, 0.0
     return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+@dataclass(frozen=True)
+class HypothesisScore:
+    """Precision, recall and F1 of a hypothesis set, with what each hypothesis and each target contributed.
+
+    ``correct[i]``: hypothesis i counts as correct; ``covered[j]``: target j (an
+    attribute combination, or a reference rule) is covered by a correct hypothesis.
+    """
+
+    precision: float
+    recall: float
+    f1: float
+    correct: tuple[bool, ...]
+    covered: tuple[bool, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
+                "correct": list(self.correct), "covered": list(self.covered)}
+
+
+def f1_score(precision: float, recall: float) -> float:
+    """Harmonic mean of precision and recall; 0 when both are 0."""
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def hypothesis_f1(implications: Sequence[Sequence[str | None]], truth: Sequence[str]) -> HypothesisScore:
+    """Score hypotheses extensionally against a rule table (DESIGN.md section 5).
+
+    ``implications[i][j]`` is the label hypothesis i implies for attribute
+    combination j, or ``None`` when it is silent (from ``programs.parse_implications``
+    or ``programs.HypothesisInterpreter``); ``truth[j]`` is the table's label of
+    combination j. A hypothesis is correct when it implies at least one label and
+    every label it implies matches the table. Precision is the fraction of
+    hypotheses that are correct; recall the fraction of combinations whose label a
+    correct hypothesis implies. An empty hypothesis set scores 0 on all three.
+    """
+    if not truth:
+        raise ValueError("hypothesis_f1 needs at least one combination")
+    for i, row in enumerate(implications):
+        if len(row) != len(truth):
+            raise ValueError(f"hypothesis {i} has {len(row)} implications for {len(truth)} combinations")
+    correct = tuple(
+        any(label is not None for label in row) and all(label in (None, t) for label, t in zip(row, truth))
+        for row in implications
+    )
+    covered = tuple(
+        any(ok and row[j] == t for ok, row in zip(correct, implications)) for j, t in enumerate(truth)
+    )
+    return _score(correct, covered)
+
+
+def hypothesis_match_f1(matches: Sequence[Collection[int]], n_rules: int) -> HypothesisScore:
+    """Score hypotheses by matching them to reference rules, like HypoBench's LM-judge mode.
+
+    ``matches[i]`` holds the indices of the reference rules hypothesis i states
+    (from ``programs.HypothesisJudge``). Precision is the fraction of hypotheses
+    that match some rule; recall the fraction of rules matched by some hypothesis.
+    An empty hypothesis set scores 0 on all three.
+    """
+    if n_rules < 1:
+        raise ValueError("hypothesis_match_f1 needs at least one reference rule")
+    for i, matched in enumerate(matches):
+        if any(not 0 <= j < n_rules for j in matched):
+            raise ValueError(f"hypothesis {i} matches a rule index outside 0..{n_rules - 1}")
+    correct = tuple(bool(matched) for matched in matches)
+    covered = tuple(any(j in matched for matched in matches) for j in range(n_rules))
+    return _score(correct, covered)
+
+
+def _score(correct: tuple[bool, ...], covered: tuple[bool, ...]) -> HypothesisScore:
+    precision = sum(correct) / len(correct) if correct else 0.0
+    recall = sum(covered) / len(covered)
+    return HypothesisScore(precision, recall, f1_score(precision, recall), correct, covered)

@@ -9,6 +9,18 @@ from importlib import import_module
 
 _EXPORTS = {
     "MemoryProgram": ".memory_program",
+    "FactorExtractor": ".factor_extractor",
+    "HypothesisGenerator": ".hypothesis_generator",
+    "HypothesisVerifier": ".hypothesis_verifier",
+    "MemoryConsolidator": ".memory_consolidator",
+    "HDR": ".hdr",
+    "ReflexionIndividual": ".reflexion",
+    "ReflexionAll": ".reflexion",
+    "DirectHypothesis": ".hypothesis_baselines",
+    "TwoStage": ".hypothesis_baselines",
+    "HypothesisInterpreter": ".hypothesis_interpreter",
+    "HypothesisJudge": ".hypothesis_judge",
+    "parse_implications": ".hypothesis_parser",
     "EpisodicMemory": ".oracle_baselines",
     "SemanticOracle": ".oracle_baselines",
     "EpisodicSemanticOracle": ".oracle_baselines",

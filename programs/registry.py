@@ -7,7 +7,10 @@ from typing import Any, Callable
 
 import dspy
 
+from .hdr import HDR
+from .hypothesis_baselines import DirectHypothesis, TwoStage
 from .oracle_baselines import EpisodicMemory, EpisodicSemanticOracle, SemanticOracle
+from .reflexion import ReflexionAll, ReflexionIndividual
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,11 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec("semantic_oracle_cot", "experience_transfer", SemanticOracle, "oracle hypotheses, chain of thought", cot=True),
         _spec("episodic_semantic_oracle", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False),
         _spec("episodic_semantic_oracle_cot", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses, chain of thought", cot=True),
+        _spec("hdr", "experience_transfer", HDR, "episodes and verified hypotheses (knobs: K, N, cot)"),
+        _spec("reflexion_individual", "experience_transfer", ReflexionIndividual, "episodes and one reflection per episode (knob: cot)"),
+        _spec("reflexion_all", "experience_transfer", ReflexionAll, "episodes and one reflection on all episodes (knob: cot)"),
+        _spec("direct_hypothesis", "experience_transfer", DirectHypothesis, "episodes and unverified hypotheses, no factors (knob: cot)"),
+        _spec("two_stage", "experience_transfer", TwoStage, "episodes, factors, then unverified hypotheses (knobs: K, cot)"),
     ]
 }
 

@@ -25,11 +25,11 @@ class ReasonWithMemory(dspy.Signature):
     """Answer the query about the test scene using memory of past experience.
 
     The episodes are labelled past observations of single objects; the hypotheses are
-    verified rules about which objects carry which label. Decide the label of every
+    rules, drawn from past experience, about which objects carry which label. Decide the label of every
     object in the scene from the memory, then answer the query with a whole number."""
 
     episodes: list[Episode] = dspy.InputField(desc="episodic memory: labelled past observations, one object each")
-    hypotheses: list[str] = dspy.InputField(desc="semantic memory: rules about the labels that hold over the episodes")
+    hypotheses: list[str] = dspy.InputField(desc="semantic memory: rules about the labels drawn from past experience")
     query: str = dspy.InputField()
     scene: Observation = dspy.InputField(desc="the test scene")
     count: int = dspy.OutputField(desc="the answer to the query, a whole number")

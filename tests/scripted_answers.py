@@ -1,6 +1,9 @@
-"""Scripted responders for Experience-Transfer tests: answers computed from what the prompt says."""
+"""Scripted responders for tests: answers computed from what the prompt says."""
 
+import json
 import re
+
+from eval.lm import ScriptedEngine
 
 from datasets.experience_transfer import RuleTable
 
@@ -25,3 +28,49 @@ def oracle_counter(table: RuleTable | None = None):
         return {"reasoning": "applied the rules", "count": count}
 
     return respond
+
+
+# -- a responder routed by the signature asking -------------------------------------------
+
+
+def outputs(call) -> list[str]:
+    """The output fields a call asks for, in order."""
+    section = call.system.split("Your output fields are:", 1)[1].split("All interactions", 1)[0]
+    return re.findall(r"`(\w+)`", section)
+
+
+def given(call, name: str):
+    """The value of input field ``name`` in the call (JSON-decoded when it is JSON)."""
+    match = re.search(rf"\[\[ ## {name} ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", call.user_text, re.S)
+    text = match.group(1)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def approve_all(call):
+    return {"verdicts": [{"hypothesis": h, "reason": "fits", "verdict": "valid"} for h in given(call, "hypotheses")]}
+
+
+class Script:
+    """Answers a call by its last output field: ``Script(factors=..., hypotheses=..., verdicts=...)``.
+
+    Each answer is a fixed dict of output values, a callable ``call -> dict``, or a
+    list of those served one per call, in order.
+    """
+
+    def __init__(self, **answers):
+        self.answers = {name: list(a) if isinstance(a, list) else a for name, a in answers.items()}
+        self.asked: list[str] = []
+
+    def __call__(self, call):
+        name = outputs(call)[-1]
+        self.asked.append(name)
+        answer = self.answers[name]
+        if isinstance(answer, list):
+            answer = answer.pop(0)
+        return answer(call) if callable(answer) else answer
+
+    def calls_to(self, engine: ScriptedEngine, name: str) -> list:
+        return [c for c, asked in zip(engine.calls, self.asked) if asked == name]

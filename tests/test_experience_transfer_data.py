@@ -10,6 +10,8 @@ from PIL import ImageColor
 
 from datasets.experience_transfer import CANVAS, RuleTable, RuleTableError, make_level
 
+from custom_table import CUSTOM
+
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = RuleTable.paper()
 
@@ -109,19 +111,6 @@ def test_oracle_rules_are_true_and_cover_what_the_episodes_show(levels):
     assert len(levels[1].oracle) == 6  # red and green merge over shape on white
     assert any("other label" in h for h in levels[2].oracle_hypotheses)
     assert not any("other label" in h for h in levels[1].oracle_hypotheses)
-
-
-CUSTOM = {
-    "name": "toy",
-    "attributes": {"shape": ["triangle", "circle"], "color": ["purple", "orange"], "background": ["gray", "ivory"]},
-    "labels": ["safe", "toxic", "unknown"],
-    "count_label": "toxic",
-    "rules": [
-        {"shape": s, "color": c, "background": b, "label": "toxic" if (s == "triangle") != (b == "ivory") else "safe"}
-        for s in ["triangle", "circle"] for c in ["purple", "orange"] for b in ["gray", "ivory"]
-    ],
-    "level3_mask": [{"shape": "circle", "color": "orange", "background": "ivory"}],
-}
 
 
 def test_custom_rule_table_end_to_end(tmp_path):

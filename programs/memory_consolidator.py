@@ -1,0 +1,78 @@
+"""MC, HDR's two-stage memory consolidator (Algorithm 1, lines 1-18).
+
+    Stage 1: F <- FactorExtractor(K)(M_episodic)
+    Stage 2: H_0 <- {}
+             for j = 1 to N:
+                 H   <- HG(M_episodic, F, H_{j-1})
+                 H_j <- {h in H | HV(h, M_episodic, F) = valid}
+    M_semantic <- H_N
+
+A round whose generator proposes nothing skips the verifier (there is nothing to
+judge) and leaves H_j empty. Besides M_semantic it keeps a record of how it got there: the factor passes,
+each round's proposals and survivors, and for every hypothesis ever proposed
+the round it was born and every verdict it received.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import dspy
+
+from signatures import Episode
+
+from .factor_extractor import FactorExtractor
+from .hypothesis_generator import HypothesisGenerator
+from .hypothesis_verifier import HypothesisVerifier, Judgement
+from .normalise import normalise
+
+
+@dataclass
+class HypothesisHistory:
+    """One hypothesis's life: the round it was first proposed and every verdict it got."""
+
+    hypothesis: str
+    born: int
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, round_: int, judgement: Judgement) -> None:
+        self.verdicts.append({"round": round_, "verdict": judgement.verdict, "reason": judgement.reason})
+
+
+class MemoryConsolidator(dspy.Module):
+    """Build semantic memory from episodic memory: K factor passes, then N generate-verify rounds."""
+
+    def __init__(self, K: int = 2, N: int = 3):
+        super().__init__()
+        if N < 1:
+            raise ValueError(f"N must be >= 1, got {N}")
+        self.K, self.N = K, N
+        self.extract_factors = FactorExtractor(K)
+        self.generate = HypothesisGenerator()
+        self.verify = HypothesisVerifier()
+
+    def forward(self, episodes: list[Episode]) -> dspy.Prediction:
+        """``hypotheses``: M_semantic = H_N; ``factors``: F; ``record``: a JSON-able account of the run."""
+        stage1 = self.extract_factors(episodes=episodes)
+        factors = stage1.factors
+        hypotheses: list[str] = []
+        rounds: list[dict[str, Any]] = []
+        histories: dict[str, HypothesisHistory] = {}
+        for j in range(1, self.N + 1):
+            proposed = self.generate(episodes=episodes, factors=factors, previous=hypotheses).hypotheses
+            checked = self.verify(episodes=episodes, factors=factors, hypotheses=proposed)
+            hypotheses = checked.valid
+            for judgement in checked.judgements:
+                key = normalise(judgement.hypothesis)
+                histories.setdefault(key, HypothesisHistory(judgement.hypothesis, born=j)).add(j, judgement)
+            rounds.append({"round": j, "proposed": proposed, "valid": hypotheses})
+        record = {
+            "K": self.K,
+            "N": self.N,
+            "factors": factors,
+            "factor_passes": stage1.passes,
+            "rounds": rounds,
+            "hypothesis_history": [asdict(h) for h in histories.values()],
+        }
+        return dspy.Prediction(hypotheses=hypotheses, factors=factors, record=record)

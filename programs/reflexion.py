@@ -1,0 +1,48 @@
+"""The HDR paper's Reflexion baselines (Shinn et al. 2023): reflections as semantic memory.
+
+    Reflection (Individual): M_semantic = {Reflect(e_i) for each episode}
+    Reflection (All):        M_semantic = {Reflect(M_episodic)}
+    both:                    Input = M_episodic + M_semantic + T
+
+The reasoner thinks step by step by default (``cot=True``), like HDR, so Table 3's
+rows differ only in their semantic memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from signatures import Episode, ReflectOnEpisode, ReflectOnEpisodes
+
+from .memory_program import MemoryProgram
+
+
+class ReflexionIndividual(MemoryProgram):
+    """One reflection per episode (one call each), kept with all the episodes."""
+
+    def __init__(self, *, cot: bool = True):
+        super().__init__(episodic=True, semantic=True, cot=cot)
+        self.reflect = dspy.Predict(ReflectOnEpisode)
+
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
+        return [self.reflect(episode=episode).reflection for episode in episodes]
+
+    def memory_record(self) -> dict[str, Any]:
+        reflections = [
+            {"episode": i, "label": episode.label, "reflection": reflection}
+            for i, (episode, reflection) in enumerate(zip(self.episodes, self.hypotheses))
+        ]
+        return {**super().memory_record(), "reflections": reflections}
+
+
+class ReflexionAll(MemoryProgram):
+    """One global reflection over all episodes, kept with the episodes."""
+
+    def __init__(self, *, cot: bool = True):
+        super().__init__(episodic=True, semantic=True, cot=cot)
+        self.reflect = dspy.Predict(ReflectOnEpisodes)
+
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
+        return [self.reflect(episodes=episodes).reflection]
