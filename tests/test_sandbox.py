@@ -78,20 +78,22 @@ def sandbox() -> Iterator[Sandbox]:
     _assert_no_strays(before, options)
 
 
-@pytest.fixture(scope="module")
-def kernel_only_sandbox() -> Iterator[Sandbox]:
-    before, options = _snapshot(), isolation(audit_hook=False)
+def _checked_sandbox(**changes) -> Iterator[Sandbox]:
+    """A one-worker sandbox with some isolation layers changed, checked for strays afterwards."""
+    before, options = _snapshot(), isolation(**changes)
     with Sandbox(workers=1, limits=LIMITS, isolation=options) as box:
         yield box
     _assert_no_strays(before, options)
+
+
+@pytest.fixture(scope="module")
+def kernel_only_sandbox() -> Iterator[Sandbox]:
+    yield from _checked_sandbox(audit_hook=False)
 
 
 @pytest.fixture(scope="module")
 def degraded_sandbox() -> Iterator[Sandbox]:
-    before, options = _snapshot(), isolation(namespaces=False)
-    with Sandbox(workers=1, limits=LIMITS, isolation=options) as box:
-        yield box
-    _assert_no_strays(before, options)
+    yield from _checked_sandbox(namespaces=False)
 
 
 # -- the hostile corpus ------------------------------------------------------------
