@@ -93,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
         program=args.program, level=args.level, modality=args.modality, limit=args.limit,
         runs=args.runs, threads=args.threads, seed=args.seed, rules=args.rules,
     )
-    config.load_data()  # bad rules files fail here, before any model loads
+    data = config.load_data()  # bad rules files fail here, before any model loads
 
     choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache)
     task = resolve_lm(args.lm, **choose)
@@ -108,7 +108,9 @@ def _run(args: argparse.Namespace) -> int:
     _use_cache_in(run_dir)
     write_json(run_dir / "config.json", {**vars(args), "out": str(run_dir), "lm": task.spec, "memory_lm": memory.spec})
 
-    results = evaluate_experience_transfer(config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress)
+    results = evaluate_experience_transfer(
+        config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress, data=data
+    )
     write_json(run_dir / "results.json", results)
     print(summary_table([results]))
     print(f"\nrun directory: {run_dir}")

@@ -61,8 +61,10 @@ def evaluate_experience_transfer(
     memory: LMChoice,
     run_dir: Path,
     progress: bool = True,
+    data: ExperienceTransferLevel | None = None,
 ) -> dict[str, Any]:
-    data = config.load_data()
+    """Evaluate ``config``; ``data`` is the level it describes, when the caller already built it."""
+    data = data or config.load_data()
     scenes = data.test[: config.limit] if config.limit is not None else data.test
     episodes = [Episode(observation=observation(e, config.modality), label=e.label) for e in data.episodes]
     started = time.perf_counter()

@@ -127,10 +127,6 @@ class LlamaCppEngine:
 
     # -- internals ----------------------------------------------------------------------
 
-    def tokenize(self, text: str) -> list[int]:
-        with self._lock:
-            return self._load().tokenize(text.encode(), add_bos=False, special=True)
-
     def _load(self):
         if self._llm is None:
             from llama_cpp import Llama
