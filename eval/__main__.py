@@ -1,5 +1,25 @@
+"""``python -m eval <command> ...``: one entry point, routed by its first word.
+
+    python -m eval <program> ...                      evaluate a registered program (eval/cli.py)
+    python -m eval table2|table3|table4|table5 ...    reproduce an HDR paper table (eval/tables.py)
+"""
+
+import importlib
 import sys
 
-from .cli import main
+# first word -> "module:function" taking argv (without the first word's own routing) and returning an exit code
+COMMANDS = {
+    "table2": "eval.tables:main",
+    "table3": "eval.tables:main",
+    "table4": "eval.tables:main",
+    "table5": "eval.tables:main",
+}
 
-sys.exit(main())
+
+def main(argv: list[str]) -> int:
+    target = COMMANDS.get(argv[0]) if argv else None
+    module, function = (target or "eval.cli:main").split(":")
+    return getattr(importlib.import_module(module), function)(argv)
+
+
+sys.exit(main(sys.argv[1:]))

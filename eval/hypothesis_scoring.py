@@ -1,0 +1,58 @@
+"""Score the semantic memory a run built against its level's rule table (``hypothesis_f1``).
+
+Three ways to read a hypothesis (DESIGN.md section 5), named by ``mode``:
+
+- ``parse``: the deterministic parser (:func:`programs.parse_implications`). Free, exact, and
+  strict: a hypothesis it cannot read implies nothing, so it counts as wrong.
+- ``interpret``: an interpreter LM states the label each hypothesis implies per combination.
+- ``judge``: an LM judge matches hypotheses to the level's oracle hypotheses (HypoBench-style).
+
+The combinations scored are the ones the level's test scenes draw from, so at Level 3 the
+masked combinations count for recall although no episode shows them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import dspy
+
+from datasets.experience_transfer import ExperienceTransferLevel
+
+from .metrics import HypothesisScore, hypothesis_f1, hypothesis_match_f1
+
+F1_MODES = ("parse", "interpret", "judge")
+
+
+def scored_combinations(data: ExperienceTransferLevel) -> tuple[list[dict[str, str]], list[str]]:
+    """The level's attribute combinations (visible and masked) and the table's label for each."""
+    combos = sorted(data.visible + data.masked, key=data.rules.combinations().index)
+    return [data.rules.as_dict(c) for c in combos], [data.rules.label_of(c) for c in combos]
+
+
+def score_hypotheses(
+    hypotheses: Sequence[str], data: ExperienceTransferLevel, mode: str = "parse", lm: Any = None
+) -> HypothesisScore:
+    """``hypothesis_f1`` of ``hypotheses`` on ``data``; ``lm`` (an ``LMChoice``) for the LM modes."""
+    if mode not in F1_MODES:
+        raise ValueError(f"unknown F1 mode {mode!r}; choose from {', '.join(F1_MODES)}")
+    from programs import HypothesisInterpreter, HypothesisJudge, parse_implications
+
+    combinations, truth = scored_combinations(data)
+    if mode == "parse":
+        return hypothesis_f1(parse_implications(list(hypotheses), combinations, data.rules.labels), truth)
+    if lm is None:
+        raise ValueError(f"F1 mode {mode!r} needs an LM")
+    with dspy.context(lm=lm.lm, adapter=lm.adapter()):
+        if mode == "interpret":
+            rows = HypothesisInterpreter()(hypotheses=list(hypotheses), combinations=combinations, labels=data.rules.labels)
+            return hypothesis_f1(rows.implications, truth)
+        matches = HypothesisJudge()(hypotheses=list(hypotheses), rules=data.oracle_hypotheses).matches
+        return hypothesis_match_f1(matches, len(data.oracle_hypotheses))
+
+
+def memory_f1(record: dict[str, Any], data: ExperienceTransferLevel, mode: str = "parse", lm: Any = None) -> dict[str, Any]:
+    """The score of one memory record (``memory-run<r>.json``), with the hypotheses it judged."""
+    hypotheses = list(record.get("hypotheses", []))
+    score = score_hypotheses(hypotheses, data, mode, lm)
+    return {"mode": mode, **score.as_dict(), "hypotheses": hypotheses}

@@ -1,0 +1,395 @@
+"""``python -m eval table2|table3|table4|table5``: the HDR paper's tables, run and printed in its shape.
+
+    python -m eval table2 --levels 1,2,3 --lm openai/gpt-4o,embedded --runs 3
+    python -m eval table3 --levels 1,2 --rows hdr,episodic_cot
+    python -m eval table4 --memory-lms gemini/gemini-2.5-flash,openai/gpt-4o --lm openai/gpt-4o
+    python -m eval table5 --levels 1,2,3 --memory-lm embedded
+
+A table is a grid of *cells*; a cell is one ordinary evaluation (``python -m eval <program>``)
+kept in ``<out>/cells/<program>-L<level>-<lm>...``. A cell that finished is read back, never
+rerun, so tables share work (Table 5 reads the HDR memory of a Table 3 cell), and a table that
+was stopped picks up where it was: rerunning the same command finishes the missing cells.
+Table 5 needs only memories, so its cells run consolidation without answering scenes.
+
+Each table is printed and saved as ``<out>/<table>.md`` and ``<out>/<table>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from datasets.experience_transfer import LEVELS, RuleTableError
+from programs import PROGRAMS, build_program
+from signatures import Episode
+
+from .experience_transfer import ExperienceTransferConfig, observation
+from .hypothesis_scoring import F1_MODES, memory_f1
+from .lm import LMConfigError, resolve_lm
+from .metrics import mean_std
+from .runs import write_json
+from .tokens import counting
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a paper table: its label, the program behind it, and its check-mark columns."""
+
+    label: str
+    program: str
+    marks: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    title: str
+    mark_names: tuple[str, ...]
+    rows: tuple[Row, ...]
+    value: str  # "accuracy" (percent) or "f1"
+
+
+TABLES: dict[str, TableSpec] = {
+    "table2": TableSpec(
+        "Table 2: accuracy (%) with different memories (episodic: all raw episodes; semantic: oracle hypotheses)",
+        ("CoT",),
+        (
+            Row("Episodic memory", "episodic", (False,)),
+            Row("Semantic memory", "semantic_oracle", (False,)),
+            Row("Episodic + Semantic", "episodic_semantic_oracle", (False,)),
+            Row("Episodic memory", "episodic_cot", (True,)),
+            Row("Semantic memory", "semantic_oracle_cot", (True,)),
+            Row("Episodic + Semantic", "episodic_semantic_oracle_cot", (True,)),
+        ),
+        "accuracy",
+    ),
+    "table3": TableSpec(
+        "Table 3: accuracy (%) of HDR against the baselines",
+        (),
+        (
+            Row("Episodic + Semantic", "episodic_semantic_oracle_cot"),
+            Row("Reflection (Individual)", "reflexion_individual"),
+            Row("Reflection (All)", "reflexion_all"),
+            Row("HDR (Ours)", "hdr"),
+        ),
+        "accuracy",
+    ),
+    "table4": TableSpec(
+        "Table 4: HDR accuracy (%) by memory-consolidation LM, task LM fixed",
+        (),
+        (Row("HDR", "hdr"),),
+        "accuracy",
+    ),
+    "table5": TableSpec(
+        "Table 5: hypothesis F1 by method (FE: factor extraction, IR: iterative refinement)",
+        ("FE", "IR"),
+        (
+            Row("Direct hypothesis", "direct_hypothesis", (False, False)),
+            Row("Simple two-stage", "two_stage", (True, False)),
+            Row("HDR (Ours)", "hdr", (True, True)),
+        ),
+        "f1",
+    ),
+}
+
+# Labels for rows a user adds with --rows (any Experience-Transfer program may be a row).
+EXTRA_LABELS = {
+    "episodic": "Episodic memory", "episodic_cot": "Episodic memory (CoT)",
+    "semantic_oracle": "Semantic memory", "semantic_oracle_cot": "Semantic memory (CoT)",
+    "episodic_semantic_oracle": "Episodic + Semantic", "episodic_semantic_oracle_cot": "Episodic + Semantic (CoT)",
+    "reflexion_individual": "Reflection (Individual)", "reflexion_all": "Reflection (All)",
+    "direct_hypothesis": "Direct hypothesis", "two_stage": "Simple two-stage", "hdr": "HDR (Ours)",
+}
+
+
+class TableError(Exception):
+    """Input the user can fix, or a cell that failed; one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        raise TableError(message)
+
+
+def build_parser(table: str) -> argparse.ArgumentParser:
+    parser = _Parser(prog=f"python -m eval {table}", description=TABLES[table].title)
+    parser.add_argument("table", choices=list(TABLES))
+    parser.add_argument("--levels", default="1,2,3", help="comma-separated levels (default 1,2,3)")
+    parser.add_argument("--rows", help="comma-separated programs to use as rows (default: the paper's rows)")
+    if table == "table4":
+        parser.add_argument("--memory-lms", required=True, help="comma-separated memory LMs, one row each")
+        parser.add_argument("--lm", help="the fixed task LM (default: embedded)")
+    elif table == "table5":
+        parser.add_argument("--memory-lm", help="the LM that builds the memories (default: embedded)")
+        parser.add_argument("--f1", default="parse", help=f"how hypotheses are read: {', '.join(F1_MODES)} (default parse)")
+        parser.add_argument("--judge-lm", help="LM for --f1 interpret|judge (default: the memory LM)")
+    else:
+        parser.add_argument("--lm", help="comma-separated task LMs, one column group each (default: embedded)")
+        parser.add_argument("--memory-lm", help="LM for memory building (default: each task LM)")
+    parser.add_argument("--runs", type=int, default=1, help="repetitions per cell (mean and std)")
+    parser.add_argument("--limit", type=int, help="first N test scenes per cell")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--api-base")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument("--out", type=Path, default=Path("runs/tables"), help="where cells and tables go (default runs/tables)")
+    parser.add_argument("--no-progress", action="store_true")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if not argv or argv[0] not in TABLES:
+            raise TableError(f"choose a table: {', '.join(TABLES)}")
+        args = build_parser(argv[0]).parse_args(argv)
+        table = reproduce(args, command="python -m eval " + shlex.join(argv))
+    except (TableError, LMConfigError, RuleTableError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; rerun the same command to finish the missing cells", file=sys.stderr)
+        return 130
+    print(table)
+    return 0
+
+
+# -- planning --------------------------------------------------------------------------------
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise TableError(f"--levels takes comma-separated numbers, got {text!r}") from None
+    if not levels or any(level not in LEVELS for level in levels):
+        raise TableError(f"--levels must name levels from {LEVELS}, got {text!r}")
+    return levels
+
+
+def _rows(spec: TableSpec, text: str | None) -> list[Row]:
+    if not text:
+        return list(spec.rows)
+    rows = []
+    for name in [part.strip() for part in text.split(",") if part.strip()]:
+        if name not in PROGRAMS or PROGRAMS[name].task != "experience_transfer":
+            raise TableError(f"--rows: {name!r} is not an Experience-Transfer program")
+        paper = next((row for row in spec.rows if row.program == name), None)
+        rows.append(paper or Row(EXTRA_LABELS.get(name, name), name, tuple(False for _ in spec.mark_names)))
+    return rows
+
+
+def _lms(text: str | None) -> list[str]:
+    return [part.strip() for part in (text or "embedded").split(",") if part.strip()]
+
+
+def slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
+
+
+def cell_name(program: str, level: int, task: str, memory: str, args: argparse.Namespace) -> str:
+    """A cell's directory name: everything that changes its result, defaults left out."""
+    name = f"{program}-L{level}-{slug(task)}"
+    if memory != task:
+        name += f"-mem-{slug(memory)}"
+    for flag, value, default in (("seed", args.seed, 0), ("limit", args.limit, None), ("runs", args.runs, 1),
+                                 ("t", args.temperature, 0.0), ("max", args.max_tokens, None)):
+        if value != default:
+            name += f"-{flag}{value}"
+    return name
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+def reproduce(args: argparse.Namespace, command: str) -> str:
+    """Run the missing cells of ``args.table``, then write and return its Markdown."""
+    spec = TABLES[args.table]
+    levels, rows = _levels(args.levels), _rows(spec, args.rows)
+    for name, value in (("--runs", args.runs), ("--threads", args.threads), ("--limit", args.limit or 1)):
+        if value < 1:
+            raise TableError(f"{name} must be at least 1, got {value}")
+    if args.table == "table4":
+        column_lms = [args.lm or "embedded"]
+        row_memories = _lms(args.memory_lms)
+        plan = [(Row(m, "hdr"), m) for m in row_memories]
+    elif args.table == "table5":
+        column_lms = [args.memory_lm or "embedded"]
+        plan = [(row, None) for row in rows]
+        if args.f1 not in F1_MODES:
+            raise TableError(f"--f1 must be one of {', '.join(F1_MODES)}, got {args.f1!r}")
+    else:
+        column_lms = _lms(args.lm)
+        plan = [(row, args.memory_lm) for row in rows]
+    _check_lms({*column_lms, *(m for _, m in plan if m)}, args)
+
+    cells_dir = args.out / "cells"
+    todo = [(row, memory, level, lm) for row, memory in plan for level in levels for lm in column_lms]
+    out_rows: list[dict[str, Any]] = []
+    for i, (row, memory, level, lm) in enumerate(todo, 1):
+        print(f"[{i}/{len(todo)}] {row.program} L{level} {lm}", file=sys.stderr, flush=True)
+        if spec.value == "f1":
+            cell = _f1_cell(row.program, level, lm, cells_dir, args)
+        else:
+            cell = _accuracy_cell(row.program, level, lm, memory or lm, cells_dir, args)
+        entry = next((r for r in out_rows if r["label"] == row.label and r["program"] == row.program), None)
+        if entry is None:
+            entry = {"label": row.label, "program": row.program, "marks": list(row.marks), "cells": []}
+            out_rows.append(entry)
+        entry["cells"].append({"level": level, "lm": lm, **cell})
+
+    columns = [{"level": level, "lm": lm} for level in levels for lm in column_lms]
+    table = {
+        "table": args.table, "title": spec.title, "value": spec.value, "command": command,
+        "mark_names": list(spec.mark_names), "columns": columns, "rows": out_rows,
+        "written": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    if args.table == "table5":
+        table["f1_mode"] = args.f1
+    markdown = render_markdown(table)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json(args.out / f"{args.table}.json", table)
+    (args.out / f"{args.table}.md").write_text(markdown)
+    return markdown
+
+
+def _check_lms(specs: set[str], args: argparse.Namespace) -> None:
+    """Fail on an unknown LM or a missing key before any cell runs (hours may follow)."""
+    for spec in specs:
+        resolve_lm(spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
+
+
+def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: Path, args) -> dict[str, Any]:
+    """Evaluate one (program, level, LMs) cell through the ordinary CLI, or read it back."""
+    from .cli import main as evaluate
+
+    directory = cells_dir / cell_name(program, level, task, memory, args)
+    if not (directory / "results.json").exists():
+        argv = [program, "--level", str(level), "--lm", task, "--runs", str(args.runs), "--seed", str(args.seed),
+                "--threads", str(args.threads), "--temperature", str(args.temperature), "--out", str(directory)]
+        if memory != task:
+            argv += ["--memory-lm", memory]
+        for flag, value in (("--limit", args.limit), ("--api-base", args.api_base), ("--max-tokens", args.max_tokens)):
+            if value is not None:
+                argv += [flag, str(value)]
+        if args.no_progress:
+            argv.append("--no-progress")
+        code = evaluate(argv)
+        if code != 0:
+            raise TableError(f"cell {directory} failed (exit {code}); rerun the same command to resume it")
+    results = _read_json(directory / "results.json")
+    accuracy = results["accuracy"]
+    return {
+        "value": 100 * accuracy["mean"], "std": 100 * accuracy["std"], "examples": results["examples"],
+        "tokens": results["tokens"], "wall_seconds": results.get("wall_seconds"), "cell": str(directory),
+    }
+
+
+def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args) -> dict[str, Any]:
+    """Hypothesis F1 of the memories ``program`` builds at ``level``, one per run.
+
+    A finished accuracy cell with the same memory LM lends its memories; otherwise the
+    memories are built here, without answering scenes, one file per run (kept on a crash).
+    """
+    config = ExperienceTransferConfig(program=program, level=level, runs=args.runs, seed=args.seed)
+    data = config.load_data()
+    lender = cells_dir / cell_name(program, level, memory, memory, args)
+    directory = cells_dir / f"memory-{cell_name(program, level, memory, memory, args)}"
+    files = [lender / f"memory-run{r}.json" for r in range(args.runs)]
+    if not all(f.exists() for f in files):
+        files = [directory / f"memory-run{r}.json" for r in range(args.runs)]
+        missing = [r for r, f in enumerate(files) if not f.exists()]
+        if missing:
+            _build_memories(program, data, memory, directory, missing, args)
+    judge = None
+    if args.f1 != "parse":
+        judge = resolve_lm(args.judge_lm or memory, api_base=args.api_base, temperature=args.temperature,
+                           max_tokens=args.max_tokens)
+    scores, spent = [], {"prompt": 0, "completion": 0, "total": 0, "calls": 0}
+    for f in files:
+        record = _read_json(f)
+        score = memory_f1(record, data, args.f1, judge)
+        scores.append(score)
+        write_json(f.with_name(f.stem + f"-f1-{args.f1}.json"), score)
+        for key in spent:
+            spent[key] += record.get("tokens", {}).get(key, 0)
+    mean, std = mean_std([s["f1"] for s in scores])
+    return {
+        "value": mean, "std": std, "precision": mean_std([s["precision"] for s in scores])[0],
+        "recall": mean_std([s["recall"] for s in scores])[0], "hypotheses": [len(s["hypotheses"]) for s in scores],
+        "tokens": {"memory": spent, "task": {key: 0 for key in spent}}, "cell": str(files[0].parent),
+    }
+
+
+def _build_memories(program: str, data, memory_spec: str, directory: Path, runs: list[int], args) -> None:
+    memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
+    directory.mkdir(parents=True, exist_ok=True)
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory / "dspy_cache"))
+    episodes = [Episode(observation=observation(e, "text"), label=e.label) for e in data.episodes]
+    for run in runs:
+        started = time.perf_counter()
+        with dspy.context(lm=memory.lm, adapter=memory.adapter()), counting() as spent:
+            record = build_program(program).memorize(episodes, data.oracle_hypotheses)
+        record = {**record, "tokens": spent.as_dict(), "wall_seconds": round(time.perf_counter() - started, 2)}
+        write_json(directory / f"memory-run{run}.json", record)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise TableError(f"cannot read {path}: {exc}") from None
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def render_markdown(table: dict[str, Any]) -> str:
+    """The table in the paper's shape, then one line per cell with its cost and directory."""
+    several_lms = len({c["lm"] for c in table["columns"]}) > 1
+    heads = [f"Lv. {c['level']}" + (f" {c['lm']}" if several_lms else "") for c in table["columns"]]
+    first = "Models" if table["table"] == "table4" else ("Memory" if table["table"] == "table2" else "Methods")
+    average = table["table"] == "table4"
+    header = [first, *table["mark_names"], *heads, *(["Ave."] if average else [])]
+    lines = [f"**{table['title']}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in table["rows"]:
+        values = {(c["level"], c["lm"]): c for c in row["cells"]}
+        cells = [_format(values.get((c["level"], c["lm"])), table["value"]) for c in table["columns"]]
+        if average:
+            shown = [values[(c["level"], c["lm"])]["value"] for c in table["columns"] if (c["level"], c["lm"]) in values]
+            cells.append(_format({"value": sum(shown) / len(shown), "std": 0.0}, table["value"]) if shown else "")
+        marks = ["✓" if mark else "" for mark in row["marks"]]
+        lines.append("| " + " | ".join([row["label"], *marks, *cells]) + " |")
+    if table["table"] == "table5":
+        lines += ["", f"F1 mode: {table['f1_mode']} (see eval/hypothesis_scoring.py)."]
+    lines += ["", f"Command: `{table['command']}`", "", "| program | level | LM | value | tokens (prompt + completion) | wall s | cell |",
+              "|---|---|---|---|---|---|---|"]
+    for row in table["rows"]:
+        for c in row["cells"]:
+            tokens = c.get("tokens")
+            spent = ""
+            if tokens:
+                prompt = tokens["memory"]["prompt"] + tokens["task"]["prompt"]
+                completion = tokens["memory"]["completion"] + tokens["task"]["completion"]
+                spent = f"{prompt:,} + {completion:,}"
+            wall = f"{c['wall_seconds']:.0f}" if c.get("wall_seconds") is not None else ""
+            lines.append(f"| {row['program']} | {c['level']} | {c['lm']} | {_format(c, table['value'])} | {spent} | {wall} | {c['cell']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _format(cell: dict[str, Any] | None, value: str) -> str:
+    if cell is None:
+        return ""
+    text = f"{cell['value']:.1f}" if value == "accuracy" else f"{cell['value']:.2f}"
+    if cell.get("std"):
+        text += f" ± {cell['std']:.1f}" if value == "accuracy" else f" ± {cell['std']:.2f}"
+    return text

@@ -1,0 +1,130 @@
+"""``python -m eval table2..table5``: cells run once through the CLI, tables in the paper's shape."""
+
+import json
+
+import pytest
+
+import eval.cli as cli
+import eval.tables as tables
+from datasets.experience_transfer import make_level
+from eval.lm import LMChoice, ScriptedEngine
+
+from scripted_answers import Script, approve_all, given, oracle_counter
+
+LIMIT = 6
+
+
+def always(count):
+    return lambda call: {"reasoning": "-", "count": count}
+
+
+@pytest.fixture
+def engines(monkeypatch):
+    """LM name -> scripted engine: "good" counts right, "zero" always answers 0, "memory" builds memory."""
+    found = {
+        "good": ScriptedEngine(oracle_counter()),
+        "zero": ScriptedEngine(always(0)),
+    }
+
+    def resolve(spec, **kw):
+        name = spec or "good"
+        if name not in found:
+            raise tables.LMConfigError(f"unknown LM {name!r}")
+        return LMChoice(name, found[name].lm(), local=False)
+
+    monkeypatch.setattr(cli, "resolve_lm", resolve)
+    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    return found
+
+
+def run(argv, tmp_path):
+    return tables.main([*argv, "--out", str(tmp_path / "tables"), "--no-progress"])
+
+
+def zero_accuracy(level):
+    targets = [s.target for s in make_level(level).test[:LIMIT]]
+    return 100 * sum(t == 0 for t in targets) / LIMIT
+
+
+def test_table2_has_the_papers_rows_and_one_column_per_level_and_lm(tmp_path, engines, capsys):
+    assert run(["table2", "--levels", "1,2", "--lm", "good,zero", "--limit", str(LIMIT)], tmp_path) == 0
+    table = json.loads((tmp_path / "tables" / "table2.json").read_text())
+    assert [r["program"] for r in table["rows"]] == [
+        "episodic", "semantic_oracle", "episodic_semantic_oracle",
+        "episodic_cot", "semantic_oracle_cot", "episodic_semantic_oracle_cot",
+    ]
+    assert [r["marks"] for r in table["rows"]] == [[False]] * 3 + [[True]] * 3
+    assert table["columns"] == [{"level": 1, "lm": "good"}, {"level": 1, "lm": "zero"},
+                                {"level": 2, "lm": "good"}, {"level": 2, "lm": "zero"}]
+    for row in table["rows"]:
+        values = {(c["level"], c["lm"]): c["value"] for c in row["cells"]}
+        assert values == pytest.approx({(1, "good"): 100.0, (1, "zero"): zero_accuracy(1),
+                                        (2, "good"): 100.0, (2, "zero"): zero_accuracy(2)})
+    markdown = (tmp_path / "tables" / "table2.md").read_text()
+    assert "| Memory | CoT | Lv. 1 good | Lv. 1 zero | Lv. 2 good | Lv. 2 zero |" in markdown
+    assert "| Semantic memory | ✓ | 100.0 | " in markdown
+    assert markdown in capsys.readouterr().out
+
+
+def test_finished_cells_are_read_back_not_rerun(tmp_path, engines):
+    argv = ["table3", "--levels", "1", "--lm", "zero", "--limit", "3", "--rows", "episodic_cot,semantic_oracle"]
+    assert run(argv, tmp_path) == 0
+    calls = len(engines["zero"].calls)
+    assert calls == 6  # two cells of three scenes
+    assert run(argv, tmp_path) == 0
+    assert len(engines["zero"].calls) == calls
+    # a table with another row reuses the finished cell and runs only the new one
+    assert run(["table3", "--levels", "1", "--lm", "zero", "--limit", "3", "--rows", "episodic_cot,episodic"], tmp_path) == 0
+    assert len(engines["zero"].calls) == calls + 3
+
+
+def test_table4_rows_are_memory_lms_with_an_average(tmp_path, engines):
+    script = Script(factors={"factors": ["color"]}, hypotheses={"hypotheses": ["Red squares are anomalies."]},
+                    verdicts=approve_all, count=always(1))
+    engines["memory"] = ScriptedEngine(script)
+    assert run(["table4", "--levels", "1,2", "--memory-lms", "memory", "--lm", "good", "--limit", "3"], tmp_path) == 0
+    table = json.loads((tmp_path / "tables" / "table4.json").read_text())
+    assert [r["label"] for r in table["rows"]] == ["memory"]
+    assert {c["value"] for c in table["rows"][0]["cells"]} == {100.0}  # the task LM answers; it counts right
+    assert "count" not in script.asked  # the memory LM only built memory
+    markdown = (tmp_path / "tables" / "table4.md").read_text()
+    assert "| Models | Lv. 1 | Lv. 2 | Ave. |" in markdown and "| memory | 100.0 | 100.0 | 100.0 |" in markdown
+    assert (tmp_path / "tables" / "cells" / "hdr-L1-good-mem-memory-limit3" / "results.json").exists()
+
+
+def test_table5_scores_memories_and_borrows_finished_hdr_cells(tmp_path, engines):
+    oracle = make_level(2).oracle_hypotheses
+    engines["memory"] = ScriptedEngine(Script(
+        factors={"factors": ["color", "shape", "background"]},
+        hypotheses=lambda call: {"hypotheses": oracle if given(call, "factors")  # direct hypothesis has none
+                                 else ["An image is normal if the object is in the top-right position."]},
+        verdicts=approve_all, count=always(1)))
+    # HDR's memory at level 2 already exists in a Table 3 cell: Table 5 reads it, builds only the others
+    assert run(["table3", "--levels", "2", "--lm", "memory", "--rows", "hdr", "--limit", "2"], tmp_path) == 0
+    before = len(engines["memory"].calls)
+    assert run(["table5", "--levels", "2", "--memory-lm", "memory", "--limit", "2"], tmp_path) == 0
+    table = json.loads((tmp_path / "tables" / "table5.json").read_text())
+    f1 = {r["program"]: r["cells"][0]["value"] for r in table["rows"]}
+    assert f1 == {"direct_hypothesis": 0.0, "two_stage": 1.0, "hdr": 1.0}
+    assert [r["marks"] for r in table["rows"]] == [[False, False], [True, False], [True, True]]
+    new = engines["memory"].calls[before:]
+    assert new and not any("[[ ## verdicts ## ]]" in c.system for c in new)  # no HDR verification re-run
+    assert not any("[[ ## count ## ]]" in c.system for c in new)  # memories only, no scenes answered
+    hdr_cell = table["rows"][2]["cells"][0]["cell"]
+    assert hdr_cell.endswith("cells/hdr-L2-memory-limit2")
+    assert json.loads((tmp_path / "tables" / "cells" / "hdr-L2-memory-limit2" / "memory-run0-f1-parse.json").read_text())["f1"] == 1.0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["table2", "--levels", "4"], "--levels must name levels"),
+    (["table3", "--rows", "nonsense"], "'nonsense' is not an Experience-Transfer program"),
+    (["table2", "--lm", "nosuch"], "unknown LM"),
+    (["table5", "--f1", "vibes"], "--f1 must be one of"),
+    (["table9"], "choose a table"),
+    (["table4"], "--memory-lms"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, engines, capsys, argv, message):
+    assert run(argv, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "tables" / "cells").exists()  # nothing ran
