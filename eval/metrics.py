@@ -101,3 +101,56 @@ def _score(correct: tuple[bool, ...], covered: tuple[bool, ...]) -> HypothesisSc
     precision = sum(correct) / len(correct) if correct else 0.0
     recall = sum(covered) / len(covered)
     return HypothesisScore(precision, recall, f1_score(precision, recall), correct, covered)
+
+
+# -- ARC (ArcMemo paper, Appendix B) ------------------------------------------------------
+
+
+def _check_verify(verify: Sequence[Sequence[bool]]) -> tuple[int, int]:
+    if not verify:
+        raise ValueError("no attempts to score")
+    tests = len(verify[0])
+    if tests == 0 or any(len(row) != tests for row in verify):
+        raise ValueError("every attempt needs one verdict per test case, and there must be at least one test case")
+    return len(verify), tests
+
+
+def oracle_at_k(verify: Sequence[Sequence[bool]], k: int) -> float:
+    """ArcMemo's oracle@k for one problem: the mean, over all k-subsets C of the n attempts, of
+    z(C) = fraction of test cases t for which some attempt in C passes t.
+
+    ``verify[a][t]``: attempt a's output for test case t is correct. By linearity the
+    subset average is, per test case, 1 - C(n - p_t, k) / C(n, k) with p_t the number
+    of attempts passing t, averaged over test cases. k = 2 with n = 2 is ARC's official score.
+    """
+    n, tests = _check_verify(verify)
+    if not 1 <= k <= n:
+        raise ValueError(f"oracle@{k} needs 1 <= k <= n attempts (n = {n})")
+    subsets = math.comb(n, k)
+    per_test = [1 - math.comb(n - sum(bool(row[t]) for row in verify), k) / subsets for t in range(tests)]
+    return sum(per_test) / tests
+
+
+def official_score(verify: Sequence[Sequence[bool]]) -> float:
+    """ARC's official score for one problem: two attempts (the first two), a test case counts when either
+    attempt gets it, the score is the fraction of test cases."""
+    _check_verify(verify)
+    first = verify[:2]
+    return oracle_at_k(first, len(first))
+
+
+def strict_at_k(verify: Sequence[Sequence[bool]], k: int) -> float:
+    """Strict scoring (ArcMemo Table 5), averaged over k-subsets like oracle@k: a subset scores 1 only when a
+    single attempt in it passes every test case."""
+    n, _ = _check_verify(verify)
+    if not 1 <= k <= n:
+        raise ValueError(f"strict@{k} needs 1 <= k <= n attempts (n = {n})")
+    solving = sum(all(row) for row in verify)
+    return 1 - math.comb(n - solving, k) / math.comb(n, k)
+
+
+def strict_score(verify: Sequence[Sequence[bool]]) -> float:
+    """Strict score for one problem under the official protocol: 1 when one of the first two attempts passes
+    every test case, else 0."""
+    _check_verify(verify)
+    return float(any(all(row) for row in verify[:2]))

@@ -7,6 +7,9 @@ from typing import Any, Callable
 
 import dspy
 
+from .arc_program import Baseline
+from .arcmemo import ArcMemoOE, ArcMemoPS
+from .cheatsheet import Cheatsheet
 from .hdr import HDR
 from .hypothesis_baselines import DirectHypothesis, TwoStage
 from .oracle_baselines import EpisodicMemory, EpisodicSemanticOracle, SemanticOracle
@@ -39,6 +42,11 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec("reflexion_all", "experience_transfer", ReflexionAll, "episodes and one reflection on all episodes (knob: cot)"),
         _spec("direct_hypothesis", "experience_transfer", DirectHypothesis, "episodes and unverified hypotheses, no factors (knob: cot)"),
         _spec("two_stage", "experience_transfer", TwoStage, "episodes, factors, then unverified hypotheses (knobs: K, cot)"),
+        _spec("baseline", "arc", Baseline, "program synthesis without memory (knobs: attempts, retries, cot)"),
+        _spec("cheatsheet", "arc", Cheatsheet, "Dynamic Cheatsheet (cumulative), whole cheatsheet in context, frozen unless continual_every"),
+        _spec("arcmemo_oe", "arc", ArcMemoOE, "open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)"),
+        _spec("arcmemo_ps", "arc", ArcMemoPS, "program-synthesis concepts, reasoning-based selection (knobs: top_k, continual_every, ...)"),
+        _spec("arcmemo_ps_noselect", "arc", ArcMemoPS, "program-synthesis concepts, all of memory in context (ablation)", select=False),
     ]
 }
 

@@ -1,19 +1,37 @@
 """The vocabulary of the library: pydantic types and typed ``dspy.Signature`` classes, nothing else."""
 
+from .arc_solver import RetryArcPuzzle, SolveArcPuzzle
+from .cheatsheet import CurateCheatsheet
+from .concept_abstraction import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
+from .concept_selection import CaptionArcPuzzle, SelectOEConcepts, SelectPSConcepts
+from .concepts import OEConcept, Parameter, PSConcept
 from .experience_transfer import Episode, ReasonWithMemory
 from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
 from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
 from .reflection import ReflectOnEpisode, ReflectOnEpisodes
 
 __all__ = [
+    "AbstractOEConcepts",
+    "AbstractPSConcepts",
+    "CaptionArcPuzzle",
+    "CurateCheatsheet",
+    "DeriveSolutionTrace",
     "Episode",
     "FactorExtraction",
     "HypothesisGeneration",
     "HypothesisVerification",
     "InterpretHypothesis",
     "MatchHypothesis",
+    "OEConcept",
+    "PSConcept",
+    "Parameter",
     "ReasonWithMemory",
     "ReflectOnEpisode",
     "ReflectOnEpisodes",
+    "RetryArcPuzzle",
+    "SelectOEConcepts",
+    "SelectPSConcepts",
+    "SolveArcPuzzle",
     "Verdict",
+    "WritePseudocode",
 ]

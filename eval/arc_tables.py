@@ -1,0 +1,47 @@
+"""ARC results as Markdown tables shaped like the ArcMemo paper's Tables 1-4.
+
+One row per (retry depth, setting): oracle@1, oracle@2 (official), oracle@3 with the
+standard deviation over runs in brackets (as in Tables 2-4; Table 1 is the k = 1, 2
+columns), then the strict score (Table 5's official column), and tokens by role.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+def _pct(mean: float | None, std: float | None = None) -> str:
+    if mean is None:
+        return "-"
+    return f"{100 * mean:.2f}" + (f" ({100 * std:.2f})" if std is not None else "")
+
+
+def setting(results: dict[str, Any]) -> str:
+    config = results.get("config", {})
+    extras = []
+    if config.get("continual_every"):
+        extras.append(f"continual every {config['continual_every']}")
+    if config.get("top_k"):
+        extras.append(f"top-{config['top_k']}")
+    return results["program"] + (f" ({', '.join(extras)})" if extras else "")
+
+
+def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Oracle@k by retry depth for each results dict (``results.json`` of ``evaluate_arc``)."""
+    header = ["retry", "setting", "k=1", "k=2 (official)", "k=3", "strict", "tasks", "runs",
+              "memory tokens", "task tokens", "wall s"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    depth = max(r["retries"] for r in rows)
+    for retry in range(depth + 1):
+        for r in rows:
+            level = r["by_retries"].get(str(retry))
+            if level is None:
+                continue
+            oracle, std = level["oracle_at_k"], level["oracle_at_k_std"]
+            mem, task = r["tokens"]["memory"], r["tokens"]["task"]
+            cells = [str(retry), setting(r)]
+            cells += [_pct(oracle[k], std[k] if r["runs"] > 1 else None) for k in ("1", "2", "3")]
+            cells += [_pct(level["strict_score"]), str(r["examples"]), str(r["runs"]),
+                      f"{mem['total']:,}", f"{task['total']:,}", f"{r['wall_seconds']:.0f}"]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

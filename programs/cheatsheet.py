@@ -1,0 +1,43 @@
+"""The Dynamic Cheatsheet baseline (Suzgun et al. 2025, cumulative "DC-Cu"), as ArcMemo compares with it.
+
+    s_i = the whole cheatsheet                             # no selection
+    write: cheatsheet <- Curate(cheatsheet, puzzle, solution)
+
+Frozen by default, as in the paper's comparison (the cheatsheet is built from the
+seed solutions by ``build_memory --format cheatsheet``); ``continual_every=k``
+makes it update during evaluation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from datasets.arc import ArcTask, puzzle_text
+from signatures import CurateCheatsheet
+
+from .arc_program import ArcProgram
+from .cheatsheet_memory import CheatsheetMemory
+from .usage import usage
+
+
+class Cheatsheet(ArcProgram):
+    memory_format = "cheatsheet"
+
+    def __init__(self, **solver_knobs: Any):
+        super().__init__(**solver_knobs)
+        self.curate = dspy.Predict(CurateCheatsheet)
+        self.memory = CheatsheetMemory()
+
+    def read(self, task: ArcTask) -> tuple[str, dict[str, Any]]:
+        return self.memory.text, {"cheatsheet_chars": len(self.memory.text)}
+
+    def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
+        with usage() as spent:
+            text = self.curate(cheatsheet=self.memory.text, puzzle=puzzle_text(task, test_inputs=False),
+                               solution=solution).updated_cheatsheet
+        self.memory.text = text
+        if task.id not in self.memory.sources:
+            self.memory.sources.append(task.id)
+        return {"task": task.id, "cheatsheet_chars": len(text), "tokens": spent}

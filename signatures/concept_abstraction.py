@@ -1,0 +1,67 @@
+"""Signatures of ArcMemo's memory write, concept abstraction (paper section 3.3).
+
+OE:  derivation = Derive(puzzle, solution)                 # post-hoc observations and thoughts
+     concepts   = AbstractOE(puzzle, solution, derivation) # situation / suggestion pairs
+PS:  pseudocode = Pseudocode(solution)                     # high-level steps, no implementation detail
+     concepts   = AbstractPS(memory, pseudocode, solution) # new or revised typed concepts
+
+PS abstraction sees the existing memory in compressed form (first, so calls share
+a prefix) and revises a concept by reusing its exact title.
+"""
+
+from __future__ import annotations
+
+import dspy
+
+from .concepts import OEConcept, PSConcept
+
+
+class DeriveSolutionTrace(dspy.Signature):
+    """Reconstruct how one could have found this solution to an ARC puzzle.
+
+    Write an interleaved sequence of steps, each starting with "Observation:" (a concrete
+    fact visible in the example grids) or "Thought:" (an inference drawn from earlier
+    observations), ending with the rule the solution program implements."""
+
+    puzzle: str = dspy.InputField(desc="the example input/output pairs")
+    solution: str = dspy.InputField(desc="a Python program that solves every example")
+    derivation: list[str] = dspy.OutputField(desc="the steps, each 'Observation: ...' or 'Thought: ...'")
+
+
+class AbstractOEConcepts(dspy.Signature):
+    """Turn a solved ARC puzzle into reusable lessons for future, different puzzles.
+
+    Each lesson pairs a situation (the observations that call for the idea, stated in
+    general terms, not tied to this puzzle's exact colours or sizes) with a suggestion (what
+    to try). Keep ideas separate: one idea per lesson, so they can be recombined later."""
+
+    puzzle: str = dspy.InputField(desc="the example input/output pairs")
+    solution: str = dspy.InputField(desc="a Python program that solves every example")
+    derivation: list[str] = dspy.InputField(desc="observations and thoughts that lead to the solution")
+    concepts: list[OEConcept] = dspy.OutputField(desc="a few situation/suggestion lessons")
+
+
+class WritePseudocode(dspy.Signature):
+    """Rewrite a solution program as short high-level pseudocode.
+
+    Name the operations (find objects, sort by a key, recolour, tile, draw lines, ...) and
+    leave out implementation details such as index arithmetic and loops over cells."""
+
+    solution: str = dspy.InputField(desc="a Python program that solves an ARC puzzle")
+    pseudocode: str = dspy.OutputField(desc="a few numbered high-level steps")
+
+
+class AbstractPSConcepts(dspy.Signature):
+    """Record the concepts a solution uses in a library of reusable, typed puzzle pieces.
+
+    A concept is a type, a structure or a routine, with typed parameters and a typed
+    output, so concepts can be composed. Prefer general, parameterised concepts, and
+    routines that take other routines as parameters (e.g. a key or a predicate as a
+    Callable), over specific ones. When an existing concept fits, revise it by reusing its
+    exact title and adding what is new (parameters, relevance cues, implementation notes)
+    rather than creating a near-duplicate. Return only new or revised concepts."""
+
+    memory: str = dspy.InputField(desc="the existing concepts, compressed: title, kind, typed signature, cues")
+    pseudocode: str = dspy.InputField(desc="the solution's high-level steps")
+    solution: str = dspy.InputField(desc="the solution program")
+    concepts: list[PSConcept] = dspy.OutputField(desc="new or revised concepts, one idea each")

@@ -1,0 +1,80 @@
+"""Shared pieces of the ARC tests: tiny tasks, programs, a small sandbox, scripted LMs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from datasets.arc import ArcTask
+from eval.lm import LMChoice, ScriptedEngine
+from programs.sandbox import Isolation, Limits, Sandbox
+
+FLIP = "def transform(grid):\n    return [row[::-1] for row in grid]\n"
+RECOLOR = "def transform(grid):\n    return [[2 if c == 1 else c for c in row] for row in grid]\n"
+IDENTITY = "def transform(grid):\n    return grid\n"
+CRASH = "def transform(grid):\n    return 1 / 0\n"
+
+_UIDS = itertools.count(63000, 50)  # our own program uids, apart from other sandboxes on this host
+
+
+def flip_task(task_id: str = "flip") -> ArcTask:
+    return ArcTask.from_json(task_id, {
+        "train": [{"input": [[1, 2]], "output": [[2, 1]]}, {"input": [[3, 0, 0]], "output": [[0, 0, 3]]}],
+        "test": [{"input": [[5, 6]], "output": [[6, 5]]}, {"input": [[7, 8, 9]], "output": [[9, 8, 7]]}],
+    })
+
+
+def recolor_task(task_id: str = "recolor") -> ArcTask:
+    return ArcTask.from_json(task_id, {
+        "train": [{"input": [[1, 0]], "output": [[2, 0]]}, {"input": [[0, 1, 1]], "output": [[0, 2, 2]]}],
+        "test": [{"input": [[1, 1]], "output": [[2, 2]]}],
+    })
+
+
+def write_tasks(folder: Path, *tasks: ArcTask) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for task in tasks:
+        (folder / f"{task.id}.json").write_text(json.dumps(task.to_json()))
+    return folder
+
+
+def choice(engine: ScriptedEngine, spec: str = "scripted") -> LMChoice:
+    return LMChoice(spec, engine.lm(), local=False)
+
+
+def small_sandbox() -> Sandbox:
+    return Sandbox(workers=1, limits=Limits(wall_seconds=2.0, cpu_seconds=2),
+                   isolation=Isolation(uid_base=next(_UIDS)))
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with small_sandbox() as box:
+        yield box
+
+
+def solves(call) -> str:
+    """The right program for the puzzle in a call (flip or recolour), read from its first example."""
+    return FLIP if "input (1 rows x 2 columns):\n12" in call.user_text else RECOLOR
+
+
+PS_CONCEPT = {
+    "title": "flip rows", "description": "mirror left-right", "kind": "routine",
+    "parameters": [{"name": "grid", "type": "Grid", "description": "the input"}],
+    "output_typing": "Grid", "relevance_cues": ["outputs are mirror images"], "implementation_notes": ["row[::-1]"],
+}
+
+
+def last_given(call, name: str):
+    """The value of input field ``name`` in the call's final message (after any few-shot demos)."""
+    import re
+
+    matches = re.findall(rf"\[\[ ## {name} ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", call.user_text, re.S)
+    text = matches[-1]
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text

@@ -1,0 +1,143 @@
+"""Concept memory: merge/revise without loss or duplicates, rendering, atomic files, corrupt files."""
+
+import json
+
+import pytest
+
+import programs.memory_file as memory_file
+from programs import CheatsheetMemory, ConceptMemory, MemoryFileError, load_memory, save_memory
+from signatures import OEConcept, Parameter, PSConcept
+
+from arc_helpers import PS_CONCEPT
+
+SORT = PSConcept(
+    title="sort objects", kind="routine", description="order objects by a key",
+    parameters=[Parameter(name="objects", type="list[Object]", description="what to order"),
+                Parameter(name="key", type="Callable[[Object], int]", description="")],
+    output_typing="list[Object]", relevance_cues=["objects ranked by size"],
+    implementation_notes=["sorted(objects, key=key)"],
+)
+
+
+def test_revising_by_title_keeps_every_field_and_merges_lists_without_duplicates():
+    memory = ConceptMemory("ps")
+    assert memory.add([SORT], source="t1") == {"added": ["sort objects"], "revised": []}
+    revision = PSConcept(
+        title="Sort Objects.",  # same title up to case and punctuation
+        parameters=[Parameter(name="KEY", type="", description="a routine giving each object's rank"),
+                    Parameter(name="descending", type="bool", description="largest first")],
+        relevance_cues=["objects ranked by size", "colour by rank"],
+        implementation_notes=["Sorted(objects, key=key).", "ties keep reading order"],
+    )
+    assert memory.add([revision], source="t2") == {"added": [], "revised": ["sort objects"]}
+    assert len(memory) == 1
+    entry = memory.entries[0]
+    merged = entry.concept
+    assert merged.title == "sort objects"  # the original spelling
+    assert merged.description == "order objects by a key" and merged.output_typing == "list[Object]"
+    assert merged.kind == "routine"
+    assert [(p.name, p.type, p.description) for p in merged.parameters] == [
+        ("objects", "list[Object]", "what to order"),
+        ("key", "Callable[[Object], int]", "a routine giving each object's rank"),
+        ("descending", "bool", "largest first"),
+    ]
+    assert merged.relevance_cues == ["objects ranked by size", "colour by rank"]
+    assert merged.implementation_notes == ["sorted(objects, key=key)", "ties keep reading order"]
+    assert entry.sources == ["t1", "t2"]
+
+
+def test_a_revision_replaces_text_fields_it_gives():
+    memory = ConceptMemory("ps")
+    memory.add([SORT])
+    memory.add([PSConcept(title="sort objects", kind="structure", description="a better description", output_typing="list")])
+    concept = memory.entries[0].concept
+    assert (concept.kind, concept.description, concept.output_typing) == ("structure", "a better description", "list")
+    assert concept.relevance_cues == SORT.relevance_cues and len(concept.parameters) == 2
+
+
+def test_the_same_title_twice_in_one_write_is_one_concept():
+    memory = ConceptMemory("ps")
+    changes = memory.add([PSConcept(**PS_CONCEPT), PSConcept(title="flip rows", relevance_cues=["mirror"])], source="t")
+    assert changes == {"added": ["flip rows"], "revised": []}
+    assert memory.entries[0].concept.relevance_cues == ["outputs are mirror images", "mirror"]
+    assert memory.entries[0].sources == ["t"]
+
+
+def test_oe_memory_appends_and_skips_exact_repeats():
+    memory = ConceptMemory("oe")
+    lesson = OEConcept(situation="shapes change colour by size", suggestion="rank shapes by size")
+    assert memory.add([lesson, lesson.model_copy()], source="a")["added"] == ["1"]
+    assert memory.add([OEConcept(situation="a grid is tiled", suggestion="find the tile")], source="b")["added"] == ["2"]
+    assert memory.names() == ["1", "2"]
+    assert memory.resolve(["2", "[1]", "7", 2]) == (["2", "1"], ["7"])
+
+
+def test_rendering_full_and_compressed():
+    memory = ConceptMemory("ps")
+    memory.add([SORT, PSConcept(**PS_CONCEPT)])
+    compressed = memory.render(compressed=True)
+    assert compressed.splitlines()[0] == (
+        "- sort objects [routine] (objects: list[Object], key: Callable[[Object], int]) -> list[Object]; cues: objects ranked by size")
+    assert "order objects by a key" not in compressed and "sorted(" not in compressed
+    full = memory.render(["flip rows"])
+    assert "## flip rows [routine] (grid: Grid) -> Grid" in full and "note: row[::-1]" in full and "sort" not in full
+    oe = ConceptMemory("oe")
+    oe.add([OEConcept(situation="S", suggestion="do X")])
+    assert oe.render(compressed=True) == "1. S" and "suggestion: do X" in oe.render()
+
+
+def test_usage_counts_and_round_trip(tmp_path):
+    memory = ConceptMemory("ps")
+    memory.add([SORT], source="t1")
+    memory.use(["sort objects"])
+    memory.use(["sort objects"])
+    save_memory(memory, tmp_path / "m.json")
+    again = load_memory(tmp_path / "m.json")
+    assert again.to_json() == memory.to_json() and again.entries[0].uses == 2
+    sheet = CheatsheetMemory("use numpy", ["a"])
+    save_memory(sheet, tmp_path / "c.json")
+    assert load_memory(tmp_path / "c.json") == sheet
+
+
+def test_a_crash_during_a_write_leaves_the_previous_file_intact(tmp_path, monkeypatch):
+    path = tmp_path / "memory.json"
+    memory = ConceptMemory("ps")
+    memory.add([SORT])
+    save_memory(memory, path)
+    before = path.read_text()
+    memory.add([PSConcept(**PS_CONCEPT)])
+
+    def dies_half_way(data, handle, **kwargs):
+        handle.write(json.dumps(data)[:20])
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(memory_file.json, "dump", dies_half_way)
+    with pytest.raises(OSError, match="disk gone"):
+        save_memory(memory, path)
+    assert path.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["memory.json"]  # no temporary file left behind
+    monkeypatch.undo()
+    assert len(load_memory(path)) == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{oops", "is not valid JSON"),
+    ("[]", "has no known 'format'"),
+    ('{"format": "xx"}', "has no known 'format'"),
+    ('{"format": "ps", "concepts": {}}', "'concepts' must be a list"),
+    ('{"format": "ps", "concepts": [{"description": "no title"}]}', "concept 0: title"),
+    ('{"format": "ps", "concepts": [{"title": "t", "kind": "gadget"}]}', "concept 0: kind"),
+    ('{"format": "oe", "concepts": [{"situation": "s"}]}', "concept 0: suggestion"),
+    ('{"format": "ps", "concepts": [{"title": "t", "uses": "many"}]}', "'uses' must be an int"),
+    ('{"format": "cheatsheet", "text": 3}', "needs 'text'"),
+])
+def test_corrupt_memory_files_are_one_clear_error(tmp_path, content, message):
+    (tmp_path / "m.json").write_text(content)
+    with pytest.raises(MemoryFileError, match=message) as info:
+        load_memory(tmp_path / "m.json")
+    assert "\n" not in str(info.value)
+
+
+def test_missing_memory_file():
+    with pytest.raises(MemoryFileError, match="cannot read memory file"):
+        load_memory("nowhere.json")

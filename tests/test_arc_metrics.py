@@ -1,0 +1,79 @@
+"""oracle@k (ArcMemo Appendix B), the official ARC score and strict scoring, against hand-computed values."""
+
+import itertools
+import random
+
+import pytest
+
+from eval.metrics import official_score, oracle_at_k, strict_at_k, strict_score
+
+
+def brute_oracle(verify, k):
+    """The appendix formula literally: mean over k-subsets C of (fraction of tests some c in C passes)."""
+    subsets = list(itertools.combinations(verify, k))
+    tests = len(verify[0])
+    return sum(sum(any(c[t] for c in C) for t in range(tests)) / tests for C in subsets) / len(subsets)
+
+
+def test_hand_computed_three_attempts_two_tests():
+    # attempt 0 passes test 0; attempt 1 passes nothing; attempt 2 passes both
+    verify = [[True, False], [False, False], [True, True]]
+    # k=1: per attempt 1/2, 0, 1 -> mean 1/2
+    assert oracle_at_k(verify, 1) == pytest.approx(0.5)
+    # k=2: {0,1}: 1/2, {0,2}: 1, {1,2}: 1 -> 5/6
+    assert oracle_at_k(verify, 2) == pytest.approx(5 / 6)
+    assert oracle_at_k(verify, 3) == pytest.approx(1.0)
+    assert official_score(verify) == pytest.approx(0.5)  # the first two attempts only
+    # strict: only attempt 2 passes every test
+    assert strict_at_k(verify, 1) == pytest.approx(1 / 3)
+    assert strict_at_k(verify, 2) == pytest.approx(2 / 3)
+    assert strict_score(verify) == 0.0
+
+
+def test_hand_computed_four_attempts_three_tests():
+    verify = [
+        [True, False, False],
+        [False, True, False],
+        [False, False, False],
+        [True, False, True],
+    ]
+    # per test, passing attempts p = 2, 1, 1 of n = 4
+    # k=1: (2/4 + 1/4 + 1/4) / 3 = 1/3
+    assert oracle_at_k(verify, 1) == pytest.approx(1 / 3)
+    # k=2: 1 - C(n-p,2)/C(4,2): (1 - 1/6) + (1 - 3/6) + (1 - 3/6) = 11/6, / 3 = 11/18
+    assert oracle_at_k(verify, 2) == pytest.approx(11 / 18)
+    # k=3: (1 - 0) + (1 - 1/4) + (1 - 1/4) = 5/2, / 3 = 5/6
+    assert oracle_at_k(verify, 3) == pytest.approx(5 / 6)
+    # official: attempts 0 and 1 get tests 0 and 1 of 3; strict needs one attempt passing all: none
+    assert official_score(verify) == pytest.approx(2 / 3)
+    assert strict_score(verify) == 0.0 and strict_at_k(verify, 4) == 0.0
+
+
+def test_official_score_is_oracle_at_2_with_two_attempts_and_ensembles_across_attempts():
+    verify = [[True, False], [False, True]]
+    assert official_score(verify) == oracle_at_k(verify, 2) == 1.0
+    assert strict_score(verify) == 0.0  # no single program passes both
+    assert official_score([[True, False]]) == 0.5  # one attempt only
+
+
+def test_closed_form_equals_the_subset_average():
+    rng = random.Random(0)
+    for _ in range(200):
+        n, tests = rng.randint(1, 6), rng.randint(1, 4)
+        verify = [[rng.random() < 0.4 for _ in range(tests)] for _ in range(n)]
+        for k in range(1, n + 1):
+            assert oracle_at_k(verify, k) == pytest.approx(brute_oracle(verify, k))
+            strict = sum(any(all(c) for c in C) for C in itertools.combinations(verify, k)) / len(list(itertools.combinations(verify, k)))
+            assert strict_at_k(verify, k) == pytest.approx(strict)
+
+
+def test_monotone_in_k():
+    verify = [[True, False], [False, False], [False, True], [False, False]]
+    values = [oracle_at_k(verify, k) for k in range(1, 5)]
+    assert values == sorted(values) and values[-1] == 1.0
+
+
+@pytest.mark.parametrize("verify, k", [([], 1), ([[True]], 2), ([[True]], 0), ([[True], [True, False]], 1), ([[]], 1)])
+def test_invalid_inputs_raise(verify, k):
+    with pytest.raises(ValueError):
+        oracle_at_k(verify, k)

@@ -1,0 +1,228 @@
+"""ArcMemo's modules and programs on the scripted engine: selection, abstraction, Algorithm 1."""
+
+import dspy
+import pytest
+
+from programs import PROGRAMS, ConceptAbstractor, ConceptMemory, ConceptSelector, build_program
+from programs.arc_program import Feedback
+from signatures import OEConcept, PSConcept
+
+from arc_helpers import FLIP, PS_CONCEPT, flip_task, last_given, recolor_task, sandbox  # noqa: F401
+from eval.lm import ScriptedEngine
+from scripted_answers import Script, given
+
+
+def ps_memory(*titles):
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": t}) for t in titles], source="seed")
+    return memory
+
+
+def in_context(engine, fn):
+    with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
+        return fn()
+
+
+# -- ConceptSelector ---------------------------------------------------------------------
+
+
+def test_ps_selection_drops_and_counts_hallucinated_names():
+    memory = ps_memory("flip rows", "sort objects", "tile grid")
+    script = Script(selected={"reasoning": "cues", "selected": ["Flip Rows", "draw spiral", "tile grid", "flip rows", "made up"]})
+    engine = ScriptedEngine(script)
+    out = in_context(engine, lambda: ConceptSelector("ps")(task=flip_task(), memory=memory))
+    assert out.names == ["flip rows", "tile grid"]
+    assert out.record["hallucinated"] == ["draw spiral", "made up"]
+    assert "## flip rows" in out.concepts and "## tile grid" in out.concepts and "sort objects" not in out.concepts
+    assert [e.uses for e in memory.entries] == [1, 0, 1]
+    shown = given(engine.calls[0], "memory")
+    assert "- sort objects [routine] (grid: Grid) -> Grid; cues: outputs are mirror images" in shown
+    assert engine.calls[0].user_text.index("[[ ## memory ## ]]") < engine.calls[0].user_text.index("[[ ## puzzle ## ]]")
+    assert out.record["tokens"]["calls"] == 1
+
+
+def test_ps_selection_respects_top_k_and_skips_an_empty_memory():
+    memory = ps_memory("a", "b", "c")
+    engine = ScriptedEngine(Script(selected={"reasoning": "-", "selected": ["c", "b", "a"]}))
+    out = in_context(engine, lambda: ConceptSelector("ps", top_k=2)(task=flip_task(), memory=memory))
+    assert out.names == ["c", "b"]
+    idle = ScriptedEngine(Script())
+    empty = in_context(idle, lambda: ConceptSelector("ps")(task=flip_task(), memory=ConceptMemory("ps")))
+    assert empty.names == [] and idle.calls == []
+
+
+def test_oe_selection_captions_then_picks_top_k_numbers():
+    memory = ConceptMemory("oe")
+    memory.add([OEConcept(situation=f"situation {i}", suggestion=f"do {i}") for i in range(1, 5)])
+    script = Script(speculation={"observations": ["rows are mirrored"], "speculation": ["flip"]},
+                    chosen={"chosen": [3, 9, 1, 2]})
+    engine = ScriptedEngine(script)
+    out = in_context(engine, lambda: ConceptSelector("oe", top_k=2)(task=flip_task(), memory=memory))
+    assert script.asked == ["speculation", "chosen"]
+    assert out.names == ["3", "1"] and out.record["hallucinated"] == ["9"]
+    assert "suggestion: do 3" in out.concepts and "do 2" not in out.concepts
+    select = engine.calls[1]
+    assert given(select, "observations") == ["rows are mirrored"] and given(select, "top_k") == 2
+    assert "1. situation 1" in given(select, "situations") and "do 1" not in given(select, "situations")
+
+
+def test_oe_caption_can_read_an_image():
+    memory = ConceptMemory("oe")
+    memory.add([OEConcept(situation="s", suggestion="x")])
+    engine = ScriptedEngine(Script(speculation={"observations": [], "speculation": []}, chosen={"chosen": [1]}))
+    in_context(engine, lambda: ConceptSelector("oe", modality="image")(task=flip_task(), memory=memory))
+    assert engine.calls[0].images == 1 and engine.calls[1].images == 0
+
+
+# -- ConceptAbstractor -------------------------------------------------------------------
+
+
+def test_ps_abstraction_goes_through_pseudocode_and_sees_compressed_memory():
+    memory = ps_memory("flip rows")
+    revised = {**PS_CONCEPT, "relevance_cues": ["mirror symmetry"], "implementation_notes": ["numpy.fliplr"]}
+    new = {"title": "map cells", "kind": "routine",
+           "parameters": [{"name": "f", "type": "Callable[[int], int]", "description": "per-cell rule"}]}
+    script = Script(pseudocode={"pseudocode": "1. reverse every row"}, concepts={"concepts": [revised, new]})
+    engine = ScriptedEngine(script)
+    out = in_context(engine, lambda: ConceptAbstractor("ps")(task=flip_task(), solution=FLIP, memory=memory))
+    assert script.asked == ["pseudocode", "concepts"]
+    call = engine.calls[1]
+    assert last_given(call, "pseudocode") == "1. reverse every row"
+    assert last_given(call, "memory") == "- flip rows [routine] (grid: Grid) -> Grid; cues: outputs are mirror images"
+    assert last_given(call, "solution").strip() == FLIP.strip()
+    assert out.record["added"] == ["map cells"] and out.record["revised"] == ["flip rows"]
+    assert memory.names() == ["flip rows", "map cells"]
+    flip = memory.entries[0].concept
+    assert flip.relevance_cues == ["outputs are mirror images", "mirror symmetry"]
+    assert flip.implementation_notes == ["row[::-1]", "numpy.fliplr"]
+    assert memory.entries[0].sources == ["seed", "flip"]
+
+
+def test_abstraction_carries_few_shot_demos():
+    engine = ScriptedEngine(Script(pseudocode={"pseudocode": "p"}, concepts={"concepts": []}))
+    in_context(engine, lambda: ConceptAbstractor("ps")(task=flip_task(), solution=FLIP, memory=ConceptMemory("ps")))
+    assert "sort objects" in engine.calls[1].user_text  # the demo's higher-order concept
+    bare = ScriptedEngine(Script(pseudocode={"pseudocode": "p"}, concepts={"concepts": []}))
+    in_context(bare, lambda: ConceptAbstractor("ps", demos=False)(task=flip_task(), solution=FLIP, memory=ConceptMemory("ps")))
+    assert not any("sort objects" in c.text for c in bare.calls)
+
+
+def test_oe_abstraction_derives_then_abstracts_without_reading_memory():
+    memory = ConceptMemory("oe")
+    script = Script(derivation={"derivation": ["Observation: rows reversed", "Thought: mirror"]},
+                    concepts={"concepts": [{"situation": "output mirrors input", "suggestion": "reverse rows"}]})
+    engine = ScriptedEngine(script)
+    out = in_context(engine, lambda: ConceptAbstractor("oe")(task=flip_task(), solution=FLIP, memory=memory))
+    assert script.asked == ["derivation", "concepts"]
+    assert last_given(engine.calls[1], "derivation") == ["Observation: rows reversed", "Thought: mirror"]
+    assert "Test 1" not in last_given(engine.calls[0], "puzzle")
+    assert out.record["added"] == ["1"] and memory.entries[0].sources == ["flip"]
+
+
+# -- programs and Algorithm 1 -------------------------------------------------------------
+
+
+def test_the_arc_programs_are_registered():
+    assert {n for n, s in PROGRAMS.items() if s.task == "arc"} == {
+        "baseline", "cheatsheet", "arcmemo_oe", "arcmemo_ps", "arcmemo_ps_noselect"}
+    assert build_program("arcmemo_ps_noselect").selector is None
+    program = build_program("arcmemo_ps", attempts=3, retries=2, top_k=4, continual_every=5)
+    assert (program.solver.attempts, program.solver.retries, program.selector.top_k, program.continual_every) == (3, 2, 4, 5)
+    with pytest.raises(ValueError):
+        build_program("baseline", continual_every=3)
+
+
+def test_continual_writes_happen_exactly_every_k_problems_and_only_from_verified_solutions(sandbox):
+    tasks = [flip_task(f"f{i}") if i % 2 == 0 else recolor_task(f"r{i}") for i in range(7)]
+    # only flips are solved (the solver returns FLIP for everything): f0 f2 f4 f6 verified, r1 r3 r5 not
+    script = Script(program={"program": FLIP}, selected={"reasoning": "-", "selected": []},
+                    pseudocode={"pseudocode": "p"}, concepts={"concepts": [{"title": "c"}]})
+    engine = ScriptedEngine(script)
+    program = build_program("arcmemo_ps", attempts=1, continual_every=3, sandbox=sandbox)
+    writes = []
+    in_context(engine, lambda: program.solve_all(tasks, on_write=lambda i, records: writes.append((i, [r["task"] for r in records]))))
+    assert writes == [(3, ["f0", "f2"]), (6, ["f4"])]  # after problems 3 and 6; none after 7 (f6)
+    assert program.memory.entries[0].sources == ["f0", "f2", "f4"]
+    assert script.asked.count("pseudocode") == 3  # one abstraction per verified solution, no more
+
+
+def test_the_test_write_gate_reads_test_labels():
+    program = build_program("arcmemo_ps", write_gate="test")
+    task = flip_task()
+
+    class Step:
+        passed_train, program, test_outputs = False, FLIP, [[[6, 5]], [[9, 8, 7]]]
+
+    class Attempt:
+        index, final = 0, Step()
+
+    assert program.feedback(task, [Attempt()]) == Feedback(True, FLIP, "attempt 0 passes the test pairs")
+    train_gate = build_program("arcmemo_ps")
+    assert not train_gate.feedback(task, [Attempt()]).verified  # fails the train pairs
+    assert not train_gate.feedback(task, None).verified
+
+
+def test_frozen_memory_solves_every_task_in_one_batch_and_never_writes(sandbox):
+    program = build_program("arcmemo_ps", attempts=1, sandbox=sandbox)
+    batches = []
+
+    def solve_batch(batch):
+        batches.append(len(batch))
+        return [program(task=t) for t in batch]
+
+    engine = ScriptedEngine(Script(program={"program": FLIP}))
+    in_context(engine, lambda: program.solve_all([flip_task("a"), flip_task("b")], solve_batch=solve_batch,
+                                               on_write=lambda *a: pytest.fail("frozen memory was written")))
+    assert batches == [2]
+
+
+def test_noselect_puts_all_of_memory_in_context(sandbox):
+    program = build_program("arcmemo_ps_noselect", attempts=1, sandbox=sandbox)
+    program.use_memory(ps_memory("flip rows", "sort objects"))
+    script = Script(program={"program": FLIP})
+    engine = ScriptedEngine(script)
+    in_context(engine, lambda: program(task=flip_task()))
+    assert script.asked == ["program"]
+    concepts = given(engine.calls[0], "concepts")
+    assert "## flip rows" in concepts and "## sort objects" in concepts
+
+
+def test_memory_lm_runs_selection_and_the_task_lm_solves(sandbox):
+    program = build_program("arcmemo_ps", attempts=1, sandbox=sandbox)
+    program.use_memory(ps_memory("flip rows"))
+    memory_engine = ScriptedEngine(Script(selected={"reasoning": "-", "selected": ["flip rows"]}))
+    task_engine = ScriptedEngine(Script(program={"program": FLIP}))
+    program.set_memory_lm(memory_engine.lm())
+    out = in_context(task_engine, lambda: program(task=flip_task()))
+    assert len(memory_engine.calls) == 1 and len(task_engine.calls) == 1
+    assert "## flip rows" in given(task_engine.calls[0], "concepts")
+    assert out.attempts[0].final.passed_train and out.read["selected"] == ["flip rows"]
+
+
+def test_a_memory_of_the_wrong_format_is_refused():
+    with pytest.raises(ValueError, match="needs a ps memory"):
+        build_program("arcmemo_ps").use_memory(ConceptMemory("oe"))
+    with pytest.raises(ValueError):
+        build_program("baseline").use_memory(ConceptMemory("ps"))
+
+
+def test_cheatsheet_reads_the_whole_sheet_and_curates_on_writes(sandbox):
+    program = build_program("cheatsheet", attempts=1, continual_every=1, sandbox=sandbox)
+    script = Script(program={"program": FLIP}, updated_cheatsheet=lambda call: {"updated_cheatsheet": "flip rows with row[::-1]"})
+    engine = ScriptedEngine(script)
+    in_context(engine, lambda: program.solve_all([flip_task("a"), flip_task("b")]))
+    assert script.asked == ["program", "updated_cheatsheet", "program", "updated_cheatsheet"]
+    assert given(engine.calls[2], "concepts") == "flip rows with row[::-1]"
+    assert program.memory.sources == ["a", "b"]
+
+
+def test_a_failed_write_is_recorded_and_the_loop_goes_on(sandbox):
+    program = build_program("arcmemo_ps", attempts=1, continual_every=1, sandbox=sandbox)
+    engine = ScriptedEngine(Script(program={"program": FLIP}, selected={"reasoning": "-", "selected": []},
+                                   pseudocode=["unparseable", "again (JSON fallback)", {"pseudocode": "p"}], concepts={"concepts": [{"title": "c"}]}))
+
+    writes = []
+    results = in_context(engine, lambda: program.solve_all(
+        [flip_task("a"), flip_task("b")], on_write=lambda i, records: writes.append(records)))
+    assert len(results) == 2 and len(writes) == 2
+    assert "error" in writes[0][0] and writes[1][0]["added"] == ["c"]
