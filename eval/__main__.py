@@ -2,6 +2,7 @@
 
     python -m eval <program> ...                      evaluate a registered program (eval/cli.py)
     python -m eval table2|table3|table4|table5 ...    reproduce an HDR paper table (eval/tables.py)
+    python -m eval <arc program>|build_memory|arc_table ...   ARC / ArcMemo (eval/arc_cli.py)
 """
 
 import importlib
@@ -13,6 +14,15 @@ COMMANDS = {
     "table3": "eval.tables:main",
     "table4": "eval.tables:main",
     "table5": "eval.tables:main",
+    "report": "eval.report:main",  # python -m eval report RUN_DIR [RUN_DIR ...] (eval/report.py)
+    # ARC (ArcMemo): programs, memory seeding and tables
+    "build_memory": "eval.arc_cli:main",
+    "arc_table": "eval.arc_cli:main",
+    "baseline": "eval.arc_cli:main",
+    "cheatsheet": "eval.arc_cli:main",
+    "arcmemo_oe": "eval.arc_cli:main",
+    "arcmemo_ps": "eval.arc_cli:main",
+    "arcmemo_ps_noselect": "eval.arc_cli:main",
 }
 
 

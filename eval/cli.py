@@ -1,7 +1,16 @@
 """``python -m eval <program> ...``: evaluate a registered program and write a run directory.
 
-Bad input (unknown program, invalid level, unreadable rules file, unknown LM, missing
-key, negative limit) gets one line on stderr and exit code 2, never a traceback.
+    python -m eval hdr --level 2 --lm openai/gpt-4o-mini --threads 8 --out runs/hdr-L2
+    python -m eval hdr --level 2 --lm openai/gpt-4o-mini --out runs/hdr-L2    # same config: continues it
+    python -m eval --resume runs/hdr-L2                                        # the saved config, continued
+
+A run directory that already holds a run with the same config is continued, never
+overwritten: finished examples are kept, the saved memory is restored, and LM answers come
+back from the run's DSPy cache (or the project cache ``--cache`` names). A different config
+is refused. Bad input (unknown program, invalid level, unreadable rules file, unknown LM,
+missing key, negative limit, a mismatched run directory) gets one line on stderr and exit
+code 2, never a traceback; a run stopped by ``--max-errors`` or by memory that could not be
+built exits 1 with its work kept.
 """
 
 from __future__ import annotations
@@ -14,8 +23,10 @@ from typing import Any
 from datasets.experience_transfer import LEVELS, RuleTableError
 from programs import PROGRAMS
 
-from .experience_transfer import MODALITIES, ExperienceTransferConfig, evaluate_experience_transfer
+from .experience_transfer import MODALITIES, ExperienceTransferConfig, RunAborted, evaluate_experience_transfer
+from .faults import RetryPolicy
 from .lm import LMConfigError, resolve_lm
+from .resume import IDENTITY, RunDirError, check_same_config, read_config
 from .runs import new_run_dir, write_json
 
 
@@ -28,22 +39,27 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive(name: str):
-    def parse(text: str) -> int:
+def _number(name: str, kind=int, least: float = 1):
+    def parse(text: str):
         try:
-            value = int(text)
+            value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {value}")
+            noun = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{name} must be {noun}, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{name} must be at least {least:g}, got {value}")
         return value
 
     return parse
 
 
+def _positive(name: str):
+    return _number(name, int, 1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m eval", description="Evaluate a memory-for-reasoning program.")
-    parser.add_argument("program", help=f"one of: {', '.join(PROGRAMS)}")
+    parser.add_argument("program", nargs="?", help=f"one of: {', '.join(PROGRAMS)}")
     data = parser.add_argument_group("data")
     data.add_argument("--level", type=int, help=f"Experience-Transfer level {LEVELS}")
     data.add_argument("--modality", default="text", help="text (structured descriptions) or image (rendered PNGs)")
@@ -56,32 +72,78 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
     models.add_argument("--temperature", type=float, default=0.0)
     models.add_argument("--max-tokens", type=_positive("--max-tokens"), help="generation cap per call")
+    models.add_argument("--timeout", type=_number("--timeout", float, 0.001), help="seconds before an API call counts as timed out")
     models.add_argument("--no-cache", action="store_true", help="do not reuse cached LM answers")
+    models.add_argument("--cache", type=Path, help="DSPy response cache directory (default: <run>/dspy_cache)")
+    faults = parser.add_argument_group("faults")
+    faults.add_argument("--retries", type=_number("--retries", int, 0), default=3,
+                        help="repeats of a failed LM call: rate limit, timeout, server error, empty or unparseable answer (default 3)")
+    faults.add_argument("--backoff", type=_number("--backoff", float, 0), default=1.0,
+                        help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)")
+    faults.add_argument("--max-errors", type=_number("--max-errors", int, 0),
+                        help="stop the run once more than N examples have failed in this process (default: never)")
+    faults.add_argument("--retry-failed", action="store_true", help="when continuing a run, answer its failed examples again")
     run = parser.add_argument_group("run")
     run.add_argument("--runs", type=_positive("--runs"), default=1, help="repetitions (accuracy mean and std)")
     run.add_argument("--threads", type=_positive("--threads"), default=1, help="examples answered in parallel")
-    run.add_argument("--out", type=Path, help="run directory (default: runs/<program>-L<level>-<time>)")
+    run.add_argument("--out", type=Path, help="run directory (default: runs/<program>-L<level>-<time>); continued when it holds this run")
+    run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--no-report", action="store_true", help="do not write report.md and its plots")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.resume is not None:
+            args = _resumed(parser, args)
         return _run(args)
-    except (UsageError, LMConfigError, RuleTableError) as exc:
+    except (UsageError, LMConfigError, RuleTableError, RunDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunAborted as exc:
+        print(f"error: run stopped: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted; rerun the same command to continue", file=sys.stderr)
         return 130
 
 
+def _resumed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """The saved config of ``--resume RUN_DIR``, with the execution options given now."""
+    run_dir = args.resume
+    if not run_dir.is_dir():
+        raise RunDirError(f"--resume {run_dir}: no such run directory")
+    if args.out is not None and args.out.resolve() != run_dir.resolve():
+        raise UsageError("--resume continues RUN_DIR in place: leave out --out")
+    saved = read_config(run_dir)
+    defaults = vars(parser.parse_args([]))
+    given = {k: v for k, v in vars(args).items() if v != defaults.get(k)}
+    clash = [k for k in IDENTITY if k in given and k != "program" and given[k] != saved.get(k)]
+    if args.program is not None and args.program != saved.get("program"):
+        clash.insert(0, "program")
+    if clash:
+        raise UsageError(f"--resume takes the run's own config; drop {', '.join('--' + k.replace('_', '-') for k in clash)}")
+    merged = {**defaults, **{k: v for k, v in saved.items() if k in defaults}, **given}
+    merged["lm"] = None if saved.get("lm") == "embedded" else saved.get("lm")
+    merged["memory_lm"] = None if saved.get("memory_lm") in (None, saved.get("lm")) else saved.get("memory_lm")
+    merged["out"], merged["resume"] = run_dir, run_dir
+    merged["cache"] = Path(merged["cache"]) if merged.get("cache") else None
+    return argparse.Namespace(**merged)
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.program is None:
+        raise UsageError(f"name a program ({', '.join(PROGRAMS)}) or --resume RUN_DIR")
     if args.program not in PROGRAMS:
         raise UsageError(f"unknown program {args.program!r}; choose from: {', '.join(PROGRAMS)}")
     spec = PROGRAMS[args.program]
     if spec.task != "experience_transfer":
+        if getattr(args, "resume", None) is not None:
+            raise UsageError(f"--resume continues Experience-Transfer runs; {args.program} is an {spec.task} program "
+                             f"(see python -m eval {args.program} --help)")
         raise UsageError(f"program {args.program!r} is not available yet")
     if args.level is None:
         raise UsageError(f"{args.program} needs --level {{1,2,3}}")
@@ -95,47 +157,73 @@ def _run(args: argparse.Namespace) -> int:
     )
     data = config.load_data()  # bad rules files fail here, before any model loads
 
+    run_dir = args.out
+    requested = {**vars(args), "lm": args.lm or "embedded", "memory_lm": args.memory_lm or args.lm or "embedded"}
+    continuing = run_dir is not None and (run_dir / "config.json").exists()
+    if continuing:
+        check_same_config(read_config(run_dir), requested, run_dir)  # before any model loads
+    elif run_dir is not None and (run_dir / "examples.jsonl").exists():
+        raise RunDirError(f"{run_dir} holds examples but no config.json; choose another --out")
+
     choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache)
+    if args.timeout is not None:
+        choose["timeout"] = args.timeout
     task = resolve_lm(args.lm, **choose)
     memory = resolve_lm(args.memory_lm, **choose) if args.memory_lm else task
     if args.modality == "image" and (task.local or memory.local):
         raise UsageError("the in-process model reads text only: use --modality text, or a vision model with --lm")
 
-    run_dir = args.out or new_run_dir(Path("runs"), f"{args.program}-L{args.level}")
-    if (run_dir / "examples.jsonl").exists():
-        raise UsageError(f"{run_dir} already holds a run; choose another --out")
+    run_dir = run_dir or new_run_dir(Path("runs"), f"{args.program}-L{args.level}")
     run_dir.mkdir(parents=True, exist_ok=True)
-    _use_cache_in(run_dir)
-    write_json(run_dir / "config.json", {**vars(args), "out": str(run_dir), "lm": task.spec, "memory_lm": memory.spec})
+    _use_cache_in(args.cache or run_dir / "dspy_cache")
+    if continuing:
+        print(f"continuing the run in {run_dir}", file=sys.stderr)
+    else:
+        write_json(run_dir / "config.json", _config_record(args, run_dir, task.spec, memory.spec))
 
+    policy = RetryPolicy(retries=args.retries, backoff=args.backoff)
     results = evaluate_experience_transfer(
-        config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress, data=data
+        config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress, data=data,
+        policy=policy, max_errors=args.max_errors, retry_failed=args.retry_failed,
     )
     write_json(run_dir / "results.json", results)
     print(summary_table([results]))
+    if not args.no_report:
+        from .report import write_run_report
+
+        print(f"report: {write_run_report(run_dir)}")
     print(f"\nrun directory: {run_dir}")
     return 0
 
 
-def _use_cache_in(run_dir: Path) -> None:
-    """Keep DSPy's response cache with the run, never silently in the home directory."""
+def _config_record(args: argparse.Namespace, run_dir: Path, task_spec: str, memory_spec: str) -> dict[str, Any]:
+    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    return {**record, "out": str(run_dir), "resume": None, "lm": task_spec, "memory_lm": memory_spec}
+
+
+def _use_cache_in(directory: Path) -> None:
+    """Keep DSPy's response cache with the run (or where the user says), never silently in the home directory."""
     import dspy
 
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(run_dir / "dspy_cache"))
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory))
 
 
 def summary_table(rows: list[dict[str, Any]]) -> str:
-    """A plain-text table of accuracy, errors and tokens by role, one row per result."""
-    header = ["program", "level", "modality", "n", "runs", "accuracy %", "errors", "memory tokens", "task tokens", "wall s"]
+    """A plain-text table of accuracy, failures, retries, tokens by role and cost, one row per result."""
+    header = ["program", "level", "modality", "n", "runs", "accuracy %", "failed", "retries",
+              "memory tokens", "task tokens", "cost $", "wall s"]
     lines = []
     for r in rows:
         acc = r["accuracy"]
         mem, task = r["tokens"]["memory"], r["tokens"]["task"]
+        cost = (r.get("cost") or {}).get("total")
+        wall = r.get("wall_seconds")
         lines.append([
-            r["program"], str(r["level"]), r["modality"], str(r["examples"]), str(r["runs"]),
-            f"{100 * acc['mean']:.1f} ± {100 * acc['std']:.1f}", str(sum(r["errors"].values())),
+            r["program"], str(r.get("level", "")), r.get("modality", ""), str(r["examples"]), str(r["runs"]),
+            f"{100 * acc['mean']:.1f} ± {100 * acc['std']:.1f}",
+            str(sum((r.get("failures") or r.get("errors") or {}).values())), str(sum((r.get("retries") or {}).values())),
             f"{mem['prompt']:,} + {mem['completion']:,}", f"{task['prompt']:,} + {task['completion']:,}",
-            f"{r['wall_seconds']:.0f}",
+            "unknown" if cost is None else f"{cost:.4f}", "" if wall is None else f"{wall:.0f}",
         ])
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
     render = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731

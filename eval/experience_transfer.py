@@ -1,17 +1,29 @@
 """Evaluate an Experience-Transfer program: consolidate memory once per run, answer every scene.
 
 For each of ``runs`` repetitions: build the program, let it memorize the episodes
-under the memory LM, then answer the test scenes under the task LM (in parallel
-when ``threads`` > 1), writing one JSONL line per scene as it finishes. Results
-hold accuracy (mean and std over runs), accuracy by object count, errors, and
-tokens by role.
+under the memory LM (or restore the memory a previous process saved), then answer the
+test scenes under the task LM (in parallel when ``threads`` > 1), appending one JSONL
+line per scene as it finishes. Scenes already in ``examples.jsonl`` are not answered
+again, so a crashed or stopped run continues where it was.
+
+LM faults are retried (:mod:`eval.faults`); a scene that still fails is recorded with
+the kind and reason of its failure and scored wrong, and the run goes on, unless more
+than ``max_errors`` scenes fail in this process, or the provider refuses the key or the
+bill, which stops it (:class:`RunAborted`).
+
+Results hold accuracy (mean and std over runs), accuracy by object count, failures,
+faults and retries by kind, tokens by role and by program step, and dollar cost. Every
+number outside ``execution`` (and the ``wall_seconds`` kept beside it) is computed from
+the run directory's files, so a resumed run reports what an uninterrupted one does.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +34,19 @@ from datasets.experience_transfer import ExperienceTransferLevel, RuleTable, Sce
 from programs import build_program
 from signatures import Episode
 
+from .cost import role_costs
+from .faults import FATAL, GuardedLM, ResilientAdapter, RetryPolicy, failure_of
 from .lm import LMChoice
 from .metrics import accuracy, mean_std
-from .runs import JsonlWriter, write_json
-from .tokens import Tokens, counting
+from .resume import read_examples
+from .runs import JsonlWriter, read_json, write_json
+from .tokens import Meter, Tokens, metering
 
 MODALITIES = ("text", "image")
+
+
+class RunAborted(RuntimeError):
+    """The run stopped early (too many failures, or memory that could not be built); its work is kept."""
 
 
 @dataclass
@@ -54,6 +73,36 @@ def observation(item, modality: str):
     return item.text() if modality == "text" else dspy.Image(item.image)
 
 
+@dataclass
+class _Session:
+    """What one process needs to answer scenes: guarded LMs, adapters, the error budget."""
+
+    task_lm: GuardedLM
+    task_adapter: dspy.Adapter
+    memory_lm: GuardedLM
+    memory_adapter: dspy.Adapter
+    max_errors: int | None
+    failed: int = 0
+    last_failure: str = ""
+    fatal: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fail(self, record: dict[str, Any]) -> None:
+        with self.lock:
+            self.failed += 1
+            self.last_failure = record["error"]
+            self.fatal = self.fatal or record["failure"]["kind"] in FATAL
+
+    @property
+    def stopping(self) -> bool:
+        return self.fatal or (self.max_errors is not None and self.failed > self.max_errors)
+
+    def why(self) -> str:
+        if self.fatal:
+            return f"the provider refused the calls ({self.last_failure})"
+        return f"{self.failed} scenes failed in this process (--max-errors {self.max_errors}); last: {self.last_failure}"
+
+
 def evaluate_experience_transfer(
     config: ExperienceTransferConfig,
     *,
@@ -62,42 +111,106 @@ def evaluate_experience_transfer(
     run_dir: Path,
     progress: bool = True,
     data: ExperienceTransferLevel | None = None,
+    policy: RetryPolicy | None = None,
+    max_errors: int | None = None,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate ``config``; ``data`` is the level it describes, when the caller already built it."""
+    """Evaluate ``config`` into ``run_dir``, continuing whatever that directory already holds.
+
+    ``data`` is the level ``config`` describes, when the caller already built it;
+    ``retry_failed`` answers again the scenes recorded as failures.
+    """
     data = data or config.load_data()
     scenes = data.test[: config.limit] if config.limit is not None else data.test
     episodes = [Episode(observation=observation(e, config.modality), label=e.label) for e in data.episodes]
     started = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
+    finished = read_examples(run_dir / "examples.jsonl")
+    if retry_failed:
+        finished = {key: r for key, r in finished.items() if not r.get("error")}
+    resumed = sum((run, s.id) in finished for run in range(config.runs) for s in scenes)
+    policy = policy or RetryPolicy()
+    session = _Session(
+        GuardedLM(task.lm, role="task", policy=policy), ResilientAdapter.around(task.adapter(), _parse_policy(task, policy)),
+        GuardedLM(memory.lm, role="memory", policy=policy), ResilientAdapter.around(memory.adapter(), _parse_policy(memory, policy)),
+        max_errors,
+    )
     writer = JsonlWriter(run_dir / "examples.jsonl")
     per_run: list[list[dict[str, Any]]] = []
-    memory_tokens, task_tokens = Tokens(), Tokens()
+    memories: list[dict[str, Any]] = []
     try:
         for run in range(config.runs):
             program = build_program(config.program, **config.knobs)
-            with dspy.context(lm=memory.lm, adapter=memory.adapter()), counting() as spent:
-                record = program.memorize(episodes, data.oracle_hypotheses)
-            memory_tokens += spent
-            write_json(run_dir / f"memory-run{run}.json", {**record, "tokens": spent.as_dict()})
-            records = _answer_all(program, data, scenes, config, task, run, writer, progress)
-            task_tokens += sum((Tokens(**r["tokens"]) for r in records), Tokens())
-            per_run.append(records)
+            memories.append(_memory(program, episodes, data, run, run_dir, session))
+            todo = [s for s in scenes if (run, s.id) not in finished]
+            new = _answer_all(program, data, todo, len(scenes), config, session, run, writer, progress)
+            if session.stopping:
+                raise RunAborted(f"{session.why()}. The work so far is kept: rerun the same command to continue")
+            done = {r["id"]: r for r in new} | {i: r for (r_, i), r in finished.items() if r_ == run}
+            per_run.append([done[s.id] for s in scenes])
     finally:
         writer.close()
-    return _results(config, data, per_run, task, memory, memory_tokens, task_tokens, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    results = summarise(config, per_run, memories, task, memory)
+    results["wall_seconds"] = round(seconds, 2)
+    results["execution"] = {
+        "wall_seconds": round(seconds, 2), "threads": config.threads, "resumed_examples": resumed,
+        "answered_examples": sum(len(r) for r in per_run) - resumed,
+        "retry_policy": asdict(policy), "max_errors": max_errors,
+    }
+    engine = getattr(task.lm, "engine", None)
+    if task.local and hasattr(engine, "stats"):
+        results["execution"]["engine"] = engine.stats.as_dict()
+    return results
 
 
-def _answer_all(program, data, scenes, config, task: LMChoice, run: int, writer: JsonlWriter, progress: bool):
-    adapter = task.adapter()
+def _parse_policy(choice: LMChoice, policy: RetryPolicy) -> RetryPolicy:
+    """In-process models decode the same prompt the same way (seeded, under a JSON grammar): asking again cannot help."""
+    return replace(policy, retries=0) if choice.local else policy
 
-    def answer(scene: Scene) -> dict[str, Any]:
-        prediction, error = None, None
-        with dspy.context(lm=task.lm, adapter=adapter), counting() as spent:
+
+def _memory(program, episodes, data, run: int, run_dir: Path, session: _Session) -> dict[str, Any]:
+    """Restore run ``run``'s saved memory into ``program``, or build it and save it."""
+    path = run_dir / f"memory-run{run}.json"
+    if path.exists() and hasattr(program, "restore"):
+        record = read_json(path)
+        program.restore(episodes, record)
+        return record
+    meter = Meter(root=program)
+    started = time.perf_counter()
+    try:
+        with dspy.context(lm=session.memory_lm, adapter=session.memory_adapter), metering(meter):
+            record = program.memorize(episodes, data.oracle_hypotheses)
+    except Exception as exc:
+        failure = failure_of(exc)
+        raise RunAborted(
+            f"building the memory of run {run + 1} failed ({failure['kind']}: {failure['reason']}). "
+            "Calls that succeeded are cached: rerun the same command to continue"
+        ) from exc
+    spent = meter.record()
+    record = {**record, **spent, "tokens": meter.tokens().as_dict(), "wall_seconds": round(time.perf_counter() - started, 2)}
+    write_json(path, record)
+    return record
+
+
+def _answer_all(program, data, scenes: list[Scene], total: int, config, session: _Session, run: int,
+                writer: JsonlWriter, progress: bool) -> list[dict[str, Any]]:
+    def answer(scene: Scene) -> dict[str, Any] | None:
+        if session.stopping:
+            return None
+        meter = Meter(root=program)
+        prediction, failure = None, None
+        with dspy.context(lm=session.task_lm, adapter=session.task_adapter), metering(meter):
             try:
                 out = program(query=data.query, scene=observation(scene, config.modality))
-                prediction = int(out.count)
             except Exception as exc:  # one bad answer must not stop the run
-                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                failure = failure_of(exc)
+        if failure is None:
+            try:
+                prediction = int(out.count)
+            except (TypeError, ValueError) as exc:
+                failure = {"kind": "invalid_answer", "reason": f"count {getattr(out, 'count', None)!r}: {exc}"}
+        spent = meter.record()
         record = {
             "run": run,
             "id": scene.id,
@@ -105,41 +218,60 @@ def _answer_all(program, data, scenes, config, task: LMChoice, run: int, writer:
             "target": scene.target,
             "prediction": prediction,
             "correct": prediction == scene.target,
-            "tokens": {"prompt": spent.prompt, "completion": spent.completion, "calls": spent.calls},
-            "error": error,
+            "tokens": spent["tokens"],
+            "usage": spent["usage"],
+            "faults": spent["faults"],
+            "retries": spent["retries"],
+            "failure": failure,
+            "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
         }
         writer.write(record)
+        if failure:
+            session.fail(record)
         return record
 
     records = []
-    with ThreadPoolExecutor(max_workers=config.threads) as pool:
-        futures = [pool.submit(answer, scene) for scene in scenes]
-        bar = tqdm(total=len(futures), desc=f"{config.program} L{config.level} run {run + 1}/{config.runs}",
-                   disable=not progress, unit="scene", dynamic_ncols=True)
+    bar = tqdm(total=total, initial=total - len(scenes), desc=f"{config.program} L{config.level} run {run + 1}/{config.runs}",
+               disable=not progress, unit="scene", dynamic_ncols=True)
+    pool = ThreadPoolExecutor(max_workers=config.threads)
+    try:
         with bar:
+            futures = [pool.submit(answer, scene) for scene in scenes]
             for future in as_completed(futures):
-                records.append(future.result())
-                correct = sum(r["correct"] for r in records)
-                bar.set_postfix(acc=f"{correct / len(records):.0%}")
+                record = future.result()
+                if record is None:
+                    continue
+                records.append(record)
+                bar.set_postfix(acc=f"{sum(r['correct'] for r in records) / len(records):.0%}", failed=session.failed)
                 bar.update()
-    order = {scene.id: i for i, scene in enumerate(scenes)}
-    return sorted(records, key=lambda r: order[r["id"]])
+    finally:  # on Ctrl-C, scenes not started stay undone (a resumed run answers them); started ones finish and are kept
+        pool.shutdown(wait=True, cancel_futures=True)
+    return records
 
 
-def _results(config, data, per_run, task, memory, memory_tokens, task_tokens, seconds) -> dict[str, Any]:
+# -- results: a function of the run directory's records alone ---------------------------------
+
+
+def summarise(config: ExperienceTransferConfig, per_run: list[list[dict[str, Any]]], memories: list[dict[str, Any]],
+              task: LMChoice, memory: LMChoice) -> dict[str, Any]:
+    """The results of a run from its example records (per run) and memory records."""
     run_accuracy = [accuracy([r["prediction"] for r in recs], [r["target"] for r in recs]) for recs in per_run]
     mean, std = mean_std(run_accuracy)
     by_objects: dict[str, float] = {}
     for n in sorted({r["objects"] for r in per_run[0]}):
         values = [accuracy(*zip(*[(r["prediction"], r["target"]) for r in recs if r["objects"] == n])) for recs in per_run]
         by_objects[str(n)] = mean_std(values)[0]
-    errors: dict[str, int] = {}
+    failures, faults, retries = Counter(), Counter(), Counter()
+    usage: dict[str, dict[str, Tokens]] = {}
+    for record in [*memories, *(r for recs in per_run for r in recs)]:
+        faults.update(record.get("faults") or {})
+        retries.update(record.get("retries") or {})
+        _add_usage(usage, record)
     for recs in per_run:
-        for r in recs:
-            if r["error"]:
-                kind = r["error"].split(":")[0]
-                errors[kind] = errors.get(kind, 0) + 1
-    results = {
+        failures.update(_failure_kind(r) for r in recs if r.get("error"))
+    roles = {role: sum(usage.get(role, {}).values(), Tokens()) for role in ("memory", "task")}
+    config_record = {k: v for k, v in asdict(config).items() if k != "threads"}
+    return {
         "program": config.program,
         "task": "experience_transfer",
         "level": config.level,
@@ -150,12 +282,31 @@ def _results(config, data, per_run, task, memory, memory_tokens, task_tokens, se
         "runs": config.runs,
         "accuracy": {"mean": mean, "std": std, "per_run": run_accuracy},
         "accuracy_by_objects": by_objects,
-        "errors": errors,
-        "tokens": {"memory": memory_tokens.as_dict(), "task": task_tokens.as_dict()},
-        "wall_seconds": round(seconds, 2),
-        "config": asdict(config),
+        "failures": dict(sorted(failures.items())),
+        "errors": dict(sorted(failures.items())),  # the older name of ``failures``
+        "faults": dict(sorted(faults.items())),
+        "retries": dict(sorted(retries.items())),
+        "tokens": {role: t.as_dict() for role, t in roles.items()},
+        "tokens_by_step": {role: {s: t.as_dict() for s, t in sorted(steps.items())} for role, steps in sorted(usage.items())},
+        "cost": role_costs({"memory": (memory.spec, roles["memory"]), "task": (task.spec, roles["task"])}),
+        "config": config_record,
     }
-    engine = getattr(task.lm, "engine", None)
-    if task.local and hasattr(engine, "stats"):
-        results["engine"] = engine.stats.as_dict()
-    return results
+
+
+def _add_usage(usage: dict[str, dict[str, Tokens]], record: dict[str, Any]) -> None:
+    if "usage" in record:
+        for role, steps in (record["usage"] or {}).items():
+            for step, tokens in steps.items():
+                usage.setdefault(role, {})
+                usage[role][step] = usage[role].get(step, Tokens()) + Tokens.of(tokens)
+    elif "tokens" in record:  # a record from before steps were metered
+        role = "task" if "prediction" in record else "memory"
+        usage.setdefault(role, {})
+        usage[role]["all"] = usage[role].get("all", Tokens()) + Tokens.of(record["tokens"])
+
+
+def _failure_kind(record: dict[str, Any]) -> str:
+    failure = record.get("failure")
+    if isinstance(failure, dict) and failure.get("kind"):
+        return failure["kind"]
+    return str(record.get("error", "error")).split(":")[0]

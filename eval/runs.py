@@ -5,7 +5,11 @@
         examples.jsonl   one line per (run, example), appended and flushed as each finishes
         memory-run<r>.json  the memory a program built in run r
         results.json     the tables
-        dspy_cache/      DSPy's response cache for this run
+        report.md, *.png the tables and plots for a person
+        dspy_cache/      DSPy's response cache for this run (unless --cache names another)
+
+Everything in ``results.json`` except :data:`TIMING_KEYS` follows from the files, so a
+resumed run's results equal an uninterrupted run's: compare them with :func:`comparable`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,20 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+
+# What depends on the process that produced the results (timings, threads, resumption).
+TIMING_KEYS = ("wall_seconds", "execution")
+
+
+def comparable(results: dict[str, Any]) -> dict[str, Any]:
+    """``results`` without :data:`TIMING_KEYS`: equal for an interrupted-and-resumed run and an uninterrupted one."""
+    return {key: value for key, value in results.items() if key not in TIMING_KEYS}
+
+
+def read_json(path: Path) -> Any:
+    with open(path) as handle:
+        return json.load(handle)
 
 
 def new_run_dir(root: Path, name: str) -> Path:

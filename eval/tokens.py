@@ -1,12 +1,33 @@
-"""Token counts, gathered with ``dspy.track_usage`` and summed by role."""
+"""Token counts: by role (memory LM, task LM) and by program step, plus the faults met on the way.
+
+    meter = Meter(root=program)
+    with metering(meter):                 # every GuardedLM call inside is added to ``meter``
+        program(...)
+    meter.record()   # {"tokens": {...}, "usage": {"task": {"reasoner": {...}}}, "faults": {...}, "retries": {...}}
+
+A step is the innermost component of the program that made the call (``reasoner``,
+``factor_extractor``, ``hypothesis_generator``, ``hypothesis_verifier``, ...), or the
+signature of a predictor the program calls directly (``reflect_on_episode``).
+
+Tokens are those the answers took, whether they came from the provider or from DSPy's
+cache: a run resumed from its cache reports what an uninterrupted run reports. (What was
+paid in this process is what a provider's bill says; the cache makes it smaller.)
+
+``counting()`` is the older whole-block counter over ``dspy.track_usage`` (provider calls only).
+"""
 
 from __future__ import annotations
 
+import re
+import threading
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import dspy
+
+METER_KEY = "memreason_meter"
 
 
 @dataclass
@@ -24,6 +45,100 @@ class Tokens:
 
     def as_dict(self) -> dict[str, int]:
         return {"prompt": self.prompt, "completion": self.completion, "total": self.total, "calls": self.calls}
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> "Tokens":
+        data = data or {}
+        return cls(int(data.get("prompt") or 0), int(data.get("completion") or 0), int(data.get("calls") or 0))
+
+
+class Meter:
+    """What one unit of work (an example, a memory build) spent, thread-safe."""
+
+    def __init__(self, root: Any = None):
+        self.root = root  # the program: its own name is not a step
+        self.usage: dict[str, dict[str, Tokens]] = {}
+        self.faults: Counter[str] = Counter()
+        self.retries: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def add_call(self, role: str, prompt: int, completion: int, step: str | None = None) -> None:
+        step = step or current_step(self.root)
+        with self._lock:
+            steps = self.usage.setdefault(role, {})
+            steps[step] = steps.get(step, Tokens()) + Tokens(prompt, completion, 1)
+
+    def add_fault(self, kind: str, *, retried: bool) -> None:
+        with self._lock:
+            self.faults[kind] += 1
+            if retried:
+                self.retries[kind] += 1
+
+    def tokens(self, role: str | None = None) -> Tokens:
+        roles = [role] if role else list(self.usage)
+        return sum((t for r in roles for t in self.usage.get(r, {}).values()), Tokens())
+
+    def record(self) -> dict[str, Any]:
+        """The JSON-able summary stored with an example or a memory snapshot."""
+        total = self.tokens()
+        return {
+            "tokens": {"prompt": total.prompt, "completion": total.completion, "calls": total.calls},
+            "usage": {role: {step: t.as_dict() for step, t in sorted(steps.items())} for role, steps in sorted(self.usage.items())},
+            "faults": dict(sorted(self.faults.items())),
+            "retries": dict(sorted(self.retries.items())),
+        }
+
+
+@contextmanager
+def metering(meter: Meter) -> Iterator[Meter]:
+    """Send the accounting of every guarded LM call in the block (and in DSPy's own workers) to ``meter``."""
+    with dspy.context(**{METER_KEY: meter}):
+        yield meter
+
+
+def current_meter() -> Meter | None:
+    return dspy.settings.get(METER_KEY, None)
+
+
+def current_step(root: Any = None) -> str:
+    """The program step making the current LM call, from DSPy's stack of calling modules."""
+    stack = list(dspy.settings.caller_modules or [])
+    for module in reversed(stack):
+        if module is root or type(module).__module__.startswith("dspy."):
+            continue
+        return snake(type(module).__name__)
+    for module in reversed(stack):
+        signature = getattr(module, "signature", None)
+        if signature is not None:
+            return snake(getattr(signature, "__name__", "predict"))
+    return "lm"
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def entry_usage(entry: dict[str, Any] | None) -> tuple[int, int, bool]:
+    """(prompt tokens, completion tokens, from the cache) of one DSPy history entry.
+
+    A cache hit reports no usage; its tokens are read from the cached response instead.
+    """
+    if not entry:
+        return 0, 0, False
+    usage = entry.get("usage") or {}
+    if usage:
+        return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), False
+    response = entry.get("response")
+    cached_usage = getattr(response, "usage", None)
+    if cached_usage is None and isinstance(response, dict):
+        cached_usage = response.get("usage")
+    if cached_usage is None:
+        return 0, 0, True
+    if isinstance(cached_usage, dict):
+        return int(cached_usage.get("prompt_tokens") or 0), int(cached_usage.get("completion_tokens") or 0), True
+    prompt = getattr(cached_usage, "input_tokens", None) or getattr(cached_usage, "prompt_tokens", 0)
+    completion = getattr(cached_usage, "output_tokens", None) or getattr(cached_usage, "completion_tokens", 0)
+    return int(prompt or 0), int(completion or 0), True
 
 
 @contextmanager

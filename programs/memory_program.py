@@ -33,6 +33,15 @@ class MemoryProgram(dspy.Module):
         self.hypotheses = list(self.consolidate(self.episodes, list(oracle_hypotheses)))
         return self.memory_record()
 
+    def restore(self, episodes: Sequence[Episode], record: dict[str, Any]) -> None:
+        """Take back the memory a :meth:`memorize` call returned as ``record``, without any LM call.
+
+        A resumed run uses the saved snapshot instead of consolidating again (which costs
+        calls and, at a temperature above zero, could build a different memory).
+        """
+        self.episodes = list(episodes)
+        self.hypotheses = [str(h) for h in record.get("hypotheses", [])]
+
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
         """The semantic memory built from ``episodes``; none by default."""
         return []

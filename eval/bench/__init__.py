@@ -1,1 +1,1 @@
-"""Benchmarks that print figures: ``python -m eval.bench <name>`` (names: local_lm, sandbox)."""
+"""Benchmarks that print figures: ``python -m eval.bench <name>`` (names: local_lm, sandbox, threads)."""

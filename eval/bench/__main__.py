@@ -3,7 +3,7 @@
 import sys
 from importlib import import_module
 
-BENCHES = {"local_lm": "eval.bench.local_lm", "sandbox": "eval.bench.sandbox"}
+BENCHES = {"local_lm": "eval.bench.local_lm", "sandbox": "eval.bench.sandbox", "threads": "eval.bench.threads"}
 
 
 def main(argv: list[str]) -> int:

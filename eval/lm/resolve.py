@@ -61,8 +61,14 @@ def resolve_lm(
     temperature: float = 0.0,
     max_tokens: int | None = None,
     cache: bool = True,
+    timeout: float | None = None,
 ) -> LMChoice:
-    """Build the LM named by ``spec`` (``None`` means the embedded model)."""
+    """Build the LM named by ``spec`` (``None`` means the embedded model).
+
+    ``timeout`` (seconds) applies to API models; the harness retries timeouts, rate limits
+    and server errors itself (``eval.faults``), so DSPy's own retries stay at its default
+    here and are turned off only where the harness wraps the LM.
+    """
     if spec is None or spec == EMBEDDED:
         try:
             path = embedded_model_path()
@@ -80,6 +86,8 @@ def resolve_lm(
         kwargs["max_tokens"] = max_tokens
     if api_base:
         kwargs["api_base"] = api_base
+    if timeout:
+        kwargs["timeout"] = timeout
     try:
         lm = dspy.LM(spec, **kwargs)
     except (ValueError, TypeError) as exc:

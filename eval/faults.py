@@ -1,0 +1,309 @@
+"""Surviving LM faults: classify them, retry what is worth retrying, and count every one.
+
+    policy = RetryPolicy(retries=3, backoff=1.0)
+    lm = GuardedLM(choice.lm, role="task", policy=policy)     # transport faults and empty answers
+    adapter = ResilientAdapter.around(choice.adapter(), policy)  # unparseable answers
+    with dspy.context(lm=lm, adapter=adapter), metering(meter):
+        program(...)                                          # meter.faults / meter.retries by kind
+
+Kinds: ``rate_limit`` (HTTP 429), ``server_error`` (5xx), ``timeout``, ``connection``,
+``empty`` (an answer with no text), ``unparseable`` (no adapter could read it). The first
+four are retried by :class:`GuardedLM` after an exponential backoff with a little jitter
+(or the provider's ``retry_after``); an empty answer is asked again at once. An
+unparseable answer is asked again at once by :class:`ResilientAdapter`, alternating DSPy's
+chat and JSON formats (a new prompt helps a model that broke the format). Repeats of an
+answer the DSPy cache already holds would return the same bad answer, so every repeat
+carries a fresh ``rollout_id``, which DSPy puts in its cache key and never sends.
+
+Other errors (a bad request, a refused key) are not retried. When the retries run out,
+:class:`LMFailure` says which kind of fault won; the harness records it with the example
+(and stops the run on the :data:`FATAL` kinds, which no later example can escape).
+
+The DSPy cache makes a resumed run replay answers without calling the provider; for the
+counts to replay too, a :class:`GuardedLM` that needed retries notes their kinds in the
+same cache, keyed by the request, and a later cache hit adds them back.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+from dspy.utils.exceptions import (
+    AdapterParseError,
+    LMAuthError,
+    LMBillingError,
+    LMRateLimitError,
+    LMServerError,
+    LMTimeoutError,
+    LMTransportError,
+)
+
+from .tokens import Meter, current_meter, entry_usage
+
+TRANSPORT = ("rate_limit", "server_error", "timeout", "connection")
+KINDS = (*TRANSPORT, "empty", "unparseable")
+FATAL = ("auth", "billing")  # no later example can succeed either: the harness stops the run
+
+
+class LMFailure(RuntimeError):
+    """An LM call that still failed after its retries; ``kind`` is one of :data:`KINDS`."""
+
+    def __init__(self, kind: str, reason: str, attempts: int):
+        super().__init__(f"{kind} after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}")
+        self.kind, self.reason, self.attempts = kind, reason, attempts
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to repeat a failed LM call."""
+
+    retries: int = 3  # repeats after the first attempt
+    backoff: float = 1.0  # seconds before the first repeat of a transport fault; doubles each time
+    cap: float = 30.0  # longest wait
+    jitter: float = 0.1  # up to this fraction added at random, so threads do not retry in step
+
+    @property
+    def attempts(self) -> int:
+        return self.retries + 1
+
+    def delay(self, attempt: int, error: BaseException | None = None) -> float:
+        """Seconds to wait before repeat number ``attempt + 1``."""
+        hint = getattr(error, "retry_after", None)
+        if isinstance(hint, (int, float)) and hint >= 0:
+            return min(float(hint), self.cap)
+        base = min(self.cap, self.backoff * 2**attempt)
+        return base * (1 + self.jitter * random.random())
+
+
+def fault_kind(error: BaseException) -> str | None:
+    """The retryable kind of ``error``, or None when repeating it cannot help."""
+    if isinstance(error, LMFailure):
+        return None  # already retried below us
+    if isinstance(error, LMRateLimitError):
+        return "rate_limit"
+    if isinstance(error, LMTimeoutError):
+        return "timeout"
+    if isinstance(error, LMServerError):
+        return "server_error"
+    if isinstance(error, LMTransportError):
+        text = str(error).lower()
+        return "timeout" if "timed out" in text or "timeout" in text else "connection"
+    if isinstance(error, (TimeoutError, ConnectionError)):
+        return "timeout" if isinstance(error, TimeoutError) else "connection"
+    return None
+
+
+def failure_of(error: BaseException) -> dict[str, str]:
+    """``{"kind", "reason"}`` for an example that failed with ``error``."""
+    if isinstance(error, LMFailure):
+        return {"kind": error.kind, "reason": error.reason}
+    if isinstance(error, AdapterParseError):
+        return {"kind": "unparseable", "reason": _first_line(error)}
+    if isinstance(error, (LMAuthError, LMBillingError)):
+        return {"kind": "auth" if isinstance(error, LMAuthError) else "billing", "reason": _first_line(error)}
+    kind = fault_kind(error)
+    return {"kind": kind or "error", "reason": f"{type(error).__name__}: {_first_line(error)}"}
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:300] if text else type(error).__name__
+
+
+# -- below the adapter: one LM call -----------------------------------------------------------
+
+_entries: contextvars.ContextVar[list | None] = contextvars.ContextVar("memreason_lm_entries", default=None)
+
+
+class GuardedLM(dspy.BaseLM):
+    """A ``dspy.LM`` wrapper that retries transport faults and empty answers, and meters every call.
+
+    It wraps a private copy of the LM with DSPy's own retries off (they wait 1-60 s and
+    count nothing), and reads each call's history entry for its tokens and cache status.
+    """
+
+    def __init__(self, lm: dspy.BaseLM, *, role: str, policy: RetryPolicy | None = None):
+        inner = lm.copy(num_retries=0) if hasattr(lm, "num_retries") else lm.copy()
+        inner.update_history = _capture(inner)  # our copy only: the caller's LM is untouched
+        inner._warned_zero_temp_rollout = True  # our rollout ids are cache keys, meant for temperature 0 too
+        self.__dict__.update(inner=inner, role=role, policy=policy or RetryPolicy())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["inner"], name)
+
+    # BaseLM answers these at class level; the wrapped LM knows better.
+    supports_function_calling = property(lambda self: self.inner.supports_function_calling)
+    supports_reasoning = property(lambda self: self.inner.supports_reasoning)
+    supports_response_schema = property(lambda self: self.inner.supports_response_schema)
+    supported_params = property(lambda self: self.inner.supported_params)
+
+    def copy(self, **kwargs) -> "GuardedLM":
+        return GuardedLM(self.inner.copy(**kwargs), role=self.role, policy=self.policy)
+
+    def __call__(self, prompt=None, *, messages=None, **kwargs):
+        meter = current_meter()
+        pending: list[str] = []  # transport faults since the last answer
+        attempt = empties = 0
+        base = kwargs.get("rollout_id", self.inner.kwargs.get("rollout_id"))
+        while True:
+            entries: list = []
+            token = _entries.set(entries)
+            try:
+                outputs = self.inner(prompt, messages=messages, **kwargs)
+            except Exception as exc:
+                kind = fault_kind(exc)
+                if kind is None:
+                    raise
+                pending.append(kind)
+                self._note(meter, kind, retried=attempt < self.policy.retries)
+                if attempt >= self.policy.retries:
+                    raise LMFailure(kind, _first_line(exc), attempt + 1) from exc
+                time.sleep(self.policy.delay(attempt, exc))
+                attempt += 1
+                continue
+            finally:
+                _entries.reset(token)
+            prompt_tokens, completion_tokens, cached = entry_usage(entries[-1] if entries else None)
+            if meter is not None:
+                meter.add_call(self.role, prompt_tokens, completion_tokens)
+            if cached:  # the faults this answer once took, so a replay counts them again
+                for kind in self._ledger(prompt, messages, kwargs):
+                    self._note(meter, kind, retried=True)
+            elif pending:
+                self._remember(prompt, messages, kwargs, pending)
+            pending = []
+            if _empty(outputs):
+                self._note(meter, "empty", retried=attempt < self.policy.retries)
+                if attempt >= self.policy.retries:
+                    raise LMFailure("empty", "the LM answered with no text", attempt + 1)
+                attempt, empties = attempt + 1, empties + 1
+                rollout = 1000 + empties if base is None else f"{base}/empty{empties}"
+                kwargs = {**kwargs, "rollout_id": rollout}  # the same ids on a replay from the cache
+                continue
+            return outputs
+
+    async def acall(self, prompt=None, *, messages=None, **kwargs):
+        import asyncio
+
+        return await asyncio.to_thread(self.__call__, prompt, messages=messages, **kwargs)
+
+    @staticmethod
+    def _note(meter: Meter | None, kind: str, *, retried: bool) -> None:
+        if meter is not None:
+            meter.add_fault(kind, retried=retried)
+
+    # -- the fault ledger, kept in DSPy's cache next to the answers -------------------------
+
+    def _ledger_key(self, prompt, messages, kwargs) -> dict[str, str] | None:
+        if not kwargs.get("cache", getattr(self.inner, "cache", False)):
+            return None
+        settings = {k: v for k, v in {**self.inner.kwargs, **kwargs}.items() if not k.startswith("api_") and k != "timeout"}
+        text = json.dumps({"model": self.inner.model, "prompt": prompt, "messages": messages, "kwargs": settings},
+                          sort_keys=True, default=str)
+        return {"memreason_fault_ledger": hashlib.sha256(text.encode()).hexdigest()}
+
+    def _remember(self, prompt, messages, kwargs, kinds: list[str]) -> None:
+        key = self._ledger_key(prompt, messages, kwargs)
+        if key is not None:
+            dspy.cache.put(key, {"kinds": kinds})
+
+    def _ledger(self, prompt, messages, kwargs) -> list[str]:
+        key = self._ledger_key(prompt, messages, kwargs)
+        record = dspy.cache.get(key) if key is not None else None
+        return list(record.get("kinds", [])) if isinstance(record, dict) else []
+
+
+def _capture(lm: dspy.BaseLM):
+    """An ``update_history`` for ``lm`` that also hands each entry to the GuardedLM call in progress."""
+    record = type(lm).update_history
+
+    def update_history(entry):
+        entries = _entries.get()
+        if entries is not None:
+            entries.append(entry)
+        record(lm, entry)
+
+    return update_history
+
+
+def _empty(outputs) -> bool:
+    if not outputs:
+        return True
+    texts = [o.get("text") if isinstance(o, dict) else o for o in outputs]
+    has_tools = any(isinstance(o, dict) and o.get("tool_calls") for o in outputs)
+    return not has_tools and all(not (t or "").strip() for t in texts if isinstance(t, str) or t is None)
+
+
+# -- above the LM: one predictor call ---------------------------------------------------------
+
+
+class ResilientAdapter(dspy.Adapter):
+    """Repeat a predictor call whose answer no adapter could parse, alternating formats."""
+
+    def __init__(self, formats: list[dspy.Adapter], policy: RetryPolicy | None = None):
+        super().__init__()
+        self.formats, self.policy = list(formats), policy or RetryPolicy()
+
+    @classmethod
+    def around(cls, adapter: dspy.Adapter, policy: RetryPolicy | None = None) -> "ResilientAdapter":
+        """Chat format first, then JSON, and so on; a JSON adapter (the local grammar route) stays alone."""
+        if isinstance(adapter, (dspy.JSONAdapter, ResilientAdapter)) or not isinstance(adapter, dspy.ChatAdapter):
+            formats = adapter.formats if isinstance(adapter, ResilientAdapter) else [adapter]
+        else:
+            formats = [dspy.ChatAdapter(use_json_adapter_fallback=False), dspy.JSONAdapter()]
+        return cls(formats, policy)
+
+    def __call__(self, lm, lm_kwargs, signature, demos, inputs):
+        meter = current_meter()
+        for attempt in range(self.policy.attempts):
+            adapter, kwargs = self._attempt(lm, attempt, lm_kwargs)
+            try:
+                return adapter(lm, kwargs, signature, demos, inputs)
+            except AdapterParseError as exc:
+                self._failed(meter, attempt, exc)
+
+    async def acall(self, lm, lm_kwargs, signature, demos, inputs):
+        meter = current_meter()
+        for attempt in range(self.policy.attempts):
+            adapter, kwargs = self._attempt(lm, attempt, lm_kwargs)
+            try:
+                return await adapter.acall(lm, kwargs, signature, demos, inputs)
+            except AdapterParseError as exc:
+                self._failed(meter, attempt, exc)
+
+    def _attempt(self, lm, attempt: int, lm_kwargs: dict) -> tuple[dspy.Adapter, dict]:
+        kwargs = dict(lm_kwargs)
+        if attempt:  # a fresh cache key; kept apart from the rollouts of BestOfN, Refine, ...
+            base = kwargs.get("rollout_id", (getattr(lm, "kwargs", None) or {}).get("rollout_id"))
+            kwargs["rollout_id"] = attempt if base is None else f"{base}/retry{attempt}"
+        return self.formats[attempt % len(self.formats)], kwargs
+
+    def _failed(self, meter: Meter | None, attempt: int, error: AdapterParseError) -> None:
+        last = attempt + 1 >= self.policy.attempts
+        if meter is not None:
+            meter.add_fault("unparseable", retried=not last)
+        if last:
+            reason = _first_line(error)
+            if error.lm_response:
+                reason = f"{reason} Answer: {str(error.lm_response).strip()[:120]!r}"
+            raise LMFailure("unparseable", reason, attempt + 1) from error
+
+    # What callers outside a predictor call ask of an adapter comes from the first format.
+    def format(self, signature, demos, inputs):
+        return self.formats[0].format(signature, demos, inputs)
+
+    def parse(self, signature, completion):
+        return self.formats[0].parse(signature, completion)
+
+    def __getattr__(self, name: str) -> Any:
+        formats = self.__dict__.get("formats")
+        if not formats:
+            raise AttributeError(name)
+        return getattr(formats[0], name)

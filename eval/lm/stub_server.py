@@ -1,0 +1,229 @@
+"""A loopback OpenAI-compatible server with latency and seeded faults, for tests and benchmarks.
+
+    server = StubServer(latency=0.2, fail_rate=0.2, seed=0).start()   # 127.0.0.1, a free port
+    lm = dspy.LM("openai/stub", api_base=server.url, api_key="x")
+    ...
+    server.served          # {"ok": 96, "rate_limit": 2, "server_error": 1, "timeout": 1, "unparseable": 0}
+    server.stop()
+
+    python -m eval.lm.stub_server --latency 0.2 --fail-rate 0.2   # prints its base URL, serves until --lifetime
+
+It answers ``POST /v1/chat/completions`` in DSPy's formats: ``[[ ## field ## ]]`` markers
+for ChatAdapter requests, a JSON object when the request carries ``response_format`` or
+asks for JSON (JSONAdapter). Every answer is a function of the request's messages, so a
+rerun gets the same answers. Whether a request fails, and how (HTTP 429, HTTP 500, a
+hang past the client's timeout, or text no adapter can parse; HTTP 401 when ``faults``
+names ``auth``), is a seeded function of
+the messages and of how many times this server has already seen them, so a run against a
+fresh server meets the same faults in any thread order. ``GET /stats`` returns what was
+served by kind and a log of requests. The server stops by itself after ``lifetime``
+seconds, so a test that dies cannot leave it behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULTS = ("rate_limit", "server_error", "timeout", "unparseable")
+GARBAGE = "Sorry, I would rather describe the picture in my own words."
+_FIELD = re.compile(r"^\d+\. `(\w+)` \(([^)]*)\)", re.M)
+
+
+class StubServer:
+    """The server, run on a daemon thread of this process."""
+
+    def __init__(self, *, latency: float = 0.2, fail_rate: float = 0.2, seed: int = 0,
+                 hang: float = 5.0, lifetime: float = 300.0, faults: tuple[str, ...] = FAULTS):
+        self.latency, self.fail_rate, self.seed, self.hang = latency, fail_rate, seed, hang
+        self.lifetime, self.faults = lifetime, tuple(faults)
+        self.served: dict[str, int] = {kind: 0 for kind in ("ok", *FAULTS, *faults)}
+        self.log: list[dict[str, Any]] = []
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._timer: threading.Timer | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> "StubServer":
+        handler = type("Handler", (_Handler,), {"stub": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, name="stub-server", daemon=True).start()
+        self._timer = threading.Timer(self.lifetime, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        if self._timer:
+            self._timer.cancel()
+        if self._httpd:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "StubServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return {"served": dict(self.served), "requests": list(self.log)}
+
+    # -- deciding an answer ---------------------------------------------------------------
+
+    def decide(self, body: dict[str, Any]) -> tuple[str, str]:
+        """(kind, key) for one request: a seeded function of its messages and their repeat count."""
+        key = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).hexdigest()
+        with self._lock:
+            seen = self._seen.get(key, 0)
+            self._seen[key] = seen + 1
+        draw = hashlib.sha256(f"{self.seed}:{key}:{seen}".encode()).digest()
+        fails = int.from_bytes(draw[:4], "big") / 2**32 < self.fail_rate and self.faults
+        kind = self.faults[draw[4] % len(self.faults)] if fails else "ok"
+        with self._lock:
+            self.served[kind] += 1
+            self.log.append({"kind": kind, "key": key, "repeat": seen, "user": _user_text(body)})
+        return kind, key
+
+
+def answer_text(body: dict[str, Any], key: str) -> str:
+    """The deterministic answer to a request, in the format its adapter expects."""
+    system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "") or ""
+    if not isinstance(system, str):
+        system = " ".join(part.get("text", "") for part in system if isinstance(part, dict))
+    section = system.split("Your output fields are:", 1)[-1].split("All interactions", 1)[0]
+    fields = _FIELD.findall(section) or [("answer", "str")]
+    values = {name: _value(kind, key, name) for name, kind in fields}
+    wants_json = body.get("response_format") is not None or "Respond with a JSON object" in _user_text(body)
+    if wants_json:
+        return json.dumps(values)
+    parts = [f"[[ ## {name} ## ]]\n{value if isinstance(value, str) else json.dumps(value)}" for name, value in values.items()]
+    return "\n\n".join(parts) + "\n\n[[ ## completed ## ]]"
+
+
+def _value(kind: str, key: str, name: str) -> Any:
+    if kind.startswith("int"):
+        return int(key[:8], 16) % 5
+    if kind.startswith(("list", "set", "tuple")):
+        return []
+    if kind.startswith("bool"):
+        return int(key[8:10], 16) % 2 == 0
+    if kind.startswith("float"):
+        return round(int(key[:8], 16) % 100 / 100, 2)
+    return f"stub {name}"
+
+
+def _user_text(body: dict[str, Any]) -> str:
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = users[-1].get("content", "") if users else ""
+    if isinstance(content, list):
+        content = "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    stub: StubServer
+    protocol_version = "HTTP/1.1"
+    wbufsize = 1 << 16  # headers and body leave in one packet (flushed after each request)
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle wait on small answers
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/stats"):
+            self._send(200, self.stub.stats())
+        else:
+            self._send(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
+            return
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+            return
+        kind, key = self.stub.decide(body)
+        time.sleep(self.stub.latency)
+        if kind == "rate_limit":
+            self._send(429, {"error": {"message": "rate limit reached, slow down", "type": "rate_limit_error"}})
+        elif kind == "server_error":
+            self._send(500, {"error": {"message": "the stub had a bad day", "type": "server_error"}})
+        elif kind == "auth":  # not in FAULTS: only when asked for
+            self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                       "code": "invalid_api_key"}})
+        elif kind == "timeout":
+            time.sleep(self.stub.hang)
+            self._send(504, {"error": {"message": "too late", "type": "timeout"}})
+        else:
+            text = GARBAGE if kind == "unparseable" else answer_text(body, key)
+            self._send(200, _completion(body, text, key))
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout fault)
+            pass
+
+
+def _completion(body: dict[str, Any], text: str, key: str) -> dict[str, Any]:
+    prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+    return {
+        "id": f"chatcmpl-{key[:12]}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "stub"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": len(text.split()), "total_tokens": prompt + len(text.split())},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.lm.stub_server", description=__doc__.split("\n")[0])
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds before every answer (default 0.2)")
+    parser.add_argument("--fail-rate", type=float, default=0.2, help="fraction of requests that fail (default 0.2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hang", type=float, default=5.0, help="seconds a timeout fault hangs (default 5)")
+    parser.add_argument("--lifetime", type=float, default=600.0, help="stop after this many seconds (default 600)")
+    args = parser.parse_args(argv)
+    stub = StubServer(latency=args.latency, fail_rate=args.fail_rate, seed=args.seed, hang=args.hang,
+                      lifetime=args.lifetime).start()
+    print(stub.url, flush=True)
+    try:
+        while stub._httpd is not None:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        stub.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

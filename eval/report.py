@@ -1,0 +1,390 @@
+"""Reports for people: Markdown tables and PNG plots of one run or of several side by side.
+
+    python -m eval report runs/hdr-L1-... runs/episodic_cot-L1-...  --out runs/compare
+    write_run_report(run_dir)        # what every run writes at its end: <run>/report.md and PNGs
+
+A report reads only ``results.json`` files, including those written before newer keys
+(failures, retries, tokens by step, cost) existed: what a file lacks is shown as "—" or
+recomputed (cost, from tokens and LiteLLM's offline prices). Plots:
+
+- accuracy by method and level (Experience-Transfer), with the std over runs;
+- accuracy against tokens;
+- accuracy by number of objects in the scene;
+- for ARC runs (``"task": "arc"``), score against k (``oracle_at_k``) and against retries
+  (``score_by_retries``), when the results carry them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .cost import role_costs
+from .tokens import Tokens
+
+DASH = "—"
+
+
+class ReportError(ValueError):
+    """A run directory without readable results (reported as one line, exit 2)."""
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def load_results(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "results.json"
+    if not path.exists():
+        hint = " (unfinished? continue it with: python -m eval --resume {})".format(run_dir) if (run_dir / "config.json").exists() else ""
+        raise ReportError(f"no results.json in {run_dir}{hint}")
+    try:
+        results = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"cannot read {path}: {exc}") from None
+    if not isinstance(results, dict):
+        raise ReportError(f"{path} is not a results object")
+    return results
+
+
+def score(results: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(headline score in %, its std in %): accuracy for Experience-Transfer, the official score for ARC."""
+    if results.get("task") == "arc" or "official_score" in results:
+        value = results.get("official_score")
+        return (None if value is None else 100 * value), None
+    acc = results.get("accuracy") or {}
+    mean, std = acc.get("mean"), acc.get("std")
+    return (None if mean is None else 100 * mean), (None if std is None else 100 * std)
+
+
+def role_tokens(results: dict[str, Any], role: str) -> Tokens:
+    return Tokens.of((results.get("tokens") or {}).get(role))
+
+
+def cost_of(results: dict[str, Any]) -> dict[str, Any]:
+    """The results' cost, or one computed from their tokens when they predate it."""
+    if isinstance(results.get("cost"), dict):
+        return results["cost"]
+    return role_costs({
+        "memory": (results.get("memory_lm") or results.get("lm"), role_tokens(results, "memory")),
+        "task": (results.get("lm"), role_tokens(results, "task")),
+    })
+
+
+def label(results: dict[str, Any], several_lms: bool = False) -> str:
+    text = str(results.get("program", "?"))
+    if results.get("level") is not None:
+        text += f" L{results['level']}"
+    if results.get("split"):
+        text += f" {results['split']}"
+    if several_lms:
+        text += f" ({results.get('lm', '?')})"
+    return text
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def write_run_report(run_dir: Path) -> Path:
+    """Write ``report.md`` and its plots into ``run_dir`` from its ``results.json``."""
+    return write_report([run_dir], run_dir)
+
+
+def write_report(run_dirs: list[Path], out: Path) -> Path:
+    """One report comparing ``run_dirs`` side by side, written to ``out/report.md`` with PNGs beside it."""
+    runs = [(Path(d), load_results(Path(d))) for d in run_dirs]
+    out.mkdir(parents=True, exist_ok=True)
+    several_lms = len({(r.get("lm"), r.get("memory_lm")) for _, r in runs}) > 1
+    labels = _unique([label(r, several_lms) for _, r in runs], [d.name for d, _ in runs])
+    plots = _plots(runs, labels, out)
+    title = f"Run report: {labels[0]}" if len(runs) == 1 else f"Comparison of {len(runs)} runs"
+    parts = [f"# {title}", "", f"_Written {time.strftime('%Y-%m-%d %H:%M')} from results.json._", ""]
+    parts += _overview(runs, labels)
+    parts += _failures(runs, labels)
+    parts += _tokens(runs, labels)
+    parts += _by_objects(runs, labels)
+    parts += _arc(runs, labels)
+    if plots:
+        parts += ["## Plots", ""]
+        for caption, name in plots:
+            parts += [f"### {caption}", "", f"![{caption}]({name})", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(parts).rstrip() + "\n")
+    return path
+
+
+def _unique(labels: list[str], names: list[str]) -> list[str]:
+    return [f"{text} [{name}]" if labels.count(text) > 1 else text for text, name in zip(labels, names)]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    return lines + [""]
+
+
+def _pct(value: float | None, std: float | None = None) -> str:
+    if value is None:
+        return DASH
+    return f"{value:.1f} ± {std:.1f}" if std is not None else f"{value:.1f}"
+
+
+def _money(value: Any) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def _counts(counts: dict[str, int] | None) -> str:
+    if counts is None:
+        return DASH
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v) or "0"
+
+
+def _overview(runs, labels) -> list[str]:
+    rows = []
+    for (directory, r), name in zip(runs, labels):
+        value, std = score(r)
+        mem, task = role_tokens(r, "memory"), role_tokens(r, "task")
+        wall = r.get("wall_seconds")
+        rows.append([
+            name, str(r.get("task", "experience_transfer")), str(r.get("lm", DASH)), str(r.get("memory_lm", DASH)),
+            str(r.get("examples", DASH)), str(r.get("runs", 1)), _pct(value, std),
+            f"{mem.total:,}", f"{task.total:,}", _money(cost_of(r).get("total")),
+            DASH if wall is None else f"{wall:.0f}", f"`{directory}`",
+        ])
+    header = ["run", "task", "task LM", "memory LM", "examples", "runs", "score % (mean ± std)",
+              "memory tokens", "task tokens", "cost", "wall s", "directory"]
+    lines = ["## Results", "", "Score: accuracy for Experience-Transfer, the official score for ARC.", ""]
+    lines += _table(header, rows)
+    per_run = [(n, r["accuracy"]["per_run"]) for (_, r), n in zip(runs, labels) if len((r.get("accuracy") or {}).get("per_run") or []) > 1]
+    if per_run:
+        lines += ["Accuracy of each repetition (%): " + "; ".join(f"{n}: " + ", ".join(f"{100 * a:.1f}" for a in acc) for n, acc in per_run), ""]
+    return lines
+
+
+def _failures(runs, labels) -> list[str]:
+    rows = []
+    for (_, r), name in zip(runs, labels):
+        failures = r.get("failures", r.get("errors"))
+        rows.append([name, str(sum((failures or {}).values())), _counts(failures), _counts(r.get("faults")), _counts(r.get("retries"))])
+    return ["## Failures and retries", "",
+            "Failed: examples scored wrong because the LM never gave a usable answer. Faults: every failed LM "
+            "answer (rate limit, server error, timeout, empty, unparseable). Retries: the faults that were asked again.", ""] + \
+        _table(["run", "failed examples", "failures by kind", "faults by kind", "retries by kind"], rows)
+
+
+def _tokens(runs, labels) -> list[str]:
+    rows, steps = [], []
+    for (_, r), name in zip(runs, labels):
+        cost = cost_of(r)
+        for role in ("memory", "task"):
+            t = role_tokens(r, role)
+            model = (r.get("memory_lm") or r.get("lm")) if role == "memory" else r.get("lm")
+            rows.append([name, role, str(model), f"{t.prompt:,}", f"{t.completion:,}", f"{t.calls:,}", _money(cost.get(role))])
+        for role, by_step in sorted((r.get("tokens_by_step") or {}).items()):
+            for step, t in sorted(by_step.items()):
+                t = Tokens.of(t)
+                steps.append([name, role, step, f"{t.prompt:,}", f"{t.completion:,}", f"{t.calls:,}"])
+    lines = ["## Tokens and cost", "", "Cost from LiteLLM's offline price list; \"unknown\" for local models and unlisted ones.", ""]
+    lines += _table(["run", "role", "model", "prompt", "completion", "calls", "cost"], rows)
+    if steps:
+        lines += ["### By program step", ""] + _table(["run", "role", "step", "prompt", "completion", "calls"], steps)
+    return lines
+
+
+def _by_objects(runs, labels) -> list[str]:
+    found = [(n, r["accuracy_by_objects"]) for (_, r), n in zip(runs, labels) if r.get("accuracy_by_objects")]
+    if not found:
+        return []
+    counts = sorted({k for _, by in found for k in by}, key=lambda k: int(k) if str(k).isdigit() else 99)
+    rows = [[n] + [_pct(100 * by[k]) if k in by else DASH for k in counts] for n, by in found]
+    return ["## Accuracy by objects in the scene (%)", ""] + _table(["run"] + [f"{k} objects" for k in counts], rows)
+
+
+def _arc(runs, labels) -> list[str]:
+    found = [(n, r) for (_, r), n in zip(runs, labels) if r.get("task") == "arc"]
+    if not found:
+        return []
+    ks = sorted({k for _, r in found for k in (r.get("oracle_at_k") or {})}, key=_numeric)
+    rows = [[n, _pct(_scaled(r.get("official_score"))), _pct(_scaled(r.get("strict_score")))]
+            + [_pct(_scaled((r.get("oracle_at_k") or {}).get(k))) for k in ks] for n, r in found]
+    lines = ["## ARC scores (%)", ""] + _table(["run", "official", "strict"] + [f"oracle@{k}" for k in ks], rows)
+    retries = sorted({k for _, r in found for k in (r.get("score_by_retries") or {})}, key=_numeric)
+    if retries:
+        rows = [[n] + [_pct(_scaled((r.get("score_by_retries") or {}).get(k))) for k in retries] for n, r in found]
+        lines += ["### Score after each number of retries (%)", ""] + _table(["run"] + [f"{k} retries" for k in retries], rows)
+    return lines
+
+
+def _scaled(value: Any) -> float | None:
+    return None if value is None else 100 * float(value)
+
+
+def _numeric(key: Any) -> float:
+    try:
+        return float(key)
+    except (TypeError, ValueError):
+        return float("inf")
+
+
+# -- plots -------------------------------------------------------------------------------------
+
+
+def _plots(runs, labels, out: Path) -> list[tuple[str, str]]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    for caption, name, draw in (
+        ("Accuracy by method and level", "accuracy_by_method.png", _plot_accuracy),
+        ("Accuracy against tokens", "accuracy_vs_tokens.png", _plot_tokens),
+        ("Accuracy by objects in the scene", "accuracy_by_objects.png", _plot_objects),
+        ("ARC: score against k (oracle@k)", "arc_score_vs_k.png", _plot_arc_k),
+        ("ARC: score against retries", "arc_score_vs_retries.png", _plot_arc_retries),
+    ):
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        try:
+            if draw(ax, runs, labels):
+                ax.grid(alpha=0.3)
+                fig.tight_layout()
+                fig.savefig(out / name, dpi=110)
+                made.append((caption, name))
+        finally:
+            plt.close(fig)
+    return made
+
+
+def _et(runs, labels):
+    return [(n, r) for (_, r), n in zip(runs, labels) if r.get("task", "experience_transfer") != "arc" and r.get("accuracy")]
+
+
+def _plot_accuracy(ax, runs, labels) -> bool:
+    found = _et(runs, labels)
+    if not found:
+        return False
+    methods = list(dict.fromkeys(_method(n, r) for n, r in found))
+    levels = sorted({r.get("level") for _, r in found}, key=lambda v: (v is None, v))
+    width = 0.8 / max(1, len(methods))
+    for i, method in enumerate(methods):
+        xs, ys, errs = [], [], []
+        for j, level in enumerate(levels):
+            match = [r for n, r in found if _method(n, r) == method and r.get("level") == level]
+            if match:
+                value, std = score(match[0])
+                xs.append(j + (i - (len(methods) - 1) / 2) * width)
+                ys.append(value)
+                errs.append(std or 0)
+        bars = ax.bar(xs, ys, width, yerr=errs, capsize=3, label=method)
+        ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=2)
+    ax.set_xticks(range(len(levels)), [f"Level {v}" if v is not None else "—" for v in levels])
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=7, loc="upper right")
+    return True
+
+
+def _method(name: str, results: dict[str, Any]) -> str:
+    level = results.get("level")
+    return name.replace(f" L{level}", "", 1) if level is not None else name
+
+
+def _plot_tokens(ax, runs, labels) -> bool:
+    points = []
+    for (_, r), name in zip(runs, labels):
+        value, _ = score(r)
+        tokens = (role_tokens(r, "memory").total + role_tokens(r, "task").total) / max(1, int(r.get("runs") or 1))
+        if value is not None and tokens > 0:
+            points.append((tokens, value, name))
+    if not points:
+        return False
+    for tokens, value, name in points:
+        ax.scatter([tokens], [value], s=40)
+        ax.annotate(name, (tokens, value), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens per repetition (memory + task, prompt + completion)")
+    ax.set_ylabel("score (%)")
+    ax.set_ylim(0, 105)
+    return True
+
+
+def _plot_objects(ax, runs, labels) -> bool:
+    found = [(n, r["accuracy_by_objects"]) for (_, r), n in zip(runs, labels) if r.get("accuracy_by_objects")]
+    if not found:
+        return False
+    for name, by in found:
+        keys = sorted(by, key=_numeric)
+        ax.plot([_numeric(k) for k in keys], [100 * by[k] for k in keys], marker="o", label=name)
+    _whole_ticks(ax)
+    ax.set_xlabel("objects in the scene")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=7)
+    return True
+
+
+def _whole_ticks(ax) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _plot_curve(ax, runs, labels, key: str, xlabel: str) -> bool:
+    found = [(n, r[key]) for (_, r), n in zip(runs, labels) if r.get("task") == "arc" and r.get(key)]
+    if not found:
+        return False
+    for name, curve in found:
+        keys = sorted(curve, key=_numeric)
+        ax.plot([_numeric(k) for k in keys], [100 * float(curve[k]) for k in keys], marker="o", label=name)
+    _whole_ticks(ax)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("score (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=7)
+    return True
+
+
+def _plot_arc_k(ax, runs, labels) -> bool:
+    return _plot_curve(ax, runs, labels, "oracle_at_k", "k (attempts counted)")
+
+
+def _plot_arc_retries(ax, runs, labels) -> bool:
+    return _plot_curve(ax, runs, labels, "score_by_retries", "retries with feedback")
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line instead of usage + message
+        raise ReportError(message)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m eval report RUN_DIR [RUN_DIR ...] [--out DIR]`` (``argv`` may start with "report")."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "report":
+        argv = argv[1:]
+    parser = _Parser(prog="python -m eval report", description="Compare runs in one Markdown report with plots.")
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
+    parser.add_argument("--out", type=Path, help="where report.md and the PNGs go (default: the run itself, or runs/report-<time>)")
+    try:
+        args = parser.parse_args(argv)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for directory in args.runs:
+        if not directory.is_dir():
+            print(f"error: no run directory {directory}", file=sys.stderr)
+            return 2
+    out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("runs") / f"report-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        path = write_report(args.runs, out)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"report: {path}")
+    return 0

@@ -1,0 +1,104 @@
+"""Continuing a run directory: what it already holds, and whether a new request matches it.
+
+    finished = read_examples(run_dir / "examples.jsonl")   # {(run, id): record}; a torn last line is cut off
+    check_same_config(saved_config, new_config, run_dir)  # raises RunDirError on any difference that matters
+
+A run is identified by what decides its results (program, data, models, sampling);
+how it is executed (threads, retries, timeouts, the server's address, the cache
+directory) may change between a crash and its resumption.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+# The config keys that decide a run's results; the rest only decide how it runs.
+IDENTITY = ("program", "level", "modality", "rules", "limit", "seed", "runs", "lm", "memory_lm", "temperature", "max_tokens", "knobs")
+DEFAULTS: dict[str, Any] = {"modality": "text", "seed": 0, "runs": 1, "temperature": 0.0, "knobs": {}}
+
+
+class RunDirError(ValueError):
+    """A run directory that cannot be continued as asked (reported as one line, exit 2)."""
+
+
+def read_examples(path: Path, *, repair: bool = True) -> dict[tuple[int, str], dict[str, Any]]:
+    """The finished examples of a run, keyed by (run, example id); a later line for the same key wins.
+
+    A crash can leave the last line half-written: it is ignored and, with ``repair``, cut
+    from the file so the next append starts on a fresh line. A broken line elsewhere
+    means the file was edited or damaged, and is an error.
+    """
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1  # whole lines end here; what follows was still being written
+    finished: dict[tuple[int, str], dict[str, Any]] = {}
+    for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
+        if raw.strip():
+            record = _parse(raw)
+            if record is None:
+                raise RunDirError(f"{path}: line {number} is not an example record; the file was damaged")
+            finished[(int(record["run"]), str(record["id"]))] = record
+    tail = data[end:]
+    if tail.strip() and (record := _parse(tail)) is not None:  # whole, only its newline missing
+        finished[(int(record["run"]), str(record["id"]))] = record
+        if repair:
+            with open(path, "ab") as handle:
+                handle.write(b"\n")
+    elif tail and repair:  # torn by a crash: cut it off
+        with open(path, "r+b") as handle:
+            handle.truncate(end)
+            os.fsync(handle.fileno())
+    return finished
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(raw)
+        int(record["run"]), str(record["id"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def identity(config: dict[str, Any]) -> dict[str, Any]:
+    """The part of a saved or requested config that decides results, with defaults filled in."""
+    out = {key: config.get(key, DEFAULTS.get(key)) for key in IDENTITY}
+    out["lm"] = out["lm"] or "embedded"
+    out["memory_lm"] = out["memory_lm"] or out["lm"]
+    if out["knobs"] is None:
+        out["knobs"] = {}
+    return out
+
+
+def check_same_config(saved: dict[str, Any], requested: dict[str, Any], run_dir: Path) -> None:
+    """Raise :class:`RunDirError` naming every difference between the saved run and the request."""
+    old, new = identity(saved), identity(requested)
+    diffs = [f"{key} {old[key]!r} != {new[key]!r}" for key in IDENTITY if _norm(old[key]) != _norm(new[key])]
+    if diffs:
+        raise RunDirError(
+            f"{run_dir} holds a run with another config ({'; '.join(diffs)}): choose another --out, "
+            f"or continue it with --resume {run_dir}"
+        )
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "config.json"
+    try:
+        config = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RunDirError(f"{run_dir} holds no run (no config.json)") from None
+    except (OSError, ValueError) as exc:
+        raise RunDirError(f"cannot read {path}: {exc}") from None
+    if not isinstance(config, dict) or "program" not in config:
+        raise RunDirError(f"{path} is not a run config")
+    return config

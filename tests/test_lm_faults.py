@@ -1,0 +1,204 @@
+"""LM faults: retried with backoff, counted by kind, recorded per example; runs survive them.
+
+The end-to-end tests talk to the loopback stub server (``eval.lm.stub_server``) through
+DSPy's real OpenAI client; the unit tests use scripted engines.
+"""
+
+import json
+
+import dspy
+import pytest
+from dspy.utils.exceptions import LMRateLimitError, LMServerError, LMTimeoutError, LMTransportError
+
+import eval.cli as cli
+from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from eval.faults import GuardedLM, LMFailure, RetryPolicy, fault_kind
+from eval.lm import LMChoice, ScriptedEngine
+from eval.lm.stub_server import StubServer
+
+from scripted_answers import oracle_counter
+
+FAST = ["--backoff", "0.01", "--no-progress", "--no-report"]
+
+
+@pytest.fixture
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
+
+
+def stub_argv(stub, out, *extra):
+    return ["episodic", "--level", "1", "--lm", "openai/stub", "--api-base", stub.url, "--out", str(out), *FAST, *extra]
+
+
+def lines(out):
+    return [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+
+
+def test_a_100_example_run_survives_a_faulty_server(tmp_path, api_key):
+    out = tmp_path / "run"
+    with StubServer(latency=0.2, fail_rate=0.2, seed=3, hang=1.0, lifetime=120) as stub:
+        code = cli.main(stub_argv(stub, out, "--limit", "100", "--threads", "8", "--timeout", "0.5"))
+        served = stub.stats()["served"]
+    assert code == 0
+    records = lines(out)
+    assert len(records) == 100 and len({r["id"] for r in records}) == 100
+    for r in records:  # a score, or a recorded failure (and then scored wrong)
+        assert isinstance(r["prediction"], int) or (r["failure"]["kind"] and r["failure"]["reason"] and not r["correct"])
+        assert sum(r["faults"].values()) - sum(r["retries"].values()) == (1 if r["failure"] else 0)
+    results = json.loads((out / "results.json").read_text())
+    faults = {kind: n for kind, n in served.items() if kind != "ok" and n}
+    assert set(faults) == {"rate_limit", "server_error", "timeout", "unparseable"}  # the seed serves every kind
+    assert results["faults"] == faults  # every faulty answer the server gave was seen and counted
+    failed = [r for r in records if r["failure"]]
+    assert sum(results["failures"].values()) == len(failed)
+    assert sum(results["retries"].values()) == sum(faults.values()) - len(failed)
+    # every answer with text was metered: the good ones and the garbage
+    assert results["tokens"]["task"]["calls"] == served["ok"] + served["unparseable"]
+    assert results["tokens_by_step"]["task"]["reasoner"]["calls"] == results["tokens"]["task"]["calls"]
+
+
+def test_max_errors_stops_a_failing_run_and_keeps_its_work(tmp_path, api_key, capsys):
+    out = tmp_path / "run"
+    with StubServer(latency=0, fail_rate=1.0, faults=("server_error",)) as down:
+        code = cli.main(stub_argv(down, out, "--limit", "12", "--retries", "1", "--max-errors", "2"))
+        assert down.served["server_error"] == 3 * 2  # three scenes, each tried twice
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "--max-errors 2" in err and "Traceback" not in err
+    assert [r["failure"]["kind"] for r in lines(out)] == ["server_error"] * 3
+    assert not (out / "results.json").exists()
+
+    with StubServer(latency=0, fail_rate=0) as up:  # the server is back: continue, answering the failures again
+        assert cli.main(stub_argv(up, out, "--limit", "12", "--retry-failed")) == 0
+        assert up.served["ok"] == 12
+    results = json.loads((out / "results.json").read_text())
+    assert results["examples"] == 12 and results["failures"] == {}
+    assert results["faults"] == {} and results["retries"] == {}  # the failed attempts were replaced
+
+
+def test_a_refused_key_stops_the_run_at_once(tmp_path, api_key, capsys):
+    out = tmp_path / "run"
+    with StubServer(latency=0, fail_rate=1.0, faults=("auth",)) as stub:
+        assert cli.main(stub_argv(stub, out, "--limit", "12")) == 1
+        assert stub.served["auth"] == 1  # not retried, and no other scene tried
+    err = capsys.readouterr().err
+    assert "the provider refused the calls (auth: " in err and err.count("\n") == 1
+    assert [r["failure"]["kind"] for r in lines(out)] == ["auth"]
+
+
+def test_memory_that_cannot_be_built_stops_the_run_and_it_resumes(tmp_path, api_key, capsys):
+    out = tmp_path / "run"
+    argv = ["reflexion_all", "--level", "1", "--lm", "openai/stub", "--out", str(out), "--limit", "3", "--retries", "2", *FAST]
+    with StubServer(latency=0, fail_rate=1.0, faults=("rate_limit",)) as down:
+        assert cli.main([*argv, "--api-base", down.url]) == 1
+        assert down.served["rate_limit"] == 3
+    err = capsys.readouterr().err
+    assert "building the memory of run 1 failed (rate_limit" in err and err.count("\n") == 1
+    assert not (out / "memory-run0.json").exists() and not (out / "examples.jsonl").read_text()
+
+    with StubServer(latency=0, fail_rate=0) as up:
+        assert cli.main([*argv, "--api-base", up.url]) == 0
+        assert up.served["ok"] == 1 + 3  # one reflection, three scenes
+    memory = json.loads((out / "memory-run0.json").read_text())
+    assert memory["hypotheses"] == ["stub reflection"] and memory["usage"]["memory"]["reflect_on_episodes"]["calls"] == 1
+
+
+# -- unit tests with scripted engines -----------------------------------------------------------
+
+
+def evaluate(tmp_path, engine, name="run", **config):
+    config = ExperienceTransferConfig(program="episodic", level=1, **{"limit": 3, **config})
+    choice = LMChoice("scripted", engine.lm(cache=True), local=False)
+    return evaluate_experience_transfer(config, task=choice, memory=choice, run_dir=tmp_path / name, progress=False,
+                                        policy=RetryPolicy(backoff=0))
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(tmp_path / "cache"))
+
+
+def test_an_empty_answer_is_asked_again_past_the_cache(tmp_path, cache_dir):
+    count, seen = oracle_counter(), set()
+
+    def respond(call):  # the first answer to each prompt is empty (and cached by DSPy)
+        if call.user_text not in seen:
+            seen.add(call.user_text)
+            return ""
+        return count(call)
+
+    engine = ScriptedEngine(respond)
+    results = evaluate(tmp_path, engine)
+    assert len(engine.calls) == 6 and results["accuracy"]["mean"] == 1.0
+    assert results["faults"] == {"empty": 3} and results["retries"] == {"empty": 3}
+
+
+def test_an_unparseable_answer_is_asked_again_in_the_json_format(tmp_path, cache_dir):
+    count = oracle_counter()
+    engine = ScriptedEngine(lambda call: count(call) if call.response_format else "no fields at all")
+    results = evaluate(tmp_path, engine)
+    assert results["accuracy"]["mean"] == 1.0
+    assert [c.response_format is not None for c in engine.calls] == [False, True] * 3
+    assert results["faults"] == {"unparseable": 3} == results["retries"]
+
+
+def test_an_answer_that_never_parses_is_a_recorded_failure(tmp_path, cache_dir):
+    engine = ScriptedEngine(lambda call: "no fields at all")
+    results = evaluate(tmp_path, engine, limit=2)
+    assert len(engine.calls) == 2 * 4  # four attempts per scene (chat, JSON, chat, JSON), each a real call
+    assert results["failures"] == {"unparseable": 2} and results["faults"] == {"unparseable": 8}
+    record = lines(tmp_path / "run")[0]
+    assert record["failure"]["kind"] == "unparseable" and "no fields at all" in record["failure"]["reason"]
+    assert record["prediction"] is None and record["correct"] is False
+
+
+def test_faults_behind_a_cached_answer_count_again_when_it_is_replayed(tmp_path, cache_dir):
+    count, seen = oracle_counter(), set()
+
+    def respond(call):  # every prompt is rate-limited once, then answered
+        if call.user_text not in seen:
+            seen.add(call.user_text)
+            raise LMRateLimitError("slow down")
+        return count(call)
+
+    engine = ScriptedEngine(respond)
+    first = evaluate(tmp_path, engine, name="first")
+    assert first["faults"] == {"rate_limit": 3} == first["retries"] and len(engine.calls) == 6
+    replayed = evaluate(tmp_path, engine, name="replayed")  # a fresh run directory, the same cache
+    assert len(engine.calls) == 6  # every answer came from the cache...
+    assert replayed["faults"] == first["faults"] and replayed["retries"] == first["retries"]  # ...with its faults
+    assert replayed["tokens"] == first["tokens"]  # and its tokens
+
+
+def test_the_guarded_copy_shares_its_engine_so_a_local_model_stays_behind_its_lock():
+    engine = ScriptedEngine(lambda call: {"count": 1})
+    lm = engine.lm()
+    guarded = GuardedLM(lm, role="task")
+    assert guarded.inner is not lm and guarded.inner.engine is engine is lm.engine  # one engine, one lock
+    assert guarded.num_retries == 0 and lm.num_retries == 3  # DSPy's slow retries off in our copy only
+    assert guarded.model == lm.model and guarded.supports_response_schema
+
+
+@pytest.mark.parametrize(
+    "error, kind",
+    [
+        (LMRateLimitError("slow down"), "rate_limit"),
+        (LMServerError("boom"), "server_error"),
+        (LMTimeoutError("late"), "timeout"),
+        (LMTransportError("read timed out waiting for headers"), "timeout"),
+        (LMTransportError("connection refused"), "connection"),
+        (ValueError("bad request"), None),
+        (LMFailure("rate_limit", "x", 4), None),  # already retried below
+    ],
+)
+def test_fault_kinds(error, kind):
+    assert fault_kind(error) == kind
+
+
+def test_backoff_doubles_up_to_its_cap_and_honours_retry_after():
+    policy = RetryPolicy(backoff=1.0, cap=5.0, jitter=0.0)
+    assert [policy.delay(a) for a in range(4)] == [1.0, 2.0, 4.0, 5.0]
+    hinted = LMRateLimitError("wait")
+    hinted.retry_after = 0.25
+    assert policy.delay(3, hinted) == 0.25
+    jittery = RetryPolicy(backoff=1.0, jitter=0.1)
+    assert all(1.0 <= jittery.delay(0) <= 1.1 for _ in range(20))

@@ -1,0 +1,202 @@
+"""Resuming a run: finished examples are kept, memory is restored, results equal an uninterrupted run's."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import eval.cli as cli
+from datasets.experience_transfer import make_level
+from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from eval.lm import LMChoice, ScriptedEngine
+from eval.lm.stub_server import StubServer
+from eval.resume import RunDirError, read_examples
+from eval.runs import comparable
+
+from scripted_answers import oracle_counter
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lines(out):
+    return [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+
+
+def drop_last(out, n):
+    """Pretend the process died before its last ``n`` examples were written."""
+    path = out / "examples.jsonl"
+    kept = path.read_text().splitlines(keepends=True)[:-n]
+    path.write_text("".join(kept))
+
+
+def results(out):
+    return json.loads((out / "results.json").read_text())
+
+
+# -- the examples file ---------------------------------------------------------------------------
+
+
+def test_a_torn_last_line_is_cut_off_and_a_damaged_one_is_an_error(tmp_path):
+    path = tmp_path / "examples.jsonl"
+    good = [json.dumps({"run": 0, "id": f"s{i}", "correct": True}) + "\n" for i in range(3)]
+    path.write_text("".join(good) + '{"run": 0, "id": "s3", "corr')
+    assert sorted(read_examples(path)) == [(0, "s0"), (0, "s1"), (0, "s2")]
+    assert path.read_text() == "".join(good)  # the next append starts on a fresh line
+
+    path.write_text("".join(good) + json.dumps({"run": 0, "id": "s3"}))  # whole, newline missing
+    assert len(read_examples(path)) == 4 and path.read_text().endswith("}\n")
+
+    path.write_text(good[0] + "garbage\n" + good[1])
+    with pytest.raises(RunDirError, match="line 2"):
+        read_examples(path)
+
+
+# -- the harness, with scripted engines ------------------------------------------------------------
+
+
+class Counting:
+    """A scripted memory LM and task LM; the program builds its memory with one memory call."""
+
+    def __init__(self):
+        self.memory = ScriptedEngine(lambda call: {"reflection": "squares are odd"})
+        self.task = ScriptedEngine(oracle_counter())
+
+    def evaluate(self, out, **config):
+        config = ExperienceTransferConfig(program="reflexion_all", level=1, **{"limit": 8, **config})
+        task, memory = (LMChoice("scripted", e.lm(), local=False) for e in (self.task, self.memory))
+        return evaluate_experience_transfer(config, task=task, memory=memory, run_dir=out, progress=False)
+
+
+def test_a_resumed_run_restores_its_memory_and_answers_only_what_is_missing(tmp_path):
+    lms, out = Counting(), tmp_path / "run"
+    first = lms.evaluate(out)
+    assert len(lms.memory.calls) == 1 and len(lms.task.calls) == 8
+    drop_last(out, 3)
+    with open(out / "examples.jsonl", "a") as handle:
+        handle.write('{"run": 0, "id": "L1-s0')  # and tore the line it was writing
+    again = lms.evaluate(out)
+    assert len(lms.memory.calls) == 1  # restored from memory-run0.json, not rebuilt
+    assert len(lms.task.calls) == 8 + 3  # only the three missing scenes
+    assert [r["id"] for r in lines(out)] == [r["id"] for r in lines(out)][:5] + [s.id for s in make_level(1).test[5:8]]
+    assert comparable(again) == comparable(first)
+    assert again["tokens"]["memory"]["calls"] == 1 and again["execution"]["resumed_examples"] == 5
+
+
+def test_a_finished_run_is_read_back_without_any_call(tmp_path):
+    lms, out = Counting(), tmp_path / "run"
+    first = lms.evaluate(out, runs=2)
+    calls = (len(lms.memory.calls), len(lms.task.calls))
+    assert comparable(lms.evaluate(out, runs=2)) == comparable(first)
+    assert (len(lms.memory.calls), len(lms.task.calls)) == calls
+
+
+# -- the CLI ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scripted_cli(monkeypatch):
+    engine = ScriptedEngine(oracle_counter())
+    monkeypatch.setattr(cli, "resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    return engine
+
+
+def test_rerunning_into_the_same_out_continues_and_resume_reads_the_saved_config(tmp_path, scripted_cli):
+    out = tmp_path / "run"
+    argv = ["episodic_cot", "--level", "2", "--limit", "6", "--out", str(out), "--no-progress", "--no-report"]
+    assert cli.main(argv) == 0
+    first = results(out)
+    drop_last(out, 2)
+    assert cli.main(argv) == 0 and len(scripted_cli.calls) == 6 + 2
+    drop_last(out, 3)
+    assert cli.main(["--resume", str(out), "--threads", "3", "--no-progress", "--no-report"]) == 0
+    assert len(scripted_cli.calls) == 6 + 2 + 3
+    assert len(lines(out)) == 6 and comparable(results(out)) == comparable(first)
+    assert results(out)["execution"]["threads"] == 3
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["episodic_cot", "--level", "2", "--limit", "4"], "another config (level 1 != 2)"),
+        (["episodic_cot", "--level", "1", "--limit", "5"], "limit 4 != 5"),
+        (["hdr", "--level", "1", "--limit", "4"], "program 'episodic_cot' != 'hdr'"),
+    ],
+)
+def test_a_different_config_in_an_existing_run_dir_is_one_line_and_exit_2(tmp_path, scripted_cli, capsys, argv, message):
+    out = tmp_path / "run"
+    assert cli.main(["episodic_cot", "--level", "1", "--limit", "4", "--out", str(out), "--no-progress", "--no-report"]) == 0
+    before = (out / "examples.jsonl").read_text()
+    capsys.readouterr()
+    assert cli.main([*argv, "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert (out / "examples.jsonl").read_text() == before
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [(["--limit", "9"], "--resume takes the run's own config; drop --limit"), ([], "no such run directory")],
+)
+def test_resume_errors_are_one_line(tmp_path, scripted_cli, capsys, extra, message):
+    out = tmp_path / "run"
+    if extra:
+        assert cli.main(["episodic", "--level", "1", "--limit", "2", "--out", str(out), "--no-progress", "--no-report"]) == 0
+    capsys.readouterr()
+    assert cli.main(["--resume", str(out), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+# -- killed for real, against the faulty stub server ------------------------------------------------
+
+
+def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
+    scenes = make_level(1).test[:40]
+
+    def argv(stub, out):
+        return ["episodic", "--level", "1", "--limit", "40", "--threads", "4", "--lm", "openai/stub",
+                "--api-base", stub.url, "--out", str(out), "--backoff", "0.01", "--timeout", "0.5",
+                "--no-progress", "--no-report"]
+
+    def served_scenes(stub):
+        return [s.id for r in stub.stats()["requests"] for s in scenes if s.text() in r["user"]]
+
+    killed = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    with StubServer(latency=0.2, fail_rate=0.2, seed=11, hang=1.0, lifetime=120) as first:
+        process = subprocess.Popen([sys.executable, "-m", "eval", *argv(first, killed)], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and process.poll() is None:
+                path = killed / "examples.jsonl"
+                if path.exists() and path.read_text().count("\n") >= 8:
+                    break
+                time.sleep(0.02)
+            assert process.poll() is None, "the run ended before it could be killed"
+            process.send_signal(signal.SIGKILL)
+        finally:
+            process.kill()
+            process.wait()
+    finished = {r["id"] for r in lines(killed)}
+    assert 8 <= len(finished) < 40 and not (killed / "results.json").exists()
+
+    with StubServer(latency=0.2, fail_rate=0.2, seed=11, hang=1.0, lifetime=120) as second:
+        assert cli.main(["--resume", str(killed), "--api-base", second.url]) == 0
+        asked_again = served_scenes(second)
+    assert not finished & set(asked_again)  # no second request for a finished example
+    unfinished = {s.id for s in scenes} - finished
+    assert len(unfinished) - 4 <= len(set(asked_again))  # all but those in flight (4 threads), whose answers may be cached
+
+    with StubServer(latency=0.2, fail_rate=0.2, seed=11, hang=1.0, lifetime=120) as third:
+        assert cli.main(argv(third, tmp_path / "whole")) == 0
+    resumed, whole = results(killed), results(tmp_path / "whole")
+    assert comparable(resumed) == comparable(whole)
+    assert sum(whole["faults"].values()) > 0  # the comparison covers faults and retries too
+    assert sorted(r["id"] for r in lines(killed)) == sorted(s.id for s in scenes)
