@@ -36,6 +36,7 @@ from signatures import Episode
 
 from .cost import role_costs
 from .faults import FATAL, GuardedLM, ResilientAdapter, RetryPolicy, failure_of
+from .hypothesis_scoring import score_hypotheses
 from .lm import LMChoice
 from .metrics import accuracy, mean_std
 from .resume import read_examples
@@ -151,7 +152,7 @@ def evaluate_experience_transfer(
     finally:
         writer.close()
     seconds = time.perf_counter() - started
-    results = summarise(config, per_run, memories, task, memory)
+    results = summarise(config, per_run, memories, task, memory, data)
     results["wall_seconds"] = round(seconds, 2)
     results["execution"] = {
         "wall_seconds": round(seconds, 2), "threads": config.threads, "resumed_examples": resumed,
@@ -253,8 +254,13 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
 
 
 def summarise(config: ExperienceTransferConfig, per_run: list[list[dict[str, Any]]], memories: list[dict[str, Any]],
-              task: LMChoice, memory: LMChoice) -> dict[str, Any]:
-    """The results of a run from its example records (per run) and memory records."""
+              task: LMChoice, memory: LMChoice, data: ExperienceTransferLevel) -> dict[str, Any]:
+    """The results of a run from its example records (per run) and memory records.
+
+    ``hypothesis_f1`` scores each run's semantic memory with the deterministic parser
+    (free and exact, but strict: free wording it cannot read counts as wrong); the
+    LM-read modes are in ``python -m eval table5 --f1 interpret|judge``.
+    """
     run_accuracy = [accuracy([r["prediction"] for r in recs], [r["target"] for r in recs]) for recs in per_run]
     mean, std = mean_std(run_accuracy)
     by_objects: dict[str, float] = {}
@@ -289,8 +295,18 @@ def summarise(config: ExperienceTransferConfig, per_run: list[list[dict[str, Any
         "tokens": {role: t.as_dict() for role, t in roles.items()},
         "tokens_by_step": {role: {s: t.as_dict() for s, t in sorted(steps.items())} for role, steps in sorted(usage.items())},
         "cost": role_costs({"memory": (memory.spec, roles["memory"]), "task": (task.spec, roles["task"])}),
+        "hypothesis_f1": _hypothesis_f1(memories, data),
         "config": config_record,
     }
+
+
+def _hypothesis_f1(memories: list[dict[str, Any]], data: ExperienceTransferLevel) -> dict[str, Any] | None:
+    """Parser-read F1 of each run's hypotheses; None for programs that keep no semantic memory."""
+    if not any(m.get("hypotheses") for m in memories):
+        return None
+    scores = [score_hypotheses(m.get("hypotheses", []), data, "parse") for m in memories]
+    f1, std = mean_std([s.f1 for s in scores])
+    return {"mode": "parse", "mean": f1, "std": std, "per_run": [s.as_dict() for s in scores]}
 
 
 def _add_usage(usage: dict[str, dict[str, Tokens]], record: dict[str, Any]) -> None:

@@ -128,3 +128,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, engines, capsys, argv, messa
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert not (tmp_path / "tables" / "cells").exists()  # nothing ran
+
+
+def test_results_carry_the_parser_f1_of_the_memory_a_run_built(tmp_path, engines):
+    assert run(["table2", "--levels", "2", "--lm", "good", "--limit", "2", "--rows", "episodic,semantic_oracle"], tmp_path) == 0
+    cells = tmp_path / "tables" / "cells"
+    oracle = json.loads((cells / "semantic_oracle-L2-good-limit2" / "results.json").read_text())["hypothesis_f1"]
+    assert oracle["mode"] == "parse" and oracle["mean"] == 1.0  # the oracle statements read back as the table
+    assert json.loads((cells / "episodic-L2-good-limit2" / "results.json").read_text())["hypothesis_f1"] is None
