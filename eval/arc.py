@@ -7,29 +7,52 @@ the task LM, memory reads and writes run on the memory LM, and every task's
 attempts, retries, programs, outputs, failures, tokens and scores are written to
 ``examples.jsonl`` as it finishes. Memory snapshots go to ``memory/run<r>/``:
 ``step-0000.json`` as loaded, ``step-<i>.json`` after the write following problem i,
-``final.json`` (with usage counts) at the end; what each write did goes to
-``memory/run<r>/writes.jsonl``.
+``final.json`` (with usage counts) at the end; what each write did (and spent) goes to
+``memory/run<r>/writes.jsonl``, written just before its snapshot.
+
+A run directory that already holds part of the run is continued: finished tasks are
+not solved again (their memory reads are replayed: selection counts), and with
+continual updates the memory is restored from the latest snapshot taken at a batch
+boundary, and only the batch in progress at the crash is finished (its solved tasks
+kept) and written, so the memory equals an uninterrupted run's. LM answers asked again
+(a write cut short) come from the run's DSPy cache.
+
+LM faults are retried (:mod:`eval.faults`): the task LM and the memory LM are each
+wrapped in a :class:`GuardedLM` (roles ``task`` and ``memory``) under a
+:class:`ResilientAdapter`. A task whose LM calls still fail is recorded with the kind
+and reason of its failure and scores 0; the run goes on unless more than
+``max_errors`` tasks fail in this process or the provider refuses the key or the bill
+(:class:`RunAborted`, the work kept).
 
 Scores per task (``eval.metrics``): ``oracle_at_k`` for k = 1..3 (k <= attempts;
 otherwise null, see ``oracle_at_k_pooled`` which pools the attempts of all runs),
 the official score (first two attempts, any match per test pair, fraction of
 pairs), the strict score (one program passes every test pair), and the official
 score had every attempt stopped after r retries (``score_by_retries``). Each is
-averaged over tasks, then mean and sample std over runs.
+averaged over tasks, then mean and sample std over runs. Results also hold failures,
+faults and retries by kind, tokens by role and by program step (``arc_solver.solve``,
+``arc_solver.retry``, ``concept_selector``, ``concept_abstractor``, ...) and dollar
+cost; everything outside ``execution`` and ``wall_seconds`` follows from the run
+directory's files, so a resumed run reports what an uninterrupted one does.
 
 ``build_memory`` solves training tasks with the baseline solver (or reads a
 directory of user solutions, ``<task_id>.py`` defining ``transform``), keeps the
 programs that reproduce every train and test output, and abstracts them into a
 memory file, saved atomically after every write. Solutions it found itself are
 kept in ``<run dir>/solutions/``, so another format can be built from them
-without solving again (``--solutions``).
+without solving again (``--solutions``). It continues its run directory the same way.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -38,17 +61,27 @@ from tqdm import tqdm
 
 from datasets.arc import ArcDataError, ArcTask, load_split
 from programs import PROGRAMS, build_program
-from programs.arc_solver import Attempt
+from programs.arc_solver import Attempt, error_text
+from programs.concept_memory import ConceptMemory
 from programs.memory_file import Memory, empty_memory, load_memory, save_memory
 
+from .cost import role_costs
+from .faults import FATAL, GuardedLM, ResilientAdapter, RetryPolicy, failure_of
 from .lm import LMChoice
 from .metrics import mean_std, official_score, oracle_at_k, strict_at_k, strict_score
+from .resume import read_examples
 from .runs import JsonlWriter
-from .tokens import Tokens
+from .tokens import Meter, Tokens, metering
 
 KS = (1, 2, 3)
 MEMORY_FORMAT = {"baseline": None, "cheatsheet": "cheatsheet", "arcmemo_oe": "oe", "arcmemo_ps": "ps",
                  "arcmemo_ps_noselect": "ps"}
+# dspy's own exceptions that reach the solver unguarded, by the failure kind they are
+_KINDS = {"LMAuthError": "auth", "LMBillingError": "billing", "AdapterParseError": "unparseable"}
+
+
+class RunAborted(RuntimeError):
+    """The run stopped early (too many failed tasks, or a refused key); its work is kept."""
 
 
 @dataclass
@@ -109,9 +142,48 @@ class ArcConfig:
         return {**knobs, **self.knobs}
 
 
+
 def adapter_for(task: LMChoice, memory: LMChoice) -> dspy.Adapter:
     """Grammar-constrained JSON when either LM runs in-process (JSON works for remote models too)."""
     return dspy.JSONAdapter() if task.local or memory.local else dspy.ChatAdapter()
+
+
+@dataclass
+class _Session:
+    """What one process needs: guarded LMs, the adapter, the error budget."""
+
+    task_lm: GuardedLM
+    memory_lm: GuardedLM
+    adapter: dspy.Adapter
+    max_errors: int | None
+    failed: int = 0
+    last_failure: str = ""
+    fatal: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def start(cls, task: LMChoice, memory: LMChoice, policy: RetryPolicy, max_errors: int | None) -> "_Session":
+        # in-process models decode the same prompt the same way (seeded, under a JSON grammar): asking again cannot help
+        parse_policy = replace(policy, retries=0) if task.local or memory.local else policy
+        return cls(GuardedLM(task.lm, role="task", policy=policy), GuardedLM(memory.lm, role="memory", policy=policy),
+                   ResilientAdapter.around(adapter_for(task, memory), parse_policy), max_errors)
+
+    def fail(self, failure: dict[str, str]) -> None:
+        with self.lock:
+            self.failed += 1
+            self.last_failure = f"{failure['kind']}: {failure['reason']}"
+            self.fatal = self.fatal or failure["kind"] in FATAL
+
+    @property
+    def stopping(self) -> bool:
+        return self.fatal or (self.max_errors is not None and self.failed > self.max_errors)
+
+    def why(self) -> str:
+        if self.fatal:
+            reason = f"the provider refused the calls ({self.last_failure})"
+        else:
+            reason = f"{self.failed} tasks failed in this process (--max-errors {self.max_errors}); last: {self.last_failure}"
+        return f"{reason}. The work so far is kept: rerun the same command to continue"
 
 
 def evaluate_arc(
@@ -124,98 +196,227 @@ def evaluate_arc(
     progress: bool = True,
     tasks: Sequence[ArcTask] | None = None,
     initial_memory: Memory | None = None,
+    policy: RetryPolicy | None = None,
+    max_errors: int | None = None,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate ``config`` on ``tasks`` (default: the config's split) with programs run in ``sandbox``."""
+    """Evaluate ``config`` on ``tasks`` (default: the config's split) with programs run in ``sandbox``,
+    continuing whatever ``run_dir`` already holds; ``retry_failed`` solves again the tasks recorded as failures."""
     tasks = list(tasks) if tasks is not None else config.load_tasks()
     initial = initial_memory if initial_memory is not None else config.load_memory()
     started = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
+    finished = read_examples(run_dir / "examples.jsonl")
+    if retry_failed:
+        finished = {key: r for key, r in finished.items() if not r.get("failure") and not r.get("error")}
+    policy = policy or RetryPolicy()
+    session = _Session.start(task, memory, policy, max_errors)
     writer = JsonlWriter(run_dir / "examples.jsonl")
-    adapter = adapter_for(task, memory)
     per_run: list[list[dict[str, Any]]] = []
-    memory_tokens, task_tokens = Tokens(), Tokens()
-    writes = written = 0
-    write_errors: dict[str, int] = {}
+    writes: list[list[dict[str, Any]]] = []
+    kept = 0
     try:
         for run in range(config.runs):
-            program = build_program(config.program, **config.program_knobs(run), sandbox=sandbox)
-            snapshots = run_dir / "memory" / f"run{run}"
-            if initial is not None:
-                program.use_memory(type(initial).from_json(initial.to_json()))  # a fresh copy per run
-                save_memory(program.memory, snapshots / "step-0000.json")
-            if memory.lm is not task.lm:
-                program.set_memory_lm(memory.lm)
-            bar = tqdm(total=len(tasks), desc=f"{config.program} run {run + 1}/{config.runs}", disable=not progress,
-                       unit="task", dynamic_ncols=True)
-            done: list[dict[str, Any]] = []
-
-            def solve_batch(batch: list[ArcTask]) -> list[dspy.Prediction]:
-                indices = list(range(len(done), len(done) + len(batch)))  # batches come in task order
-                return _solve_batch(program, batch, indices, run, config, task, adapter, writer, bar, done)
-
-            def on_write(i: int, records: list[dict[str, Any]]) -> None:
-                nonlocal memory_tokens, writes, written
-                writes += 1
-                written += sum(1 for r in records if not r.get("error"))
-                for record in records:
-                    memory_tokens += as_tokens(record.get("tokens"))
-                    if record.get("error"):
-                        kind = "write: " + record["error"].split(":")[0]
-                        write_errors[kind] = write_errors.get(kind, 0) + 1
-                save_memory(program.memory, snapshots / f"step-{i:04d}.json")
-                log = JsonlWriter(snapshots / "writes.jsonl")
-                try:
-                    log.write({"after_problem": i, "records": records})
-                finally:
-                    log.close()
-
-            with bar, dspy.context(lm=task.lm, adapter=adapter):
-                solved = program.solve_all(tasks, solve_batch=solve_batch, on_write=on_write)
-            if initial is not None:
-                save_memory(program.memory, snapshots / "final.json")
-            records = [s.record for s in solved]
-            for r in records:
-                memory_tokens += as_tokens(r["tokens"]["memory"])
-                task_tokens += as_tokens(r["tokens"]["task"])
+            records, run_writes, run_kept = _run(config, run, tasks, initial, finished, session, sandbox, run_dir,
+                                                 writer, progress)
             per_run.append(records)
+            writes.append(run_writes)
+            kept += run_kept
     finally:
         writer.close()
     seconds = time.perf_counter() - started
-    results = _results(config, tasks, per_run, task, memory, memory_tokens, task_tokens, (writes, written), seconds)
-    for kind, count in write_errors.items():
-        results["errors"][kind] = results["errors"].get(kind, 0) + count
+    results = summarise(config, tasks, per_run, writes, task, memory)
+    results["wall_seconds"] = round(seconds, 2)
+    results["execution"] = {
+        "wall_seconds": round(seconds, 2), "threads": config.threads, "resumed_examples": kept,
+        "answered_examples": sum(len(r) for r in per_run) - kept, "retry_policy": asdict(policy), "max_errors": max_errors,
+    }
+    engine = getattr(task.lm, "engine", None)
+    if task.local and hasattr(engine, "stats"):
+        results["execution"]["engine"] = engine.stats.as_dict()
     return results
 
 
-def _solve_batch(program, batch, indices, run, config, task_lm: LMChoice, adapter, writer, bar, done):
-    """Solve a batch in parallel (``config.threads``), writing each record as it finishes; records in batch order."""
+def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | None, finished, session: _Session,
+         sandbox, run_dir: Path, writer: JsonlWriter, progress: bool):
+    """Run ``run`` of Algorithm 1, continuing from what ``finished`` holds; (records, writes, tasks kept)."""
+    program = build_program(config.program, **config.program_knobs(run), sandbox=sandbox)
+    program.set_memory_lm(session.memory_lm)  # memory reads and writes: metered as the memory role
+    snapshots = run_dir / "memory" / f"run{run}"
+    index = {item.id: i for i, item in enumerate(tasks)}
+    done = {i: finished[(run, item.id)] for i, item in enumerate(tasks) if (run, item.id) in finished}
+    start = _resume_point(config, len(tasks), done, initial, snapshots)
+    if initial is not None:
+        _restore(program, initial, snapshots, start)
+    bar = tqdm(total=len(tasks), initial=len(done), desc=f"{config.program} run {run + 1}/{config.runs}",
+               disable=not progress, unit="task", dynamic_ncols=True)
+    write_meter = Meter(root=program)
 
-    def solve(item: ArcTask, index: int) -> dict[str, Any]:
+    def solve_batch(batch: list[ArcTask]) -> list[dspy.Prediction]:
+        predictions, todo = {}, []
+        for item in batch:
+            i = index[item.id]
+            if i in done:  # finished before: its read is replayed, its attempts feed the write
+                record = done[i]
+                _replay_read(program, record)
+                predictions[i] = dspy.Prediction(attempts=[Attempt.from_json(a) for a in record["attempts"]], record=record)
+            else:
+                todo.append(item)
+        for i, solved in _solve_batch(program, todo, index, run, config, session, writer, bar).items():
+            predictions[i] = solved
+            done[i] = solved.record
+        if session.stopping:
+            raise RunAborted(session.why())
+        return [predictions[index[item.id]] for item in batch]
+
+    def on_write(i: int, records: list[dict[str, Any]]) -> None:
+        entry = {"after_problem": start + i, "records": records, **_take(write_meter)}
+        log = JsonlWriter(snapshots / "writes.jsonl")
+        try:
+            log.write(entry)  # before the snapshot: a snapshot always has its log line
+        finally:
+            log.close()
+        save_memory(program.memory, snapshots / f"step-{start + i:04d}.json")
+
+    with bar, dspy.context(lm=session.task_lm, adapter=session.adapter), metering(write_meter):
+        program.solve_all(tasks[start:], solve_batch=solve_batch, on_write=on_write)
+    if initial is not None:
+        save_memory(program.memory, snapshots / "final.json")
+    kept = sum(1 for i in range(len(tasks)) if (run, tasks[i].id) in finished and done[i] is finished[(run, tasks[i].id)])
+    return [done[i] for i in range(len(tasks))], _read_writes(snapshots / "writes.jsonl"), kept
+
+
+def _resume_point(config: ArcConfig, n: int, done: dict[int, dict], initial: Memory | None, snapshots: Path) -> int:
+    """The first task this process passes through Algorithm 1 (a batch boundary with a memory snapshot).
+
+    Finished tasks past the batch of the first unfinished one are forgotten (they read a memory
+    that a redone batch may change: only ``--retry-failed`` leaves such tasks)."""
+    k = config.continual_every if initial is not None else None
+    first_missing = next((i for i in range(n) if i not in done), n)
+    if not k:
+        return 0
+    end = (first_missing // k + 1) * k
+    for i in [i for i in done if i >= end]:
+        del done[i]
+    start = first_missing // k * k
+    while start > 0 and not (snapshots / f"step-{start:04d}.json").exists():
+        start -= k  # the write after this batch did not finish: do it again
+    return start
+
+
+def _restore(program, initial: Memory, snapshots: Path, start: int) -> None:
+    """Give ``program`` the memory as it was at problem ``start``; forget what was logged after it."""
+    path = snapshots / f"step-{start:04d}.json"
+    if path.exists():
+        program.use_memory(load_memory(path))
+    else:
+        program.use_memory(type(initial).from_json(initial.to_json()))  # a fresh copy per run
+        save_memory(program.memory, path)
+    for stale in snapshots.glob("step-*.json"):
+        if int(stale.stem.split("-")[1]) > start:
+            stale.unlink()
+    log = snapshots / "writes.jsonl"
+    if log.exists():
+        entries = [e for e in _read_writes(log) if e["after_problem"] <= start]
+        write_json_lines(log, entries)
+
+
+def _replay_read(program, record: dict[str, Any]) -> None:
+    """What reading the memory did to it (selection counts), for a task solved by an earlier process."""
+    selected = (record.get("read") or {}).get("selected")
+    if isinstance(program.memory, ConceptMemory) and isinstance(selected, list):
+        program.memory.use(selected)
+
+
+def _read_writes(path: Path) -> list[dict[str, Any]]:
+    """The writes of a run in order, one per write point (a later line for the same point wins)."""
+    if not path.exists():
+        return []
+    by_point: dict[int, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+            by_point[int(entry["after_problem"])] = entry
+        except (ValueError, KeyError, TypeError):
+            continue  # a line torn by a crash: its write is done again
+    return [by_point[i] for i in sorted(by_point)]
+
+
+def write_json_lines(path: Path, entries: list[dict[str, Any]]) -> None:
+    """Replace ``path`` by ``entries``, one JSON object per line, atomically."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.writelines(json.dumps(e, default=str) + "\n" for e in entries)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _take(meter: Meter) -> dict[str, Any]:
+    """What ``meter`` counted since the last take, and start it afresh."""
+    spent = meter.record()
+    with meter._lock:
+        meter.usage, meter.faults, meter.retries = {}, Counter(), Counter()
+    return spent
+
+
+def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int, config: ArcConfig,
+                 session: _Session, writer: JsonlWriter, bar) -> dict[int, dspy.Prediction]:
+    """Solve ``batch`` in parallel (``config.threads``), writing each record as it finishes; by task index."""
+
+    def solve(item: ArcTask) -> dspy.Prediction | None:
+        if session.stopping:
+            return None
         started = time.perf_counter()
+        meter = Meter(root=program)
         attempts: list[Attempt] = []
         read: dict[str, Any] = {}
-        error = None
-        with dspy.context(lm=task_lm.lm, adapter=adapter):
+        failure = None
+        with dspy.context(lm=session.task_lm, adapter=session.adapter), metering(meter):
             try:
                 out = program(task=item)
                 attempts, read = out.attempts, out.read
             except Exception as exc:  # one bad task must not stop the run
-                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        record = task_record(item, attempts, read, error, run=run, index=index, retries=config.retries)
+                failure = failure_of(exc)
+        failure = failure or lm_failure(attempts)
+        record = task_record(item, attempts, read, None, run=run, index=index[item.id], retries=config.retries,
+                             failure=failure, spent=meter.record())
         record["seconds"] = round(time.perf_counter() - started, 2)
         writer.write(record)
+        if failure:
+            session.fail(failure)
         return dspy.Prediction(attempts=attempts, record=record)  # attempts for the program's GETFEEDBACK
 
-    with ThreadPoolExecutor(max_workers=config.threads) as pool:
-        futures = {pool.submit(solve, item, index): index for item, index in zip(batch, indices)}
-        finished = {}
+    finished: dict[int, dspy.Prediction] = {}
+    if not batch:
+        return finished
+    pool = ThreadPoolExecutor(max_workers=config.threads)
+    try:
+        futures = {pool.submit(solve, item): index[item.id] for item in batch}
         for future in as_completed(futures):
             solved = future.result()
+            if solved is None:
+                continue
             finished[futures[future]] = solved
-            done.append(solved.record)
-            bar.set_postfix(official=f"{sum(r['scores']['official_score'] for r in done) / len(done):.0%}")
+            scored = [p.record["scores"]["official_score"] for p in finished.values()]
+            bar.set_postfix(official=f"{sum(scored) / len(scored):.0%}", failed=session.failed)
             bar.update()
-    return [finished[index] for index in indices]
+    finally:  # on Ctrl-C, tasks not started stay undone (a resumed run solves them); started ones finish and are kept
+        pool.shutdown(wait=True, cancel_futures=True)
+    return finished
+
+
+def lm_failure(attempts: Sequence[Attempt]) -> dict[str, str] | None:
+    """A task whose every LM call for a program failed (after retries): the last step's failure, else None."""
+    steps = [s for a in attempts for s in a.steps]
+    if not steps or not all(s.error for s in steps):
+        return None
+    kind, _, reason = steps[-1].error.partition(": ")
+    return {"kind": _KINDS.get(kind, kind), "reason": reason}
 
 
 def as_tokens(counts: dict[str, int] | None) -> Tokens:
@@ -245,20 +446,30 @@ def task_scores(verify: list[list[bool]]) -> dict[str, Any]:
     }
 
 
+
 def task_record(item: ArcTask, attempts: list[Attempt], read: dict[str, Any], error: str | None, *,
-                run: int, index: int, retries: int) -> dict[str, Any]:
-    """One line of ``examples.jsonl``: everything about one task in one run."""
+                run: int, index: int, retries: int, failure: dict[str, str] | None = None,
+                spent: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One line of ``examples.jsonl``: everything about one task in one run.
+
+    ``failure`` (kind, reason) marks a task whose LM calls failed; ``spent`` is its :class:`Meter`
+    record (tokens by role and step, faults, retries); without it tokens come from the steps."""
     verify = verify_matrix(item, attempts)
     scores = task_scores(verify)
     scores["score_by_retries"] = {
         str(r): task_scores(verify_matrix(item, attempts, r))["official_score"] for r in range(retries + 1)}
     scores["by_retries"] = {str(r): task_scores(verify_matrix(item, attempts, r)) for r in range(retries + 1)}
-    task_tokens = Tokens()
-    for attempt in attempts:
-        for step in attempt.steps:
-            task_tokens += as_tokens(step.tokens)
-    memory_tokens = as_tokens(read.get("tokens"))
-    return {
+    if failure and not error:
+        error = f"{failure['kind']}: {failure['reason']}"
+    if spent is not None:
+        usage = spent.get("usage") or {}
+        roles = {role: sum((Tokens.of(t) for t in usage.get(role, {}).values()), Tokens()) for role in ("memory", "task")}
+    else:
+        roles = {"memory": as_tokens(read.get("tokens")), "task": Tokens()}
+        for attempt in attempts:
+            for step in attempt.steps:
+                roles["task"] += as_tokens(step.tokens)
+    record = {
         "run": run,
         "index": index,
         "id": item.id,
@@ -268,9 +479,13 @@ def task_record(item: ArcTask, attempts: list[Attempt], read: dict[str, Any], er
         "verify": verify,
         "passed_train": any(a.final.passed_train for a in attempts),
         "scores": scores,
-        "tokens": {"memory": memory_tokens.as_dict(), "task": task_tokens.as_dict()},
+        "tokens": {role: t.as_dict() for role, t in roles.items()},
+        "failure": failure,
         "error": error,
     }
+    if spent is not None:
+        record.update(usage=spent.get("usage") or {}, faults=spent.get("faults") or {}, retries=spent.get("retries") or {})
+    return record
 
 
 def _mean_std_keyed(values: list[dict[str, float | None]]) -> tuple[dict[str, float | None], dict[str, float | None]]:
@@ -315,7 +530,11 @@ def _aggregate(per_run_scores: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _results(config, tasks, per_run, task, memory, memory_tokens, task_tokens, writes, seconds) -> dict[str, Any]:
+
+
+def summarise(config: ArcConfig, tasks: Sequence[ArcTask], per_run: list[list[dict[str, Any]]],
+              writes: list[list[dict[str, Any]]], task: LMChoice, memory: LMChoice) -> dict[str, Any]:
+    """The results of a run from its task records and memory writes (per run) alone."""
     run_scores = [_run_scores(records, config.retries) for records in per_run]
     by_retries = {}
     for r in range(config.retries + 1):
@@ -334,25 +553,39 @@ def _results(config, tasks, per_run, task, memory, memory_tokens, task_tokens, w
             verify = [row for records in per_run for row in records[i]["verify"]]
             values.append(oracle_at_k(verify, k) if len(verify) >= k else 0.0)
         pooled[str(k)] = sum(values) / len(values) if values else None
-    errors: dict[str, int] = {}
-    failures: dict[str, int] = {}
+    errors, program_failures, failures, faults, retries = Counter(), Counter(), Counter(), Counter(), Counter()
+    usage: dict[str, dict[str, Tokens]] = {}
     hallucinated = selected = 0
     for records in per_run:
         for r in records:
+            if r.get("failure"):
+                failures[r["failure"]["kind"]] += 1
             if r["error"]:
-                kind = r["error"].split(":")[0]
-                errors[kind] = errors.get(kind, 0) + 1
+                errors[r["error"].split(":")[0]] += 1
             for attempt in r["attempts"]:
                 for step in attempt["steps"]:
                     if step["error"]:
-                        kind = "LM: " + step["error"].split(":")[0]
-                        errors[kind] = errors.get(kind, 0) + 1
+                        errors["LM: " + step["error"].split(":")[0]] += 1
                     for check in step["train"] + step["test"]:
                         if check["failure"]:
-                            failures[check["failure"]] = failures.get(check["failure"], 0) + 1
+                            program_failures[check["failure"]] += 1
             hallucinated += len(r["read"].get("hallucinated", []))
             picked = r["read"].get("selected")
             selected += len(picked) if isinstance(picked, list) else 0
+            _add_usage(usage, r, "task")
+            faults.update(r.get("faults") or {})
+            retries.update(r.get("retries") or {})
+    written = 0
+    for entry in (e for run_writes in writes for e in run_writes):
+        for record in entry["records"]:
+            if record.get("error"):
+                errors["write: " + record["error"].split(":")[0]] += 1
+            else:
+                written += 1
+        _add_usage(usage, entry, "memory")
+        faults.update(entry.get("faults") or {})
+        retries.update(entry.get("retries") or {})
+    roles = {role: sum(usage.get(role, {}).values(), Tokens()) for role in ("memory", "task")}
     return {
         "task": "arc",
         "program": config.program,
@@ -367,15 +600,37 @@ def _results(config, tasks, per_run, task, memory, memory_tokens, task_tokens, w
         "oracle_at_k_pooled": pooled,
         "by_retries": by_retries,
         "per_run": run_scores,
-        "errors": errors,
-        "program_failures": failures,
+        "failures": dict(sorted(failures.items())),  # tasks scored 0 because their LM calls failed, by kind
+        "faults": dict(sorted(faults.items())),  # every failed LM answer, by kind
+        "lm_retries": dict(sorted(retries.items())),  # the faults asked again (``retries`` is the solver's depth)
+        "errors": dict(sorted(errors.items())),
+        "program_failures": dict(sorted(program_failures.items())),
         "selection": {"selected": selected, "hallucinated": hallucinated},
-        "memory_writes": writes[0],  # write points (every k problems), with or without a verified solution
-        "memory_solutions_written": writes[1],
-        "tokens": {"memory": memory_tokens.as_dict(), "task": task_tokens.as_dict()},
-        "wall_seconds": round(seconds, 2),
-        "config": asdict(config),
+        "memory_writes": sum(len(w) for w in writes),  # write points (every k problems), with or without a verified solution
+        "memory_solutions_written": written,
+        "tokens": {role: t.as_dict() for role, t in roles.items()},
+        "tokens_by_step": {role: {s: t.as_dict() for s, t in sorted(steps.items())} for role, steps in sorted(usage.items())},
+        "cost": role_costs({"memory": (memory.spec, roles["memory"]), "task": (task.spec, roles["task"])}),
+        "config": {k: v for k, v in asdict(config).items() if k != "threads"},
     }
+
+
+def _add_usage(usage: dict[str, dict[str, Tokens]], record: dict[str, Any], role: str) -> None:
+    """Add a record's tokens by role and step (``role``'s ``all`` for a record metered before steps were)."""
+    if "usage" in record:
+        for name, steps in (record["usage"] or {}).items():
+            for step, tokens in steps.items():
+                usage.setdefault(name, {})
+                usage[name][step] = usage[name].get(step, Tokens()) + Tokens.of(tokens)
+        return
+    if role == "task":  # an older task record: {"memory": {...}, "task": {...}}
+        for name, tokens in (record.get("tokens") or {}).items():
+            usage.setdefault(name, {})
+            usage[name]["all"] = usage[name].get("all", Tokens()) + Tokens.of(tokens)
+    else:  # an older write entry: its records' own counts
+        for item in record.get("records") or []:
+            usage.setdefault("memory", {})
+            usage["memory"]["all"] = usage["memory"].get("all", Tokens()) + Tokens.of(item.get("tokens"))
 
 
 # -- seeding memory ---------------------------------------------------------------------------------
@@ -422,78 +677,121 @@ def passes_all(task: ArcTask, program: str, sandbox) -> bool:
     return all(o.output is not None and o.output == p.output for o, p in zip(outcomes, pairs))
 
 
+
+
 def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_dir: Path, sandbox,
-                 progress: bool = True) -> dict[str, Any]:
-    """Seed a memory file from verified solutions (solved here, or the user's); returns the results."""
+                 progress: bool = True, policy: RetryPolicy | None = None, max_errors: int | None = None) -> dict[str, Any]:
+    """Seed a memory file from verified solutions (solved here, or the user's); returns the results.
+
+    Continues what ``run_dir`` holds: tasks already recorded are not solved again and the memory
+    is restored from the snapshot taken after the last of them that was written."""
     started = time.perf_counter()
     tasks, given = config.load()
+    policy = policy or RetryPolicy()
+    session = _Session.start(task, memory, policy, max_errors)
     writer_program = build_program({"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
                                    sandbox=sandbox)
-    writer_program.use_memory(empty_memory(config.format))
-    if memory.lm is not task.lm:
-        writer_program.set_memory_lm(memory.lm)
+    writer_program.set_memory_lm(session.memory_lm)
     solver = build_program("baseline", attempts=config.attempts, retries=config.retries, cot=config.cot,
                            temperature=config.temperature, sandbox=sandbox)
-    adapter = adapter_for(task, memory)
     run_dir.mkdir(parents=True, exist_ok=True)
-    writer = JsonlWriter(run_dir / "examples.jsonl")
-    memory_tokens, task_tokens = Tokens(), Tokens()
-    errors: dict[str, int] = {}
-    verified = written = 0
+    finished = read_examples(run_dir / "examples.jsonl")
+    kept: list[dict[str, Any]] = []
+    for item in tasks:  # records are written in task order: keep the finished prefix
+        if (0, item.id) not in finished:
+            break
+        kept.append(finished[(0, item.id)])
+    snapshot = max((i for i in range(1, len(kept) + 1) if (run_dir / "memory" / f"step-{i:04d}.json").exists()), default=0)
+    writer_program.use_memory(load_memory(run_dir / "memory" / f"step-{snapshot:04d}.json") if snapshot
+                              else empty_memory(config.format))
     out = Path(config.out)
     save_memory(writer_program.memory, out)
+    writer = JsonlWriter(run_dir / "examples.jsonl")
+    records = list(kept)
 
-    def solve(item: ArcTask) -> dict[str, Any]:
+    def solve(item: ArcTask, meter: Meter) -> dict[str, Any]:
+        if session.stopping:
+            return {"skipped": True}
         if item.id in given:
             ok = passes_all(item, given[item.id], sandbox)
-            return {"id": item.id, "source": "user", "solution": given[item.id], "verified": ok, "attempts": []}
-        with dspy.context(lm=task.lm, adapter=adapter):
+            return {"run": 0, "id": item.id, "source": "user", "solution": given[item.id], "verified": ok, "attempts": []}
+        with dspy.context(lm=session.task_lm, adapter=session.adapter), metering(meter):
             try:
                 attempts = solver(task=item).attempts
             except Exception as exc:
-                return {"id": item.id, "source": "solved", "solution": None, "verified": False, "attempts": [],
-                        "error": f"{type(exc).__name__}: {exc}"}
+                failure = failure_of(exc)
+                return {"run": 0, "id": item.id, "source": "solved", "solution": None, "verified": False, "attempts": [],
+                        "failure": failure, "error": f"{failure['kind']}: {failure['reason']}"}
         solution = next((a.final.program for a in attempts
                          if a.final.passed_train and all(verify_matrix(item, [a])[0])), None)
-        spent = Tokens()
-        for a in attempts:
-            for s in a.steps:
-                spent += as_tokens(s.tokens)
-        return {"id": item.id, "source": "solved", "solution": solution, "verified": solution is not None,
-                "attempts": [a.to_json() for a in attempts], "tokens": spent.as_dict()}
+        failure = lm_failure(attempts)
+        return {"run": 0, "id": item.id, "source": "solved", "solution": solution, "verified": solution is not None,
+                "attempts": [a.to_json() for a in attempts], "failure": failure,
+                "error": f"{failure['kind']}: {failure['reason']}" if failure else None}
 
+    todo = tasks[len(kept):]
     try:
         with ThreadPoolExecutor(max_workers=config.threads) as pool, \
-                tqdm(total=len(tasks), desc=f"build_memory {config.format}", disable=not progress, unit="task") as bar:
-            futures = [pool.submit(solve, item) for item in tasks]
-            for i, (item, future) in enumerate(zip(tasks, futures), 1):  # abstraction in task order: memory grows
-                record = future.result()
-                task_tokens += as_tokens(record.get("tokens"))
-                if record.get("error"):
-                    errors[record["error"].split(":")[0]] = errors.get(record["error"].split(":")[0], 0) + 1
+                tqdm(total=len(tasks), initial=len(kept), desc=f"build_memory {config.format}", disable=not progress,
+                     unit="task") as bar:
+            meters = [Meter(root=solver) for _ in todo]
+            futures = [pool.submit(solve, item, meter) for item, meter in zip(todo, meters)]
+            for i, (item, future, meter) in enumerate(zip(todo, futures, meters), len(kept) + 1):
+                record = future.result()  # abstraction in task order: memory grows
+                if record.get("skipped"):
+                    break
+                if record.get("failure"):
+                    session.fail(record["failure"])
                 if record["verified"] and record["source"] == "solved":  # reusable: --solutions <run>/solutions
                     (run_dir / "solutions").mkdir(exist_ok=True)
                     (run_dir / "solutions" / f"{item.id}.py").write_text(record["solution"])
                 if record["verified"] or (config.unverified and record["solution"]):
-                    verified += record["verified"]
-                    with dspy.context(lm=task.lm, adapter=adapter):
+                    with dspy.context(lm=session.task_lm, adapter=session.adapter), metering(meter):
                         try:
                             record["write"] = writer_program.write(item, record["solution"])
-                            written += 1
-                            memory_tokens += as_tokens(record["write"].get("tokens"))
                         except Exception as exc:
-                            record["write_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                            kind = record["write_error"].split(":")[0]
-                            errors[kind] = errors.get(kind, 0) + 1
+                            record["write_error"] = error_text(exc)
                     save_memory(writer_program.memory, run_dir / "memory" / f"step-{i:04d}.json")
                     save_memory(writer_program.memory, out)
+                record.update(meter.record())
                 writer.write(record)
+                records.append(record)
                 bar.update()
+            if session.stopping:
+                for future in futures:
+                    future.cancel()
+                raise RunAborted(session.why())
     finally:
         writer.close()
+    return _build_results(config, tasks, records, writer_program, out, task, memory, time.perf_counter() - started,
+                          len(kept), policy, max_errors)
+
+
+def _build_results(config, tasks, records, writer_program, out, task, memory, seconds, kept, policy, max_errors):
+    errors, failures, faults, retries = Counter(), Counter(), Counter(), Counter()
+    usage: dict[str, dict[str, Tokens]] = {}
+    verified = written = 0
+    for record in records:
+        if record.get("error"):
+            errors[record["error"].split(":")[0]] += 1
+        if record.get("write_error"):
+            errors["write: " + record["write_error"].split(":")[0]] += 1
+        if record.get("failure"):
+            failures[record["failure"]["kind"]] += 1
+        if record["verified"] or (config.unverified and record["solution"]):
+            verified += record["verified"]
+            written += "write" in record
+        for name, steps in (record.get("usage") or {}).items():
+            for step, tokens in steps.items():
+                usage.setdefault(name, {})
+                usage[name][step] = usage[name].get(step, Tokens()) + Tokens.of(tokens)
+        faults.update(record.get("faults") or {})
+        retries.update(record.get("retries") or {})
+    roles = {role: sum(usage.get(role, {}).values(), Tokens()) for role in ("memory", "task")}
     return {
         "task": "arc",
         "command": "build_memory",
+        "program": "build_memory",
         "format": config.format,
         "split": config.split,
         "lm": task.spec,
@@ -503,8 +801,15 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
         "written": written,
         "concepts": len(writer_program.memory),
         "memory_file": str(out),
-        "errors": errors,
-        "tokens": {"memory": memory_tokens.as_dict(), "task": task_tokens.as_dict()},
-        "wall_seconds": round(time.perf_counter() - started, 2),
-        "config": asdict(config),
+        "failures": dict(sorted(failures.items())),
+        "faults": dict(sorted(faults.items())),
+        "lm_retries": dict(sorted(retries.items())),
+        "errors": dict(sorted(errors.items())),
+        "tokens": {role: t.as_dict() for role, t in roles.items()},
+        "tokens_by_step": {role: {s: t.as_dict() for s, t in sorted(steps.items())} for role, steps in sorted(usage.items())},
+        "cost": role_costs({"memory": (memory.spec, roles["memory"]), "task": (task.spec, roles["task"])}),
+        "wall_seconds": round(seconds, 2),
+        "execution": {"wall_seconds": round(seconds, 2), "threads": config.threads, "resumed_examples": kept,
+                      "answered_examples": len(records) - kept, "retry_policy": asdict(policy), "max_errors": max_errors},
+        "config": {k: v for k, v in asdict(config).items() if k != "threads"},
     }

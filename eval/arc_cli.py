@@ -4,6 +4,16 @@
                               [--continual-every 10] [--write-gate train|test] [--limit 10] [--threads 2] ...
     python -m eval build_memory --format ps --split barc_seeds --limit 20 --out ps.json [--solutions DIR]
     python -m eval arc_table runs/arcmemo_ps-val100-*/ runs/baseline-val100-*/
+    python -m eval arcmemo_ps --resume runs/arcmemo_ps-val100-...   # continue a run with its saved config
+
+Rerunning into the same ``--out`` (``--run-dir`` for build_memory) with the same config
+continues the run: finished tasks are kept, memory is restored from its snapshots, LM
+answers come back from the run's DSPy cache (or the one ``--cache`` names). A different
+config is refused (one line, exit 2). LM faults are retried with backoff (``--lm-retries``,
+``--backoff``, ``--lm-timeout``: ``--retries`` and ``--timeout`` are the solver's feedback
+retries and the sandbox's time limit); a task whose LM calls still fail is recorded and
+scored 0; ``--max-errors N`` stops a run after more than N failed tasks (exit 1, work kept).
+Every evaluation writes ``report.md`` with its plots (``--no-report`` to skip).
 
 Bad input (unknown program or split, malformed ARC JSON, unknown task id, corrupt
 memory file, memory of the wrong format, unknown LM, missing key) gets one line on
@@ -22,12 +32,24 @@ from datasets.arc import SPLITS, ArcDataError
 from programs import PROGRAMS
 from programs.memory_file import MemoryFileError
 
-from .arc import ArcConfig, BuildConfig, build_memory, evaluate_arc
+from .arc import ArcConfig, BuildConfig, RunAborted, build_memory, evaluate_arc
 from .arc_tables import markdown_table
+from .faults import RetryPolicy
 from .lm import LMConfigError, resolve_lm
+from .resume import RunDirError, check_same_config, read_config
 from .runs import new_run_dir, write_json
 
 ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
+
+# What decides an ARC run's results (checked when a run directory is continued), with the
+# defaults of configs saved before a key existed; the rest (threads, LM retries, the cache,
+# the server's address) only decides how it runs.
+IDENTITY = ("program", "split", "tasks", "task_ids", "limit", "memory", "attempts", "retries", "top_k", "continual_every",
+            "write_gate", "cot", "modality", "temperature", "timeout", "runs", "lm", "memory_lm", "max_tokens")
+BUILD_IDENTITY = ("program", "format", "out", "split", "tasks", "limit", "solutions", "unverified", "attempts", "retries",
+                  "cot", "temperature", "timeout", "lm", "memory_lm", "max_tokens")
+DEFAULTS: dict[str, Any] = {"split": "val100", "attempts": 2, "retries": 0, "write_gate": "train", "cot": False,
+                            "modality": "text", "temperature": 0.7, "timeout": 4.0, "runs": 1}
 
 
 class UsageError(Exception):
@@ -47,6 +69,19 @@ def _whole(name: str, minimum: int):
             raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{name} must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _positive_float(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be at least 0, got {value}")
         return value
 
     return parse
@@ -84,14 +119,24 @@ def _common(parser: argparse.ArgumentParser, default_split: str) -> None:
     models.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
     models.add_argument("--max-tokens", type=_whole("--max-tokens", 1), help="generation cap per call")
     models.add_argument("--no-cache", action="store_true", help="do not reuse cached LM answers")
+    models.add_argument("--cache", type=Path, help="DSPy response cache directory (default: <run>/dspy_cache)")
+    faults = parser.add_argument_group("LM faults")
+    faults.add_argument("--lm-retries", type=_whole("--lm-retries", 0), default=3,
+                        help="repeats of a failed LM call: rate limit, timeout, server error, empty or unparseable answer (default 3)")
+    faults.add_argument("--backoff", type=_positive_float("--backoff"), default=1.0,
+                        help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)")
+    faults.add_argument("--lm-timeout", type=_positive_float("--lm-timeout"), help="seconds before an API call counts as timed out")
+    faults.add_argument("--max-errors", type=_whole("--max-errors", 0),
+                        help="stop the run once more than N tasks have failed in this process (default: never)")
     run = parser.add_argument_group("run")
     run.add_argument("--threads", type=_whole("--threads", 1), default=1, help="tasks solved in parallel")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--no-report", action="store_true", help="do not write report.md and its plots")
 
 
 def eval_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m eval", description="Evaluate an ARC program (ArcMemo paper).")
-    parser.add_argument("program", help=f"one of: {', '.join(ARC_PROGRAMS)}")
+    parser.add_argument("program", nargs="?", help=f"one of: {', '.join(ARC_PROGRAMS)}")
     _common(parser, "val100")
     memory = parser.add_argument_group("memory")
     memory.add_argument("--memory", help="memory file from build_memory (default: start empty)")
@@ -102,7 +147,9 @@ def eval_parser() -> argparse.ArgumentParser:
                         help="what verifies a solution for a write: train pairs (default) or test labels")
     memory.add_argument("--modality", default="text", choices=["text", "image"], help="OE captions from text grids or an image")
     parser.add_argument("--runs", type=_whole("--runs", 1), default=1, help="repetitions (mean and std)")
-    parser.add_argument("--out", type=Path, help="run directory (default: runs/<program>-<split>-<time>)")
+    parser.add_argument("--out", type=Path, help="run directory (default: runs/<program>-<split>-<time>); continued when it holds this run")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config")
+    parser.add_argument("--retry-failed", action="store_true", help="when continuing a run, solve its failed tasks again")
     return parser
 
 
@@ -113,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, type=Path, help="the memory file to write")
     parser.add_argument("--solutions", help="a directory of <task_id>.py files defining transform (skips solving)")
     parser.add_argument("--unverified", action="store_true", help="also abstract solutions that fail some pair")
-    parser.add_argument("--run-dir", type=Path, help="where the log goes (default: runs/build_memory-<format>-<split>-<time>)")
+    parser.add_argument("--run-dir", type=Path,
+                        help="where the log goes (default: runs/build_memory-<format>-<split>-<time>); continued when it holds this build")
     _common(parser, "barc_seeds")
     parser.set_defaults(retries=1)
     return parser
@@ -128,34 +176,81 @@ def main(argv: list[str] | None = None) -> int:
             return _table(argv[1:])
         if argv[0] == "build_memory":
             return _build(build_parser().parse_args(argv))
-        return _evaluate(eval_parser().parse_args(argv))
-    except (UsageError, LMConfigError, ArcDataError, MemoryFileError) as exc:
+        parser = eval_parser()
+        args = parser.parse_args(argv)
+        if args.resume is not None:
+            args = _resumed(parser, args)
+        return _evaluate(args)
+    except (UsageError, LMConfigError, ArcDataError, MemoryFileError, RunDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunAborted as exc:
+        print(f"error: run stopped: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted; rerun the same command to continue", file=sys.stderr)
         return 130
+
+
+def _resumed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """The saved config of ``--resume RUN_DIR``, with the execution options given now."""
+    run_dir = args.resume
+    if not run_dir.is_dir():
+        raise RunDirError(f"--resume {run_dir}: no such run directory")
+    if args.out is not None and args.out.resolve() != run_dir.resolve():
+        raise UsageError("--resume continues RUN_DIR in place: leave out --out")
+    saved = read_config(run_dir)
+    if saved.get("program") not in ARC_PROGRAMS:
+        raise RunDirError(f"{run_dir} holds a {saved.get('program')} run, not an ARC evaluation")
+    defaults = vars(parser.parse_args([]))
+    given = {k: v for k, v in vars(args).items() if v != defaults.get(k)}
+    clash = [k for k in IDENTITY if k in given and given[k] != saved.get(k)]
+    if clash:
+        raise UsageError(f"--resume takes the run's own config; drop {', '.join('--' + k.replace('_', '-') for k in clash)}")
+    merged = {**defaults, **{k: v for k, v in saved.items() if k in defaults}, **given}
+    merged["lm"] = None if saved.get("lm") == "embedded" else saved.get("lm")
+    merged["memory_lm"] = None if saved.get("memory_lm") in (None, saved.get("lm")) else saved.get("memory_lm")
+    merged["out"], merged["resume"] = run_dir, run_dir
+    merged["cache"] = Path(merged["cache"]) if merged.get("cache") else None
+    return argparse.Namespace(**merged)
 
 
 def _lms(args: argparse.Namespace):
     choose = dict(api_base=args.api_base, temperature=0.0, max_tokens=args.max_tokens, cache=not args.no_cache)
+    if args.lm_timeout is not None:
+        choose["timeout"] = args.lm_timeout
     task = resolve_lm(args.lm, **choose)
     memory = resolve_lm(args.memory_lm, **choose) if args.memory_lm else task
     return task, memory
 
 
-def _run_dir(path: Path | None, name: str) -> Path:
-    run_dir = path or new_run_dir(Path("runs"), name)
-    if (run_dir / "examples.jsonl").exists():
-        raise UsageError(f"{run_dir} already holds a run; choose another --out")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    import dspy  # keep DSPy's response cache with the run, never silently in the home directory
+def _check_run_dir(run_dir: Path | None, requested: dict[str, Any], keys: tuple[str, ...], flag: str) -> bool:
+    """Whether ``run_dir`` holds this run already (to be continued); raises on another run's directory."""
+    if run_dir is not None and (run_dir / "config.json").exists():
+        check_same_config(read_config(run_dir), requested, run_dir, keys=keys, defaults=DEFAULTS)
+        return True
+    if run_dir is not None and (run_dir / "examples.jsonl").exists():
+        raise RunDirError(f"{run_dir} holds examples but no config.json; choose another {flag}")
+    return False
 
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(run_dir / "dspy_cache"))
+
+def _requested(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    return {**record, "lm": args.lm or "embedded", "memory_lm": args.memory_lm or args.lm or "embedded", **extra}
+
+
+def _open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
+    run_dir = path or new_run_dir(Path("runs"), name)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    import dspy  # keep DSPy's response cache with the run (or where the user says), never silently in the home directory
+
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(cache or run_dir / "dspy_cache"))
     return run_dir
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    if args.program is None:
+        raise UsageError(f"name a program ({', '.join(ARC_PROGRAMS)}) or --resume RUN_DIR")
     if args.program not in PROGRAMS or PROGRAMS[args.program].task != "arc":
         raise UsageError(f"unknown ARC program {args.program!r}; choose from: {', '.join(ARC_PROGRAMS)}")
     config = ArcConfig(
@@ -173,18 +268,29 @@ def _evaluate(args: argparse.Namespace) -> int:
         if isinstance(exc, MemoryFileError):
             raise
         raise UsageError(str(exc)) from None
+    task_ids = [t.id for t in tasks]
+    continuing = _check_run_dir(args.out, _requested(args, task_ids=task_ids), IDENTITY, "--out")  # before any model loads
     task, memory = _lms(args)
     if args.modality == "image" and memory.local:
         raise UsageError("the in-process model reads text only: use --modality text, or a vision model with --memory-lm")
     split_name = Path(args.split).name if args.split not in SPLITS else args.split
-    run_dir = _run_dir(args.out, f"{args.program}-{split_name}")
-    write_json(run_dir / "config.json", {**vars(args), "out": str(run_dir), "lm": task.spec, "memory_lm": memory.spec,
-                                         "task_ids": [t.id for t in tasks]})
+    run_dir = _open_run_dir(args.out, f"{args.program}-{split_name}", args.cache)
+    if continuing:
+        print(f"continuing the run in {run_dir}", file=sys.stderr)
+    else:
+        write_json(run_dir / "config.json", _requested(args, out=str(run_dir), resume=None, lm=task.spec,
+                                                       memory_lm=memory.spec, task_ids=task_ids))
+    policy = RetryPolicy(retries=args.lm_retries, backoff=args.backoff)
     with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
         results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
-                               progress=not args.no_progress, tasks=tasks, initial_memory=memory_store)
+                               progress=not args.no_progress, tasks=tasks, initial_memory=memory_store,
+                               policy=policy, max_errors=args.max_errors, retry_failed=args.retry_failed)
     write_json(run_dir / "results.json", results)
     print(markdown_table([results]))
+    if not args.no_report:
+        from .report import write_run_report
+
+        print(f"report: {write_run_report(run_dir)}")
     print(f"\nrun directory: {run_dir}")
     return 0
 
@@ -196,14 +302,24 @@ def _build(args: argparse.Namespace) -> int:
         cot=args.cot, temperature=args.temperature, threads=args.threads,
     )
     config.load()  # bad splits, ids, solution folders fail here, before any model loads
+    continuing = _check_run_dir(args.run_dir, _requested(args, program="build_memory"), BUILD_IDENTITY, "--run-dir")
     task, memory = _lms(args)
     split_name = Path(args.split).name if args.split not in SPLITS else args.split
-    run_dir = _run_dir(args.run_dir, f"build_memory-{args.format}-{split_name}")
-    write_json(run_dir / "config.json", {**vars(args), "run_dir": str(run_dir), "lm": task.spec, "memory_lm": memory.spec})
+    run_dir = _open_run_dir(args.run_dir, f"build_memory-{args.format}-{split_name}", args.cache)
+    if continuing:
+        print(f"continuing the build in {run_dir}", file=sys.stderr)
+    else:
+        write_json(run_dir / "config.json", _requested(args, program="build_memory", run_dir=str(run_dir), lm=task.spec,
+                                                       memory_lm=memory.spec))
+    policy = RetryPolicy(retries=args.lm_retries, backoff=args.backoff)
     with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
         results = build_memory(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
-                               progress=not args.no_progress)
+                               progress=not args.no_progress, policy=policy, max_errors=args.max_errors)
     write_json(run_dir / "results.json", results)
+    if not args.no_report:
+        from .report import write_run_report
+
+        write_run_report(run_dir)
     print(f"{results['written']} of {results['examples']} tasks abstracted ({results['verified']} verified); "
           f"{results['concepts']} entries in {args.out}")
     print(f"run directory: {run_dir}")

@@ -79,7 +79,7 @@ def label(results: dict[str, Any], several_lms: bool = False) -> str:
     if results.get("level") is not None:
         text += f" L{results['level']}"
     if results.get("split"):
-        text += f" {results['split']}"
+        text += f" {Path(str(results['split'])).name}"  # a directory split by its folder's name
     if several_lms:
         text += f" ({results.get('lm', '?')})"
     return text
@@ -168,7 +168,9 @@ def _failures(runs, labels) -> list[str]:
     rows = []
     for (_, r), name in zip(runs, labels):
         failures = r.get("failures", r.get("errors"))
-        rows.append([name, str(sum((failures or {}).values())), _counts(failures), _counts(r.get("faults")), _counts(r.get("retries"))])
+        retries = r.get("lm_retries", r.get("retries"))  # ARC results: "retries" is the solver's feedback depth
+        retries = retries if isinstance(retries, dict) else None
+        rows.append([name, str(sum((failures or {}).values())), _counts(failures), _counts(r.get("faults")), _counts(retries)])
     return ["## Failures and retries", "",
             "Failed: examples scored wrong because the LM never gave a usable answer. Faults: every failed LM "
             "answer (rate limit, server error, timeout, empty, unparseable). Retries: the faults that were asked again.", ""] + \
@@ -333,7 +335,9 @@ def _whole_ticks(ax) -> None:
 
 
 def _plot_curve(ax, runs, labels, key: str, xlabel: str) -> bool:
-    found = [(n, r[key]) for (_, r), n in zip(runs, labels) if r.get("task") == "arc" and r.get(key)]
+    found = [(n, {k: v for k, v in r[key].items() if v is not None})  # oracle@3 is null with 2 attempts
+             for (_, r), n in zip(runs, labels) if r.get("task") == "arc" and isinstance(r.get(key), dict)]
+    found = [(n, curve) for n, curve in found if curve]
     if not found:
         return False
     for name, curve in found:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 # The config keys that decide a run's results; the rest only decide how it runs.
-IDENTITY = ("program", "level", "modality", "rules", "limit", "seed", "runs", "lm", "memory_lm", "temperature", "max_tokens", "knobs")
+IDENTITY = ("program", "level", "modality", "rules", "limit", "seed", "runs", "lm", "memory_lm", "temperature", "max_tokens", "knobs",
+            "program_state_sha256")  # the content of --program-state (demos, instructions), not its path
 DEFAULTS: dict[str, Any] = {"modality": "text", "seed": 0, "runs": 1, "temperature": 0.0, "knobs": {}}
 
 
@@ -64,20 +65,24 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def identity(config: dict[str, Any]) -> dict[str, Any]:
-    """The part of a saved or requested config that decides results, with defaults filled in."""
-    out = {key: config.get(key, DEFAULTS.get(key)) for key in IDENTITY}
+def identity(config: dict[str, Any], keys: tuple[str, ...] = IDENTITY, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The part of a saved or requested config that decides results (``keys``), with ``defaults`` filled in."""
+    defaults = DEFAULTS if defaults is None else defaults
+    out = {key: config.get(key, defaults.get(key)) for key in keys}
     out["lm"] = out["lm"] or "embedded"
     out["memory_lm"] = out["memory_lm"] or out["lm"]
-    if out["knobs"] is None:
+    if "knobs" in out and out["knobs"] is None:
         out["knobs"] = {}
     return out
 
 
-def check_same_config(saved: dict[str, Any], requested: dict[str, Any], run_dir: Path) -> None:
-    """Raise :class:`RunDirError` naming every difference between the saved run and the request."""
-    old, new = identity(saved), identity(requested)
-    diffs = [f"{key} {old[key]!r} != {new[key]!r}" for key in IDENTITY if _norm(old[key]) != _norm(new[key])]
+def check_same_config(saved: dict[str, Any], requested: dict[str, Any], run_dir: Path, *,
+                      keys: tuple[str, ...] = IDENTITY, defaults: dict[str, Any] | None = None) -> None:
+    """Raise :class:`RunDirError` naming every difference between the saved run and the request.
+
+    ``keys`` and ``defaults`` name what decides another harness's results (the ARC harness passes its own)."""
+    old, new = identity(saved, keys, defaults), identity(requested, keys, defaults)
+    diffs = [f"{key} {old[key]!r} != {new[key]!r}" for key in keys if _norm(old[key]) != _norm(new[key])]
     if diffs:
         raise RunDirError(
             f"{run_dir} holds a run with another config ({'; '.join(diffs)}): choose another --out, "

@@ -7,7 +7,9 @@
 
 A step is the innermost component of the program that made the call (``reasoner``,
 ``factor_extractor``, ``hypothesis_generator``, ``hypothesis_verifier``, ...), or the
-signature of a predictor the program calls directly (``reflect_on_episode``).
+signature of a predictor the program calls directly (``reflect_on_episode``). A
+component with ``steps_by_predictor = True`` also names its predictor that made the call
+(``arc_solver.solve``, ``arc_solver.retry``).
 
 Tokens are those the answers took, whether they came from the provider or from DSPy's
 cache: a run resumed from its cache reports what an uninterrupted run reports. (What was
@@ -103,10 +105,18 @@ def current_meter() -> Meter | None:
 def current_step(root: Any = None) -> str:
     """The program step making the current LM call, from DSPy's stack of calling modules."""
     stack = list(dspy.settings.caller_modules or [])
-    for module in reversed(stack):
+    for depth in range(len(stack) - 1, -1, -1):
+        module = stack[depth]
         if module is root or type(module).__module__.startswith("dspy."):
             continue
-        return snake(type(module).__name__)
+        name = snake(type(module).__name__)
+        if getattr(module, "steps_by_predictor", False) and depth + 1 < len(stack):
+            # a module with several predictors (solve / retry, caption / select): name the one calling
+            child = stack[depth + 1]
+            attribute = next((key for key, value in vars(module).items() if value is child), None)
+            if attribute:
+                return f"{name}.{attribute}"
+        return name
     for module in reversed(stack):
         signature = getattr(module, "signature", None)
         if signature is not None:

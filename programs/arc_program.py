@@ -25,7 +25,7 @@ import dspy
 
 from datasets.arc import ArcTask
 
-from .arc_solver import ArcSolver, Attempt, Runner
+from .arc_solver import ArcSolver, Attempt, Runner, error_text
 
 WRITE_GATES = ("train", "test")
 
@@ -133,8 +133,7 @@ class ArcProgram(dspy.Module):
                         try:
                             records.append({"task": task.id, "reason": f.reason, **self.write(task, f.solution)})
                         except Exception as exc:  # a failed write loses one solution, not the run
-                            error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                            records.append({"task": task.id, "reason": f.reason, "error": error})
+                            records.append({"task": task.id, "reason": f.reason, "error": error_text(exc)})
                 if on_write:
                     on_write(start + len(batch), records)
         return results

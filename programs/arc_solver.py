@@ -77,6 +77,12 @@ class Step:
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "passed_train": self.passed_train}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Step":
+        checks = lambda items: [Check(**c) for c in items or []]  # noqa: E731
+        return cls(data["retry"], data["program"], checks(data.get("train")), checks(data.get("test")),
+                   data.get("feedback", ""), data.get("error"), dict(data.get("tokens") or {}))
+
 
 @dataclass
 class Attempt:
@@ -94,9 +100,16 @@ class Attempt:
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "steps": [s.to_json() for s in self.steps]}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Attempt":
+        """An attempt as a run's ``examples.jsonl`` recorded it (a resumed run writes memory from it)."""
+        return cls(data["index"], [Step.from_json(s) for s in data["steps"]])
+
 
 class ArcSolver(dspy.Module):
     """Write ``transform(grid)`` programs for an ARC task: ``attempts`` attempts, ``retries`` retries each."""
+
+    steps_by_predictor = True  # token accounting names the step: arc_solver.solve or arc_solver.retry
 
     def __init__(self, *, attempts: int = 2, retries: int = 0, with_concepts: bool = True, cot: bool = False,
                  temperature: float = 0.7, seed: int = 0, sandbox: Runner | None = None, shown_examples: int = 3):
@@ -143,7 +156,7 @@ class ArcSolver(dspy.Module):
             try:
                 program, error = clean_program(predict(**inputs, config=config).program), None
             except Exception as exc:  # a failed call is a failed step, recorded; the attempt goes on
-                program, error = "", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                program, error = "", error_text(exc)
         return Step(retry, program, error=error, tokens=spent)
 
     def check(self, task: ArcTask, step: Step) -> None:
@@ -159,6 +172,15 @@ class ArcSolver(dspy.Module):
             check.correct = check.output is not None and check.output == pair.output
         step.train, step.test = checks[: len(task.train)], checks[len(task.train):]
         step.feedback = feedback(task, step, self.shown_examples)
+
+
+def error_text(exc: BaseException) -> str:
+    """``"<kind>: <reason>"``: the fault kind a harness's LM guard gave the error (``rate_limit``,
+    ``unparseable``, ...; see ``eval.faults.LMFailure``), else the exception's type, then its first line."""
+    kind, reason = getattr(exc, "kind", None), getattr(exc, "reason", None)
+    if not (isinstance(kind, str) and isinstance(reason, str)):
+        kind, reason = type(exc).__name__, str(exc).splitlines()[0] if str(exc).strip() else ""
+    return f"{kind}: {reason}"
 
 
 def feedback(task: ArcTask, step: Step, shown: int = 3) -> str:

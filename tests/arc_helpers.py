@@ -78,3 +78,16 @@ def last_given(call, name: str):
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+def with_pair(task: ArcTask, task_id: str, grid_in, grid_out) -> ArcTask:
+    """``task`` under another id with one more train pair (the same rule, a different puzzle text)."""
+    data = task.to_json()
+    data["train"] = [*data["train"], {"input": grid_in, "output": grid_out}]
+    return ArcTask.from_json(task_id, data)
+
+
+def four_tasks() -> list[ArcTask]:
+    """Two flips and two recolours, each puzzle text distinct (a, b, c, d in task order)."""
+    return [flip_task("a_flip"), recolor_task("b_recolor"), with_pair(flip_task(), "c_flip", [[4, 5]], [[5, 4]]),
+            with_pair(recolor_task(), "d_recolor", [[0, 0, 1]], [[0, 0, 2]])]

@@ -8,6 +8,7 @@ import pytest
 
 import eval.arc_cli as arc_cli
 from eval.lm import ScriptedEngine
+from eval.runs import comparable
 from programs import ConceptMemory, save_memory
 from signatures import PSConcept
 
@@ -77,7 +78,11 @@ def test_arcmemo_ps_end_to_end_writes_a_run_directory(tmp_path, tiny, memory_fil
     assert config["task_ids"] == ["a_flip", "b_recolor"] and config["memory"] == str(memory_file)
     assert json.loads((out / "memory" / "run0" / "final.json").read_text())["concepts"][0]["uses"] == 2
     assert (out / "dspy_cache").is_dir()
-    assert arc_cli.main(argv) == 2  # no silent overwrite
+    calls = len(scripted.calls)
+    assert arc_cli.main(argv) == 0  # the same config: continued, and there is nothing left to do
+    assert len(scripted.calls) == calls and len((out / "examples.jsonl").read_text().splitlines()) == 2
+    assert comparable(json.loads((out / "results.json").read_text())) == comparable(results)
+    assert arc_cli.main([*argv, "--attempts", "1"]) == 2  # another config: never a silent overwrite
 
 
 def test_continual_updates_snapshot_memory_after_each_write(tmp_path, tiny, scripted):
