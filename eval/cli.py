@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     faults.add_argument("--retry-failed", action="store_true", help="when continuing a run, answer its failed examples again")
     run = parser.add_argument_group("run")
     run.add_argument("--runs", type=_positive("--runs"), default=1, help="repetitions (accuracy mean and std)")
+    run.add_argument("--config", type=Path, metavar="BEST.json",
+                     help="the program's knobs from a JSON file's \"knobs\" (python -m optimize writes best.json)")
+    run.add_argument("--program-state", type=Path, metavar="STATE.json",
+                     help="a DSPy state file (program.save: demos, instructions) loaded into the program")
     run.add_argument("--threads", type=_positive("--threads"), default=1, help="examples answered in parallel")
     run.add_argument("--out", type=Path, help="run directory (default: runs/<program>-L<level>-<time>); continued when it holds this run")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config")
@@ -151,14 +155,17 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--level must be 1, 2 or 3, got {args.level}")
     if args.modality not in MODALITIES:
         raise UsageError(f"--modality must be text or image, got {args.modality!r}")
+    knobs, state_digest = _knobs_and_state(args)
     config = ExperienceTransferConfig(
         program=args.program, level=args.level, modality=args.modality, limit=args.limit,
-        runs=args.runs, threads=args.threads, seed=args.seed, rules=args.rules,
+        runs=args.runs, threads=args.threads, seed=args.seed, rules=args.rules, knobs=knobs,
+        program_state=str(args.program_state) if args.program_state else None,
     )
     data = config.load_data()  # bad rules files fail here, before any model loads
 
     run_dir = args.out
-    requested = {**vars(args), "lm": args.lm or "embedded", "memory_lm": args.memory_lm or args.lm or "embedded"}
+    requested = {**vars(args), "lm": args.lm or "embedded", "memory_lm": args.memory_lm or args.lm or "embedded",
+                 "knobs": knobs, "program_state_sha256": state_digest}
     continuing = run_dir is not None and (run_dir / "config.json").exists()
     if continuing:
         check_same_config(read_config(run_dir), requested, run_dir)  # before any model loads
@@ -179,7 +186,8 @@ def _run(args: argparse.Namespace) -> int:
     if continuing:
         print(f"continuing the run in {run_dir}", file=sys.stderr)
     else:
-        write_json(run_dir / "config.json", _config_record(args, run_dir, task.spec, memory.spec))
+        record = _config_record(args, run_dir, task.spec, memory.spec)
+        write_json(run_dir / "config.json", {**record, "knobs": knobs, "program_state_sha256": state_digest})
 
     policy = RetryPolicy(retries=args.retries, backoff=args.backoff)
     results = evaluate_experience_transfer(
@@ -194,6 +202,42 @@ def _run(args: argparse.Namespace) -> int:
         print(f"report: {write_run_report(run_dir)}")
     print(f"\nrun directory: {run_dir}")
     return 0
+
+
+def _knobs_and_state(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
+    """The knobs of ``--config`` and the digest of ``--program-state``, checked by building the program and loading it."""
+    import hashlib
+    import json
+
+    knobs: dict[str, Any] = {}
+    for key in ("config", "program_state"):  # a resumed run's saved config holds them as text
+        if getattr(args, key, None) is not None:
+            setattr(args, key, Path(getattr(args, key)))
+    if args.config is not None:
+        try:
+            saved = json.loads(args.config.read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read --config {args.config}: {exc}") from None
+        if not isinstance(saved, dict) or not isinstance(saved.get("knobs", {}), dict):
+            raise UsageError(f"--config {args.config}: expected a JSON object with a \"knobs\" object")
+        if saved.get("program") not in (None, args.program):
+            raise UsageError(f"--config {args.config} is for {saved['program']}, not {args.program}")
+        knobs = dict(saved.get("knobs", {}))
+    try:
+        program = PROGRAMS[args.program].build(**knobs)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--config {args.config}: {args.program} does not take these knobs: {exc}") from None
+    if args.program_state is None:
+        return knobs, None
+    try:
+        digest = hashlib.sha256(args.program_state.read_bytes()).hexdigest()
+        program.load(str(args.program_state))
+    except FileNotFoundError:
+        raise UsageError(f"--program-state {args.program_state}: no such file") from None
+    except Exception as exc:  # a state saved from another program or other knobs
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UsageError(f"--program-state {args.program_state} does not fit {args.program} with knobs {knobs}: {first}") from None
+    return knobs, digest
 
 
 def _config_record(args: argparse.Namespace, run_dir: Path, task_spec: str, memory_spec: str) -> dict[str, Any]:

@@ -63,6 +63,7 @@ class ExperienceTransferConfig:
     seed: int = 0
     rules: str | None = None
     knobs: dict[str, Any] = field(default_factory=dict)
+    program_state: str | None = None  # a DSPy state file (``program.save``) loaded into each run's program
 
     def load_data(self) -> ExperienceTransferLevel:
         rules = RuleTable.from_json(self.rules) if self.rules else RuleTable.paper()
@@ -142,6 +143,8 @@ def evaluate_experience_transfer(
     try:
         for run in range(config.runs):
             program = build_program(config.program, **config.knobs)
+            if config.program_state:
+                program.load(config.program_state)
             memories.append(_memory(program, episodes, data, run, run_dir, session))
             todo = [s for s in scenes if (run, s.id) not in finished]
             new = _answer_all(program, data, todo, len(scenes), config, session, run, writer, progress)

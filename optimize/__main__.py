@@ -1,0 +1,16 @@
+"""``python -m optimize <program> ...`` (a study, optimize/cli.py) or ``python -m optimize compile ...`` (optimize/compile.py)."""
+
+import sys
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "compile":
+        from .compile import main as compile_main
+
+        return compile_main(argv[1:])
+    from .cli import main as study_main
+
+    return study_main(argv)
+
+
+sys.exit(main(sys.argv[1:]))

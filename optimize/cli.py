@@ -1,0 +1,254 @@
+"""``python -m optimize <program> ...``: an Optuna study over a program's knobs and demonstrations.
+
+    python -m optimize hdr --level 1 --trials 8 --limit 30
+    python -m optimize hdr --level 2 --trials 40 --objectives accuracy,tokens --param K=1:3 --param cot=true
+    python -m optimize hdr --level 1 --trials 8 --limit 30 --enqueue K=2,N=3,cot=true,demos=0   # the paper's, first
+    python -m optimize arcmemo_ps --split val100 --memory ps.json --trials 20 --limit 10
+    python -m optimize hdr --level 1 --trials 40 --study shared --storage postgresql://u:p@host/db   # on every host
+
+The study lives in ``runs/optimize/<program>-<study>/`` (``--out``): ``study.db`` (the
+default storage), ``configs/`` (one directory per configuration tried, the files a
+``python -m eval`` run writes), ``memories/`` (consolidated memories shared across
+trials), ``dspy_cache/``, and the outputs (:mod:`optimize.outputs`). Rerun the same
+command to continue a stopped study; ``--trials`` is the study's total. How workers on
+several processes or hosts share one study: see :mod:`optimize.study`.
+
+Bad input (unknown program, bad space spec, bad storage URL, unknown LM) gets one line
+on stderr starting with "error: " and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
+from eval.faults import RetryPolicy
+from eval.lm import LMConfigError
+from programs import PROGRAMS, build_program
+
+from .demos import DEMO_SOURCES
+from .lms import resolve
+from .space import DEMOS, Space, SpaceError, _value, default_space, read_space_file, split_params
+from .study import DIRECTIONS, PRUNERS, SAMPLERS, StudyError, load_study, make_pruner, make_sampler, open_storage, \
+    run_workers, sqlite_url
+
+MODALITIES = ("text", "image")
+
+
+class UsageError(Exception):
+    """Input the user can fix; reported as one line with exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        raise UsageError(message)
+
+
+def _whole(name: str, least: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{name} must be at least {least}, got {value}")
+        return value
+
+    return parse
+
+
+def add_lm_options(parser: argparse.ArgumentParser) -> None:
+    models = parser.add_argument_group("language models")
+    models.add_argument("--lm", help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)")
+    models.add_argument("--memory-lm", help="LM for memory building (default: the task LM)")
+    models.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
+    models.add_argument("--temperature", type=float, default=0.0)
+    models.add_argument("--max-tokens", type=_whole("--max-tokens", 1), help="generation cap per call")
+    models.add_argument("--timeout", type=float, help="seconds before an API call counts as timed out")
+    models.add_argument("--no-cache", action="store_true", help="do not reuse cached LM answers")
+    models.add_argument("--cache", type=Path, help="DSPy response cache directory (default: <out>/dspy_cache)")
+    models.add_argument("--retries", type=_whole("--retries", 0), default=3, help="repeats of a failed LM call (default 3)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m optimize", description=__doc__.split("\n\n")[0].strip("`"),
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     epilog="Also: python -m optimize compile <program> --optimizer bootstrap|mipro|gepa|simba (--help there).")
+    parser.add_argument("program", help=f"one of: {', '.join(PROGRAMS)}")
+    data = parser.add_argument_group("data")
+    data.add_argument("--level", type=int, help=f"Experience-Transfer level {LEVELS}")
+    data.add_argument("--split", help="ARC split (default val100)")
+    data.add_argument("--memory", help="ARC: the concept memory file the program reads (frozen during the study)")
+    data.add_argument("--modality", default="text", help="text or image (Experience-Transfer)")
+    data.add_argument("--rules", help="a rule table as JSON (default: the HDR paper's Table 1)")
+    data.add_argument("--seed", type=int, default=0, help="data seed (default 0); demos come from seed + 1000")
+    data.add_argument("--limit", type=_whole("--limit", 1), help="evaluate each configuration on the first N examples")
+    study = parser.add_argument_group("study")
+    study.add_argument("--trials", type=_whole("--trials", 1), default=20, help="trials in the study, all workers together (default 20)")
+    study.add_argument("--study", help="study name (default L<level> or the split); the directory is runs/optimize/<program>-<study>")
+    study.add_argument("--storage", help="Optuna RDB URL shared by workers (default: sqlite in the study directory)")
+    study.add_argument("--out", type=Path, help="study directory (default runs/optimize/<program>-<study>)")
+    study.add_argument("--objectives", default="accuracy",
+                       help="accuracy (maximize), or accuracy,tokens (also minimize tokens: a Pareto front, no pruning)")
+    study.add_argument("--param", action="append", default=[], metavar="NAME=SPEC",
+                       help="override one dimension: K=1:3 (range), cot=true,false (choices), demos=0 (fixed)")
+    study.add_argument("--space", help="a JSON file of NAME: SPEC overriding the declared space")
+    study.add_argument("--enqueue", action="append", default=[], metavar="K=2,N=3,...",
+                       help="a configuration to try first (e.g. the paper's), all the space's parameters given")
+    study.add_argument("--sampler", default="tpe", help=f"one of {', '.join(SAMPLERS)} (default tpe; grid tries every point)")
+    study.add_argument("--sampler-seed", type=int, help="seed the sampler (leave out when several workers share a study)")
+    study.add_argument("--pruner", default="median",
+                       help="median (default) or none; single-objective studies only: Optuna does not prune multi-objective ones")
+    study.add_argument("--chunks", type=_whole("--chunks", 1), default=3,
+                       help="examples are answered in this many growing chunks, accuracy reported to the pruner after each (default 3)")
+    study.add_argument("--demo-source", default="labeled", help=f"how demos are made: {' or '.join(DEMO_SOURCES)} (default labeled)")
+    study.add_argument("--train-size", type=_whole("--train-size", 1), default=40, help="training examples demos are drawn from (default 40)")
+    study.add_argument("--n-jobs", type=_whole("--n-jobs", 1), default=1, help="trials run at once in this process (threads)")
+    study.add_argument("--threads", type=_whole("--threads", 1), default=1, help="examples answered in parallel within a trial")
+    study.add_argument("--heartbeat", type=_whole("--heartbeat", 1), default=60,
+                       help="seconds between a running trial's heartbeats; a trial silent for twice this is failed and retried")
+    add_lm_options(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return _run(args)
+    except (UsageError, SpaceError, StudyError, LMConfigError, RuleTableError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; rerun the same command to continue the study", file=sys.stderr)
+        return 130
+
+
+def resolve_space(program: str, params: list[str], space_file: str | None) -> Space:
+    space = default_space(program)
+    if space_file:
+        space = space.override(read_space_file(space_file))
+    return space.override(params)
+
+
+def parse_enqueue(text: str, space: Space) -> dict[str, Any]:
+    params = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise UsageError(f"--enqueue wants NAME=VALUE,NAME=VALUE, got {text!r}")
+        params[name.strip()] = _value(value.strip())
+    missing = [n for n in space.names if n not in params]
+    unknown = [n for n in params if n not in space.names]
+    if missing or unknown:
+        raise UsageError(f"--enqueue {text!r}: " + "; ".join(
+            ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])))
+    return params
+
+
+def check_program(program: str, space: Space) -> None:
+    """Build the program at one point of the space, so a bad knob name fails before any model loads."""
+    knobs, _ = split_params({p.name: p.values[0] for p in space.params})
+    try:
+        build_program(program, **knobs)
+    except (TypeError, ValueError) as exc:
+        raise SpaceError(f"{program} does not take these knobs ({', '.join(knobs)}): {exc}") from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.program not in PROGRAMS:
+        raise UsageError(f"unknown program {args.program!r}; choose from: {', '.join(PROGRAMS)}")
+    task_kind = PROGRAMS[args.program].task
+    objectives = tuple(o.strip() for o in args.objectives.split(",") if o.strip())
+    if objectives not in (("accuracy",), ("accuracy", "tokens")):
+        raise UsageError(f"--objectives must be accuracy or accuracy,tokens, got {args.objectives!r}")
+    if args.sampler not in SAMPLERS:
+        raise UsageError(f"--sampler must be one of {', '.join(SAMPLERS)}, got {args.sampler!r}")
+    if args.pruner not in PRUNERS:
+        raise UsageError(f"--pruner must be one of {', '.join(PRUNERS)}, got {args.pruner!r}")
+    if args.demo_source not in DEMO_SOURCES:
+        raise UsageError(f"--demo-source must be one of {', '.join(DEMO_SOURCES)}, got {args.demo_source!r}")
+    space = resolve_space(args.program, args.param, args.space)
+    check_program(args.program, space)
+    enqueue = [parse_enqueue(text, space) for text in args.enqueue]
+    from .objective import Setup
+
+    if task_kind == "experience_transfer":
+        if args.level not in LEVELS:
+            raise UsageError(f"{args.program} needs --level {{1,2,3}}" if args.level is None else f"--level must be 1, 2 or 3, got {args.level}")
+        if args.modality not in MODALITIES:
+            raise UsageError(f"--modality must be text or image, got {args.modality!r}")
+        rules = RuleTable.from_json(args.rules) if args.rules else RuleTable.paper()
+        data = make_level(args.level, seed=args.seed, rules=rules)
+        default_name = f"L{args.level}"
+    else:
+        if args.level is not None:
+            raise UsageError(f"{args.program} is an ARC program: use --split, not --level")
+        data = None
+        default_name = args.split or "val100"
+    study_name = f"{args.program}-{args.study or default_name}"
+    study_dir = args.out or Path("runs") / "optimize" / study_name
+    study_dir.mkdir(parents=True, exist_ok=True)
+    storage = open_storage(args.storage or sqlite_url(study_dir / "study.db"), heartbeat=args.heartbeat)
+
+    choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache)
+    if args.timeout is not None:
+        choose["timeout"] = args.timeout
+    task = resolve(args.lm, **choose)
+    memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
+    if args.modality == "image" and (task.local or memory.local):
+        raise UsageError("the in-process model reads text only: use --modality text, or a vision model with --lm")
+    _use_cache_in(args.cache or study_dir / "dspy_cache")
+
+    setup = Setup(program=args.program, level=args.level, split=args.split, modality=args.modality, rules=args.rules,
+                  seed=args.seed, limit=args.limit, objectives=objectives, chunks=args.chunks, demo_source=args.demo_source,
+                  train_size=args.train_size, threads=args.threads, lm=task.spec, memory_lm=memory.spec,
+                  temperature=args.temperature, max_tokens=args.max_tokens, memory_file=args.memory)
+    policy = RetryPolicy(retries=args.retries)
+    if task_kind == "experience_transfer":
+        from .objective import ExperienceTransferObjective
+
+        objective = ExperienceTransferObjective(setup, space, study_dir, task, memory, policy, data=data)
+    else:
+        from datasets.arc import ArcDataError
+        from eval.arc import ArcConfig
+
+        from .arc_objective import ArcObjective
+
+        try:
+            tasks = ArcConfig(program=args.program, split=args.split or "val100", limit=args.limit, memory=args.memory).load_tasks()
+        except (ArcDataError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        objective = ArcObjective(setup, space, study_dir, task, memory, policy, tasks=tasks)
+
+    multi = len(objectives) > 1
+    sampler = make_sampler(args.sampler, space_grid=space.grid(), seed=args.sampler_seed, multi=multi)
+    study = load_study(study_name, storage, objectives, sampler, make_pruner(args.pruner, multi=multi))
+    study.set_user_attr("space", space.describe())
+    print(f"study {study_name} in {study_dir}: {args.trials} trials over {space.describe()}", file=sys.stderr)
+    ran = run_workers(study, objective, trials=args.trials, n_jobs=args.n_jobs, enqueue=enqueue)
+    from .outputs import best_trials, write_outputs
+
+    setup_record = {"program": args.program, "level": args.level, "split": args.split, "modality": args.modality,
+                    "rules": args.rules, "seed": args.seed, "limit": args.limit, "lm": task.spec, "memory_lm": memory.spec,
+                    "objectives": list(objectives), "study": study_name, "storage": args.storage or "sqlite (study.db)"}
+    written = write_outputs(study, study_dir, setup_record)
+    print(f"this worker ran {ran} trials; memories built {objective.memories.builds}, reused {objective.memories.hits}")
+    for t in best_trials(study):
+        print(f"best: trial {t.number} {dict(t.params)} accuracy {t.user_attrs.get('accuracy'):.3f} "
+              f"tokens {t.user_attrs.get('tokens')}")
+    for name, path in written.items():
+        print(f"{name}: {path}")
+    if "best" in written:
+        extra = f"--level {args.level}" if args.level else f"--split {args.split or 'val100'}"
+        state = f" --program-state {written['state']}" if "state" in written else ""
+        print(f"evaluate it: python -m eval {args.program} {extra} --config {written['best']}{state}")
+    return 0
+
+
+def _use_cache_in(directory: Path) -> None:
+    import dspy
+
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory))

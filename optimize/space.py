@@ -1,0 +1,201 @@
+"""The search space of a study: which knobs vary, over which values, declared per program and overridable.
+
+    space = default_space("hdr")                       # K 1-4, N 1-5, cot on/off, demos 0-8
+    space = space.override(["K=1:3", "cot=false"])     # --param K=1:3 --param cot=false
+    space = space.override(read_space_file("s.json"))  # --space s.json: {"K": "1:3", "cot": [true], "demos": 0}
+    params = space.suggest(trial)                      # {"K": 2, "N": 3, "cot": True, "demos": 4}
+
+A value spec is ``LOW:HIGH`` (whole numbers, both ends included), a comma list of
+choices (``true,false`` or ``1,3,5``), or one value (the knob is fixed). In a JSON
+file a spec may also be a list of choices, ``{"low": 1, "high": 4}``, or a bare value.
+
+``demos`` is not a constructor argument: it is the number of demonstrations placed on
+the program's per-example predictor (:mod:`optimize.demos`). Every other name is a
+knob, passed to the program's constructor, so a study sets knobs the way a user does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from programs import PROGRAMS
+
+DEMOS = "demos"  # the one parameter that is not a constructor argument
+
+
+class SpaceError(ValueError):
+    """A search space that cannot be used as given (reported as one line, exit 2)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One dimension: whole numbers ``low..high``, or a list of ``choices`` (one choice: fixed)."""
+
+    name: str
+    low: int | None = None
+    high: int | None = None
+    choices: tuple[Any, ...] = ()
+
+    def __post_init__(self):
+        ranged = self.low is not None and self.high is not None
+        if ranged == bool(self.choices):
+            raise SpaceError(f"{self.name}: give a range LOW:HIGH or a list of choices")
+        if ranged and self.low > self.high:
+            raise SpaceError(f"{self.name}: range {self.low}:{self.high} is empty")
+
+    @property
+    def values(self) -> list[Any]:
+        """Every value (the grid)."""
+        return list(range(self.low, self.high + 1)) if self.choices == () else list(self.choices)
+
+    def suggest(self, trial) -> Any:
+        if self.choices == ():
+            return trial.suggest_int(self.name, self.low, self.high)
+        return trial.suggest_categorical(self.name, list(self.choices))
+
+    def describe(self) -> str:
+        if self.choices == ():
+            return f"{self.low}:{self.high}"
+        return ",".join(_show(c) for c in self.choices)
+
+
+@dataclass(frozen=True)
+class Space:
+    params: tuple[Param, ...]
+
+    def __getitem__(self, name: str) -> Param:
+        return {p.name: p for p in self.params}[name]
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+    def suggest(self, trial) -> dict[str, Any]:
+        return {p.name: p.suggest(trial) for p in self.params}
+
+    def grid(self) -> dict[str, list[Any]]:
+        return {p.name: p.values for p in self.params}
+
+    def size(self) -> int:
+        size = 1
+        for p in self.params:
+            size *= len(p.values)
+        return size
+
+    def override(self, specs: Iterable[str] | Mapping[str, Any]) -> "Space":
+        """This space with some dimensions replaced; names must be ones this space declares."""
+        items = _pairs(specs) if not isinstance(specs, Mapping) else list(specs.items())
+        replaced = {p.name: p for p in self.params}
+        for name, spec in items:
+            if name not in replaced:
+                raise SpaceError(f"unknown parameter {name!r}; this program's space has: {', '.join(self.names)}")
+            replaced[name] = parse_param(name, spec)
+        return Space(tuple(replaced[n] for n in self.names))
+
+    def describe(self) -> dict[str, str]:
+        return {p.name: p.describe() for p in self.params}
+
+
+def _pairs(specs: Iterable[str]) -> list[tuple[str, str]]:
+    out = []
+    for text in specs:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise SpaceError(f"--param wants NAME=SPEC (for example K=1:3 or cot=true,false), got {text!r}")
+        out.append((name.strip(), value.strip()))
+    return out
+
+
+def parse_param(name: str, spec: Any) -> Param:
+    """A dimension from a spec: ``"1:4"``, ``"true,false"``, ``"3"``, ``[1, 3]``, ``{"low": 1, "high": 4}``, ``3``."""
+    if isinstance(spec, Mapping):
+        try:
+            return Param(name, low=_whole(name, spec["low"]), high=_whole(name, spec["high"]))
+        except KeyError:
+            raise SpaceError(f"{name}: a range needs 'low' and 'high'") from None
+    if isinstance(spec, (list, tuple)):
+        if not spec:
+            raise SpaceError(f"{name}: no choices")
+        return Param(name, choices=tuple(spec))
+    if isinstance(spec, str):
+        if ":" in spec:
+            low, _, high = spec.partition(":")
+            return Param(name, low=_whole(name, low), high=_whole(name, high))
+        return Param(name, choices=tuple(_value(v.strip()) for v in spec.split(",") if v.strip()) or (None,))
+    return Param(name, choices=(spec,))
+
+
+def _whole(name: str, text: Any) -> int:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise SpaceError(f"{name}: {text!r} is not a whole number") from None
+    return value
+
+
+def _value(text: str) -> Any:
+    """``true``/``false``/``none``, numbers, else the text itself."""
+    lowered = text.lower()
+    if lowered in ("true", "on", "yes"):
+        return True
+    if lowered in ("false", "off", "no"):
+        return False
+    if lowered in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def read_space_file(path: str | Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise SpaceError(f"--space {path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise SpaceError(f"--space {path}: not a JSON object ({exc})") from None
+    if not isinstance(data, dict):
+        raise SpaceError(f"--space {path}: expected a JSON object of NAME: SPEC")
+    return data
+
+
+# -- the declared spaces -------------------------------------------------------------------------
+
+BOOL = (True, False)
+_ET_EXTRA = {"hdr": {"K": (1, 4), "N": (1, 5)}, "two_stage": {"K": (1, 4)}}
+_ARC = {
+    "baseline": ["attempts", "retries"],
+    "cheatsheet": ["attempts", "retries"],
+    "arcmemo_oe": ["top_k", "attempts", "retries"],
+    "arcmemo_ps": ["top_k", "attempts", "retries"],
+    "arcmemo_ps_noselect": ["attempts", "retries"],
+}
+_ARC_RANGES = {"top_k": (1, 10), "attempts": (1, 3), "retries": (0, 2)}
+
+
+def default_space(program: str) -> Space:
+    """The declared space of a registered program (see the module docstring)."""
+    if program not in PROGRAMS:
+        raise SpaceError(f"unknown program {program!r}; choose from: {', '.join(PROGRAMS)}")
+    if PROGRAMS[program].task == "experience_transfer":
+        params = [Param(name, low=lo, high=hi) for name, (lo, hi) in _ET_EXTRA.get(program, {}).items()]
+        return Space((*params, Param("cot", choices=BOOL), Param(DEMOS, low=0, high=8)))
+    names = _ARC.get(program, ["attempts", "retries"])
+    params = [Param(name, low=_ARC_RANGES[name][0], high=_ARC_RANGES[name][1]) for name in names]
+    return Space((*params, Param(DEMOS, low=0, high=2)))
+
+
+def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """(knobs for the constructor, number of demonstrations)."""
+    knobs = {k: v for k, v in params.items() if k != DEMOS}
+    return knobs, int(params.get(DEMOS, 0) or 0)
