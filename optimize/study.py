@@ -52,6 +52,10 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{Path(path).resolve()}"
 
 
+# What a worker sees when another one is creating the same storage's tables at that moment.
+_CREATION_RACES = ("already exists", "UNIQUE constraint failed", "database is locked")
+
+
 def open_storage(url: str, *, heartbeat: int | None = 60, retries: int = 2) -> optuna.storages.RDBStorage:
     """An RDB storage with heartbeats (dead workers' trials fail after ``2 * heartbeat`` s and are retried)."""
     kwargs: dict[str, Any] = {}
@@ -65,12 +69,12 @@ def open_storage(url: str, *, heartbeat: int | None = 60, retries: int = 2) -> o
                 kwargs["heartbeat_stale_trial_callback"] = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=retries)
             else:
                 kwargs["failed_trial_callback"] = optuna.storages.RetryFailedTrialCallback(max_retry=retries)
-        for attempt in range(3):  # workers that start together race to create the tables: the loser finds them made
+        for attempt in range(5):  # workers that start together race to create the tables: the loser finds them made
             try:
                 return optuna.storages.RDBStorage(url, **kwargs)
             except Exception as exc:
                 error = exc
-                if "already exists" not in str(exc):
+                if not any(race in str(exc) for race in _CREATION_RACES):
                     break
                 time.sleep(0.5 * (attempt + 1))
     first = str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -56,4 +56,4 @@ def test_cli_runs_on_the_embedded_model(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads((out / "results.json").read_text())
     assert results["examples"] == 2 and results["lm"] == "embedded"
-    assert results["tokens"]["task"]["prompt"] > 0 and results["engine"]["calls"] == 2
+    assert results["tokens"]["task"]["prompt"] > 0 and results["execution"]["engine"]["calls"] == 2
