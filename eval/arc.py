@@ -46,8 +46,6 @@ without solving again (``--solutions``). It continues its run directory the same
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -62,6 +60,7 @@ from tqdm import tqdm
 from datasets.arc import ArcDataError, ArcTask, load_split
 from programs import PROGRAMS, build_program
 from programs.arc_solver import Attempt, error_text
+from programs.atomic_file import write_atomically
 from programs.concept_memory import ConceptMemory
 from programs.memory_file import Memory, empty_memory, load_memory, save_memory
 
@@ -344,16 +343,7 @@ def _read_writes(path: Path) -> list[dict[str, Any]]:
 
 def write_json_lines(path: Path, entries: list[dict[str, Any]]) -> None:
     """Replace ``path`` by ``entries``, one JSON object per line, atomically."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.writelines(json.dumps(e, default=str) + "\n" for e in entries)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda handle: handle.writelines(json.dumps(e, default=str) + "\n" for e in entries))
 
 
 def _take(meter: Meter) -> dict[str, Any]:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from programs.atomic_file import write_atomically
 
 
 # What depends on the process that produced the results (timings, threads, resumption).
@@ -50,17 +51,7 @@ def new_run_dir(root: Path, name: str) -> Path:
 
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically: a crash leaves the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=1, default=str)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda handle: json.dump(data, handle, indent=1, default=str))
 
 
 class JsonlWriter:

@@ -10,12 +10,11 @@ A file records its ``format``; programs refuse a memory of another format.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from .atomic_file import write_atomically
 from .cheatsheet_memory import CheatsheetMemory
 from .concept_memory import ConceptMemory
 
@@ -35,18 +34,7 @@ def empty_memory(format: str) -> Memory:
 
 def save_memory(memory: Memory, path: str | Path) -> None:
     """Write ``memory`` to ``path`` atomically (temporary file, fsync, rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(memory.to_json(), handle, indent=1)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda handle: json.dump(memory.to_json(), handle, indent=1))
 
 
 def load_memory(path: str | Path) -> Memory:
