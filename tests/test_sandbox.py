@@ -561,3 +561,20 @@ def test_minimal_root_is_built_beside_a_python_installed_under_tmp():
     assert not any(rootfs._inside(path, point) for path in readable)
     assert rootfs._new_root_mount_point(["/usr/lib"]) == "/tmp"
     assert not rootfs._inside("/scratchy", rootfs.SCRATCH_ROOT) and rootfs._inside("/scratch/a", "/scratch")
+
+
+def test_a_caller_holding_more_than_1024_descriptors_can_start_and_use_a_sandbox():
+    """Channels are waited on with poll: select() refuses descriptors numbered 1024 and up."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        pytest.skip(f"RLIMIT_NOFILE is {soft}: cannot hold 1200 descriptors")
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with Sandbox(workers=1, limits=LIMITS) as fresh:
+            [outcome] = fresh.run("def transform(g):\n    return g", [[[1, 2]]])
+            assert outcome.output == [[1, 2]]
+    finally:
+        for fd in held:
+            os.close(fd)

@@ -76,8 +76,7 @@ def read_frame(fd: int, reader: FrameReader, deadline: float | None = None) -> A
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError("no frame before the deadline")
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
+            if not _readable(fd, remaining):
                 continue
         data = os.read(fd, 1 << 16)
         if not data:
@@ -87,3 +86,10 @@ def read_frame(fd: int, reader: FrameReader, deadline: float | None = None) -> A
             raise ProtocolError("unexpected extra frame")
         if messages:
             return messages[0]
+
+
+def _readable(fd: int, seconds: float) -> bool:
+    """Wait up to ``seconds`` for ``fd`` to be readable (poll, not select: a busy host may hold fds past 1024)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(max(0, int(seconds * 1000)) or 1))
