@@ -8,6 +8,8 @@
 import importlib
 import sys
 
+from eval.resume import resumed_program
+
 # first word -> "module:function" taking argv (without the first word's own routing) and returning an exit code
 COMMANDS = {
     "table2": "eval.tables:main",
@@ -27,6 +29,9 @@ COMMANDS = {
 
 
 def main(argv: list[str]) -> int:
+    saved = resumed_program(argv)  # python -m eval --resume RUN_DIR: the run's own program decides the route
+    if saved in COMMANDS:
+        argv = [saved, *argv]
     target = COMMANDS.get(argv[0]) if argv else None
     module, function = (target or "eval.cli:main").split(":")
     return getattr(importlib.import_module(module), function)(argv)

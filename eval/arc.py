@@ -46,7 +46,6 @@ without solving again (``--solutions``). It continues its run directory the same
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -65,7 +64,7 @@ from programs.concept_memory import ConceptMemory
 from programs.memory_file import Memory, empty_memory, load_memory, save_memory
 
 from .cost import role_costs
-from .faults import FATAL, GuardedLM, ResilientAdapter, RetryPolicy, failure_of
+from .faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted, failure_of
 from .lm import LMChoice
 from .metrics import mean_std, official_score, oracle_at_k, strict_at_k, strict_score
 from .resume import read_examples
@@ -77,10 +76,6 @@ MEMORY_FORMAT = {"baseline": None, "cheatsheet": "cheatsheet", "arcmemo_oe": "oe
                  "arcmemo_ps_noselect": "ps"}
 # dspy's own exceptions that reach the solver unguarded, by the failure kind they are
 _KINDS = {"LMAuthError": "auth", "LMBillingError": "billing", "AdapterParseError": "unparseable"}
-
-
-class RunAborted(RuntimeError):
-    """The run stopped early (too many failed tasks, or a refused key); its work is kept."""
 
 
 @dataclass
@@ -154,35 +149,14 @@ class _Session:
     task_lm: GuardedLM
     memory_lm: GuardedLM
     adapter: dspy.Adapter
-    max_errors: int | None
-    failed: int = 0
-    last_failure: str = ""
-    fatal: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    errors: ErrorBudget
 
     @classmethod
     def start(cls, task: LMChoice, memory: LMChoice, policy: RetryPolicy, max_errors: int | None) -> "_Session":
         # in-process models decode the same prompt the same way (seeded, under a JSON grammar): asking again cannot help
         parse_policy = replace(policy, retries=0) if task.local or memory.local else policy
         return cls(GuardedLM(task.lm, role="task", policy=policy), GuardedLM(memory.lm, role="memory", policy=policy),
-                   ResilientAdapter.around(adapter_for(task, memory), parse_policy), max_errors)
-
-    def fail(self, failure: dict[str, str]) -> None:
-        with self.lock:
-            self.failed += 1
-            self.last_failure = f"{failure['kind']}: {failure['reason']}"
-            self.fatal = self.fatal or failure["kind"] in FATAL
-
-    @property
-    def stopping(self) -> bool:
-        return self.fatal or (self.max_errors is not None and self.failed > self.max_errors)
-
-    def why(self) -> str:
-        if self.fatal:
-            reason = f"the provider refused the calls ({self.last_failure})"
-        else:
-            reason = f"{self.failed} tasks failed in this process (--max-errors {self.max_errors}); last: {self.last_failure}"
-        return f"{reason}. The work so far is kept: rerun the same command to continue"
+                   ResilientAdapter.around(adapter_for(task, memory), parse_policy), ErrorBudget(max_errors, unit="tasks"))
 
 
 def evaluate_arc(
@@ -264,8 +238,8 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
         for i, solved in _solve_batch(program, todo, index, run, config, session, writer, bar).items():
             predictions[i] = solved
             done[i] = solved.record
-        if session.stopping:
-            raise RunAborted(session.why())
+        if session.errors.stopping:
+            raise RunAborted(session.errors.why())
         return [predictions[index[item.id]] for item in batch]
 
     def on_write(i: int, records: list[dict[str, Any]]) -> None:
@@ -359,7 +333,7 @@ def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int,
     """Solve ``batch`` in parallel (``config.threads``), writing each record as it finishes; by task index."""
 
     def solve(item: ArcTask) -> dspy.Prediction | None:
-        if session.stopping:
+        if session.errors.stopping:
             return None
         started = time.perf_counter()
         meter = Meter(root=program)
@@ -378,7 +352,7 @@ def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int,
         record["seconds"] = round(time.perf_counter() - started, 2)
         writer.write(record)
         if failure:
-            session.fail(failure)
+            session.errors.fail(failure)
         return dspy.Prediction(attempts=attempts, record=record)  # attempts for the program's GETFEEDBACK
 
     finished: dict[int, dspy.Prediction] = {}
@@ -393,7 +367,7 @@ def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int,
                 continue
             finished[futures[future]] = solved
             scored = [p.record["scores"]["official_score"] for p in finished.values()]
-            bar.set_postfix(official=f"{sum(scored) / len(scored):.0%}", failed=session.failed)
+            bar.set_postfix(official=f"{sum(scored) / len(scored):.0%}", failed=session.errors.failed)
             bar.update()
     finally:  # on Ctrl-C, tasks not started stay undone (a resumed run solves them); started ones finish and are kept
         pool.shutdown(wait=True, cancel_futures=True)
@@ -700,7 +674,7 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
     records = list(kept)
 
     def solve(item: ArcTask, meter: Meter) -> dict[str, Any]:
-        if session.stopping:
+        if session.errors.stopping:
             return {"skipped": True}
         if item.id in given:
             ok = passes_all(item, given[item.id], sandbox)
@@ -731,7 +705,7 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
                 if record.get("skipped"):
                     break
                 if record.get("failure"):
-                    session.fail(record["failure"])
+                    session.errors.fail(record["failure"])
                 if record["verified"] and record["source"] == "solved":  # reusable: --solutions <run>/solutions
                     (run_dir / "solutions").mkdir(exist_ok=True)
                     (run_dir / "solutions" / f"{item.id}.py").write_text(record["solution"])
@@ -747,10 +721,10 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
                 writer.write(record)
                 records.append(record)
                 bar.update()
-            if session.stopping:
+            if session.errors.stopping:
                 for future in futures:
                     future.cancel()
-                raise RunAborted(session.why())
+                raise RunAborted(session.errors.why())
     finally:
         writer.close()
     return _build_results(config, tasks, records, writer_program, out, task, memory, time.perf_counter() - started,

@@ -36,7 +36,7 @@ from .arc import ArcConfig, BuildConfig, RunAborted, build_memory, evaluate_arc
 from .arc_tables import markdown_table
 from .faults import RetryPolicy
 from .lm import LMConfigError, resolve_lm
-from .resume import RunDirError, check_same_config, read_config
+from .resume import RunDirError, check_same_config, exit_code, read_config, resumed_args
 from .runs import new_run_dir, write_json
 
 ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
@@ -169,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
+
+    def command() -> int:
         if not argv:
             raise UsageError(f"name a program ({', '.join(ARC_PROGRAMS)}), build_memory or arc_table")
         if argv[0] == "arc_table":
@@ -179,40 +180,10 @@ def main(argv: list[str] | None = None) -> int:
         parser = eval_parser()
         args = parser.parse_args(argv)
         if args.resume is not None:
-            args = _resumed(parser, args)
+            args = resumed_args(parser, args, IDENTITY, programs=ARC_PROGRAMS, kind="an ARC evaluation")
         return _evaluate(args)
-    except (UsageError, LMConfigError, ArcDataError, MemoryFileError, RunDirError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except RunAborted as exc:
-        print(f"error: run stopped: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted; rerun the same command to continue", file=sys.stderr)
-        return 130
 
-
-def _resumed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
-    """The saved config of ``--resume RUN_DIR``, with the execution options given now."""
-    run_dir = args.resume
-    if not run_dir.is_dir():
-        raise RunDirError(f"--resume {run_dir}: no such run directory")
-    if args.out is not None and args.out.resolve() != run_dir.resolve():
-        raise UsageError("--resume continues RUN_DIR in place: leave out --out")
-    saved = read_config(run_dir)
-    if saved.get("program") not in ARC_PROGRAMS:
-        raise RunDirError(f"{run_dir} holds a {saved.get('program')} run, not an ARC evaluation")
-    defaults = vars(parser.parse_args([]))
-    given = {k: v for k, v in vars(args).items() if v != defaults.get(k)}
-    clash = [k for k in IDENTITY if k in given and given[k] != saved.get(k)]
-    if clash:
-        raise UsageError(f"--resume takes the run's own config; drop {', '.join('--' + k.replace('_', '-') for k in clash)}")
-    merged = {**defaults, **{k: v for k, v in saved.items() if k in defaults}, **given}
-    merged["lm"] = None if saved.get("lm") == "embedded" else saved.get("lm")
-    merged["memory_lm"] = None if saved.get("memory_lm") in (None, saved.get("lm")) else saved.get("memory_lm")
-    merged["out"], merged["resume"] = run_dir, run_dir
-    merged["cache"] = Path(merged["cache"]) if merged.get("cache") else None
-    return argparse.Namespace(**merged)
+    return exit_code(command, (UsageError, LMConfigError, ArcDataError, MemoryFileError, RunDirError), RunAborted)
 
 
 def _lms(args: argparse.Namespace):

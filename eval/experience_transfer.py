@@ -19,7 +19,6 @@ the run directory's files, so a resumed run reports what an uninterrupted one do
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -35,7 +34,7 @@ from programs import build_program
 from signatures import Episode
 
 from .cost import role_costs
-from .faults import FATAL, GuardedLM, ResilientAdapter, RetryPolicy, failure_of
+from .faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted, failure_of
 from .hypothesis_scoring import score_hypotheses
 from .lm import LMChoice
 from .metrics import accuracy, mean_std
@@ -44,10 +43,6 @@ from .runs import JsonlWriter, read_json, write_json
 from .tokens import Meter, Tokens, metering
 
 MODALITIES = ("text", "image")
-
-
-class RunAborted(RuntimeError):
-    """The run stopped early (too many failures, or memory that could not be built); its work is kept."""
 
 
 @dataclass
@@ -83,26 +78,7 @@ class _Session:
     task_adapter: dspy.Adapter
     memory_lm: GuardedLM
     memory_adapter: dspy.Adapter
-    max_errors: int | None
-    failed: int = 0
-    last_failure: str = ""
-    fatal: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def fail(self, record: dict[str, Any]) -> None:
-        with self.lock:
-            self.failed += 1
-            self.last_failure = record["error"]
-            self.fatal = self.fatal or record["failure"]["kind"] in FATAL
-
-    @property
-    def stopping(self) -> bool:
-        return self.fatal or (self.max_errors is not None and self.failed > self.max_errors)
-
-    def why(self) -> str:
-        if self.fatal:
-            return f"the provider refused the calls ({self.last_failure})"
-        return f"{self.failed} scenes failed in this process (--max-errors {self.max_errors}); last: {self.last_failure}"
+    errors: ErrorBudget
 
 
 def evaluate_experience_transfer(
@@ -135,7 +111,7 @@ def evaluate_experience_transfer(
     session = _Session(
         GuardedLM(task.lm, role="task", policy=policy), ResilientAdapter.around(task.adapter(), _parse_policy(task, policy)),
         GuardedLM(memory.lm, role="memory", policy=policy), ResilientAdapter.around(memory.adapter(), _parse_policy(memory, policy)),
-        max_errors,
+        ErrorBudget(max_errors, unit="scenes"),
     )
     writer = JsonlWriter(run_dir / "examples.jsonl")
     per_run: list[list[dict[str, Any]]] = []
@@ -148,8 +124,8 @@ def evaluate_experience_transfer(
             memories.append(_memory(program, episodes, data, run, run_dir, session))
             todo = [s for s in scenes if (run, s.id) not in finished]
             new = _answer_all(program, data, todo, len(scenes), config, session, run, writer, progress)
-            if session.stopping:
-                raise RunAborted(f"{session.why()}. The work so far is kept: rerun the same command to continue")
+            if session.errors.stopping:
+                raise RunAborted(session.errors.why())
             done = {r["id"]: r for r in new} | {i: r for (r_, i), r in finished.items() if r_ == run}
             per_run.append([done[s.id] for s in scenes])
     finally:
@@ -200,7 +176,7 @@ def _memory(program, episodes, data, run: int, run_dir: Path, session: _Session)
 def _answer_all(program, data, scenes: list[Scene], total: int, config, session: _Session, run: int,
                 writer: JsonlWriter, progress: bool) -> list[dict[str, Any]]:
     def answer(scene: Scene) -> dict[str, Any] | None:
-        if session.stopping:
+        if session.errors.stopping:
             return None
         meter = Meter(root=program)
         prediction, failure = None, None
@@ -231,7 +207,7 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
         }
         writer.write(record)
         if failure:
-            session.fail(record)
+            session.errors.fail(failure)
         return record
 
     records = []
@@ -246,7 +222,7 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
                 if record is None:
                     continue
                 records.append(record)
-                bar.set_postfix(acc=f"{sum(r['correct'] for r in records) / len(records):.0%}", failed=session.failed)
+                bar.set_postfix(acc=f"{sum(r['correct'] for r in records) / len(records):.0%}", failed=session.errors.failed)
                 bar.update()
     finally:  # on Ctrl-C, scenes not started stay undone (a resumed run answers them); started ones finish and are kept
         pool.shutdown(wait=True, cancel_futures=True)

@@ -30,8 +30,9 @@ import contextvars
 import hashlib
 import json
 import random
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
@@ -50,6 +51,45 @@ from .tokens import Meter, current_meter, entry_usage
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection")
 KINDS = (*TRANSPORT, "empty", "unparseable")
 FATAL = ("auth", "billing")  # no later example can succeed either: the harness stops the run
+
+
+class RunAborted(RuntimeError):
+    """The run stopped early (too many failures, a refused key, or memory that could not be built); its work is kept."""
+
+
+@dataclass
+class ErrorBudget:
+    """How many examples may fail in this process (``--max-errors``) before the harness stops the run.
+
+    A failure of a :data:`FATAL` kind stops it at once. ``unit`` names the examples in
+    :meth:`why` ("scenes", "tasks"). Safe to share between answering threads.
+    """
+
+    max_errors: int | None
+    unit: str = "examples"
+    failed: int = 0
+    last_failure: str = ""
+    fatal: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def fail(self, failure: dict[str, str]) -> None:
+        """Count one failed example; ``failure`` is ``{"kind": ..., "reason": ...}``."""
+        with self.lock:
+            self.failed += 1
+            self.last_failure = f"{failure['kind']}: {failure['reason']}"
+            self.fatal = self.fatal or failure["kind"] in FATAL
+
+    @property
+    def stopping(self) -> bool:
+        return self.fatal or (self.max_errors is not None and self.failed > self.max_errors)
+
+    def why(self) -> str:
+        """Why the run stops, for :class:`RunAborted`."""
+        if self.fatal:
+            reason = f"the provider refused the calls ({self.last_failure})"
+        else:
+            reason = f"{self.failed} {self.unit} failed in this process (--max-errors {self.max_errors}); last: {self.last_failure}"
+        return f"{reason}. The work so far is kept: rerun the same command to continue"
 
 
 class LMFailure(RuntimeError):

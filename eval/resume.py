@@ -10,10 +10,12 @@ directory) may change between a crash and its resumption.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Collection
 
 # The config keys that decide a run's results; the rest only decide how it runs.
 IDENTITY = ("program", "level", "modality", "rules", "limit", "seed", "runs", "lm", "memory_lm", "temperature", "max_tokens", "knobs",
@@ -107,3 +109,57 @@ def read_config(run_dir: Path) -> dict[str, Any]:
     if not isinstance(config, dict) or "program" not in config:
         raise RunDirError(f"{path} is not a run config")
     return config
+
+
+def resumed_args(parser: argparse.ArgumentParser, args: argparse.Namespace, keys: tuple[str, ...], *,
+                 programs: Collection[str], kind: str) -> argparse.Namespace:
+    """The saved config of ``--resume RUN_DIR``, with the execution options given now.
+
+    Options in ``keys`` (what decides results) may be repeated only with their saved
+    values; ``programs`` are the ones this CLI runs, ``kind`` names them in the error."""
+    run_dir = args.resume
+    if not run_dir.is_dir():
+        raise RunDirError(f"--resume {run_dir}: no such run directory")
+    if args.out is not None and args.out.resolve() != run_dir.resolve():
+        raise RunDirError("--resume continues RUN_DIR in place: leave out --out")
+    saved = read_config(run_dir)
+    if saved.get("program") not in programs:
+        raise RunDirError(f"{run_dir} holds a run of {saved.get('program')}, not {kind}")
+    defaults = vars(parser.parse_args([]))
+    given = {k: v for k, v in vars(args).items() if v != defaults.get(k)}
+    clash = [k for k in keys if k in given and given[k] != saved.get(k)]
+    if clash:
+        raise RunDirError(f"--resume takes the run's own config; drop {', '.join('--' + k.replace('_', '-') for k in clash)}")
+    merged = {**defaults, **{k: v for k, v in saved.items() if k in defaults}, **given}
+    merged["lm"] = None if saved.get("lm") == "embedded" else saved.get("lm")
+    merged["memory_lm"] = None if saved.get("memory_lm") in (None, saved.get("lm")) else saved.get("memory_lm")
+    merged["out"], merged["resume"] = run_dir, run_dir
+    merged["cache"] = Path(merged["cache"]) if merged.get("cache") else None
+    return argparse.Namespace(**merged)
+
+
+def resumed_program(argv: list[str]) -> str | None:
+    """The program saved in the run directory of ``--resume RUN_DIR`` when argv starts with it, else None."""
+    if not argv or not argv[0].startswith("--resume"):
+        return None
+    value = argv[0].partition("=")[2] or (argv[1] if len(argv) > 1 else "")
+    try:
+        return str(json.loads((Path(value) / "config.json").read_text()).get("program"))
+    except (OSError, ValueError, AttributeError):
+        return None  # the CLI reports the bad directory itself
+
+
+def exit_code(command: Callable[[], int], bad_input: tuple[type[BaseException], ...], stopped: type[BaseException]) -> int:
+    """Run a CLI ``command``: ``bad_input`` errors print one line and exit 2, a ``stopped`` run exits 1
+    (its work kept), Ctrl-C exits 130."""
+    try:
+        return command()
+    except bad_input as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except stopped as exc:
+        print(f"error: run stopped: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted; rerun the same command to continue", file=sys.stderr)
+        return 130

@@ -12,7 +12,7 @@ from dspy.utils.exceptions import LMRateLimitError, LMServerError, LMTimeoutErro
 
 import eval.cli as cli
 from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
-from eval.faults import GuardedLM, LMFailure, RetryPolicy, fault_kind
+from eval.faults import ErrorBudget, GuardedLM, LMFailure, RetryPolicy, fault_kind
 from eval.lm import LMChoice, ScriptedEngine
 from eval.lm.stub_server import StubServer
 
@@ -202,3 +202,16 @@ def test_backoff_doubles_up_to_its_cap_and_honours_retry_after():
     assert policy.delay(3, hinted) == 0.25
     jittery = RetryPolicy(backoff=1.0, jitter=0.1)
     assert all(1.0 <= jittery.delay(0) <= 1.1 for _ in range(20))
+
+
+def test_the_error_budget_stops_past_max_errors_or_at_once_on_a_refused_key():
+    budget = ErrorBudget(max_errors=1, unit="tasks")
+    budget.fail({"kind": "timeout", "reason": "slow"})
+    assert not budget.stopping  # one failure is within --max-errors 1
+    budget.fail({"kind": "rate_limit", "reason": "429"})
+    assert budget.stopping and budget.why().startswith("2 tasks failed in this process (--max-errors 1); last: rate_limit: 429")
+    refused = ErrorBudget(max_errors=None)
+    refused.fail({"kind": "timeout", "reason": "slow"})
+    assert not refused.stopping  # no limit
+    refused.fail({"kind": "auth", "reason": "bad key"})
+    assert refused.stopping and "the provider refused the calls (auth: bad key)" in refused.why()

@@ -15,7 +15,7 @@ from datasets.experience_transfer import make_level
 from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
 from eval.lm import LMChoice, ScriptedEngine
 from eval.lm.stub_server import StubServer
-from eval.resume import RunDirError, read_examples
+from eval.resume import RunDirError, read_examples, resumed_program
 from eval.runs import comparable
 
 from scripted_answers import oracle_counter
@@ -150,6 +150,31 @@ def test_resume_errors_are_one_line(tmp_path, scripted_cli, capsys, extra, messa
     assert cli.main(["--resume", str(out), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_another_harness_s_run_dir_is_refused_in_one_line(tmp_path, scripted_cli, capsys):
+    arc_run = tmp_path / "arc"
+    arc_run.mkdir()
+    (arc_run / "config.json").write_text(json.dumps({"program": "arcmemo_ps", "split": "val100"}))
+    assert cli.main(["--resume", str(arc_run)]) == 2
+    err = capsys.readouterr().err
+    assert "holds a run of arcmemo_ps, not an Experience-Transfer run" in err and err.count("\n") == 1
+
+
+def test_python_m_eval_resume_routes_by_the_saved_program(tmp_path):
+    arc_run = tmp_path / "arc"
+    arc_run.mkdir()
+    (arc_run / "config.json").write_text(json.dumps({"program": "arcmemo_ps"}))
+    assert resumed_program(["--resume", str(arc_run), "--threads", "2"]) == "arcmemo_ps"
+    assert resumed_program([f"--resume={arc_run}"]) == "arcmemo_ps"
+    assert resumed_program(["--resume", str(tmp_path / "missing")]) is None
+    assert resumed_program(["hdr", "--resume", str(arc_run)]) is None  # a named program decides the route itself
+    # end to end: the ARC CLI answers (its own one-line error), not the Experience-Transfer one
+    done = subprocess.run([sys.executable, "-m", "eval", "--resume", str(arc_run), "--out", str(tmp_path / "x")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == "error: --resume continues RUN_DIR in place: leave out --out"
 
 
 # -- killed for real, against the faulty stub server ------------------------------------------------
