@@ -121,7 +121,7 @@ def evaluate_experience_transfer(
             program = build_program(config.program, **config.knobs)
             if config.program_state:
                 program.load(config.program_state)
-            memories.append(_memory(program, episodes, data, run, run_dir, session))
+            memories.append(_memory(program, episodes, data, run, run_dir, session.memory_lm, session.memory_adapter))
             todo = [s for s in scenes if (run, s.id) not in finished]
             new = _answer_all(program, data, todo, len(scenes), config, session, run, writer, progress)
             if session.errors.stopping:
@@ -149,7 +149,20 @@ def _parse_policy(choice: LMChoice, policy: RetryPolicy) -> RetryPolicy:
     return replace(policy, retries=0) if choice.local else policy
 
 
-def _memory(program, episodes, data, run: int, run_dir: Path, session: _Session) -> dict[str, Any]:
+def memorize(program_name: str, data: ExperienceTransferLevel, memory: LMChoice, run_dir: Path, runs: list[int], *,
+             modality: str = "text", policy: RetryPolicy | None = None) -> list[dict[str, Any]]:
+    """Build the memory of each of ``runs`` into ``run_dir/memory-run<N>.json`` and answer no scene.
+
+    The same guarded, metered step an evaluation runs first (Table 5 scores memories alone)."""
+    policy = policy or RetryPolicy()
+    lm = GuardedLM(memory.lm, role="memory", policy=policy)
+    adapter = ResilientAdapter.around(memory.adapter(), _parse_policy(memory, policy))
+    episodes = [Episode(observation=observation(e, modality), label=e.label) for e in data.episodes]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return [_memory(build_program(program_name), episodes, data, run, run_dir, lm, adapter) for run in runs]
+
+
+def _memory(program, episodes, data, run: int, run_dir: Path, lm: GuardedLM, adapter: dspy.Adapter) -> dict[str, Any]:
     """Restore run ``run``'s saved memory into ``program``, or build it and save it."""
     path = run_dir / f"memory-run{run}.json"
     if path.exists() and hasattr(program, "restore"):
@@ -159,7 +172,7 @@ def _memory(program, episodes, data, run: int, run_dir: Path, session: _Session)
     meter = Meter(root=program)
     started = time.perf_counter()
     try:
-        with dspy.context(lm=session.memory_lm, adapter=session.memory_adapter), metering(meter):
+        with dspy.context(lm=lm, adapter=adapter), metering(meter):
             record = program.memorize(episodes, data.oracle_hypotheses)
     except Exception as exc:
         failure = failure_of(exc)

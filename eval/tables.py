@@ -28,15 +28,13 @@ from typing import Any
 import dspy
 
 from datasets.experience_transfer import LEVELS, RuleTableError
-from programs import PROGRAMS, build_program
-from signatures import Episode
+from programs import PROGRAMS
 
-from .experience_transfer import ExperienceTransferConfig, observation
+from .experience_transfer import ExperienceTransferConfig, RunAborted, memorize
 from .hypothesis_scoring import F1_MODES, memory_f1
 from .lm import LMConfigError, resolve_lm
 from .metrics import mean_std
 from .runs import write_json
-from .tokens import counting
 
 
 @dataclass(frozen=True)
@@ -154,6 +152,9 @@ def main(argv: list[str]) -> int:
     except (TableError, LMConfigError, RuleTableError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunAborted as exc:  # a memory-only cell (Table 5) whose memory could not be built
+        print(f"error: run stopped: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted; rerun the same command to finish the missing cells", file=sys.stderr)
         return 130
@@ -332,13 +333,7 @@ def _build_memories(program: str, data, memory_spec: str, directory: Path, runs:
     memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
     directory.mkdir(parents=True, exist_ok=True)
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory / "dspy_cache"))
-    episodes = [Episode(observation=observation(e, "text"), label=e.label) for e in data.episodes]
-    for run in runs:
-        started = time.perf_counter()
-        with dspy.context(lm=memory.lm, adapter=memory.adapter()), counting() as spent:
-            record = build_program(program).memorize(episodes, data.oracle_hypotheses)
-        record = {**record, "tokens": spent.as_dict(), "wall_seconds": round(time.perf_counter() - started, 2)}
-        write_json(directory / f"memory-run{run}.json", record)
+    memorize(program, data, memory, directory, runs)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

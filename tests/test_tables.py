@@ -113,6 +113,12 @@ def test_table5_scores_memories_and_borrows_finished_hdr_cells(tmp_path, engines
     hdr_cell = table["rows"][2]["cells"][0]["cell"]
     assert hdr_cell.endswith("cells/hdr-L2-memory-limit2")
     assert json.loads((tmp_path / "tables" / "cells" / "hdr-L2-memory-limit2" / "memory-run0-f1-parse.json").read_text())["f1"] == 1.0
+    # memory-only cells go through the harness's memory step: metered by role and step, faults counted
+    built = sorted((tmp_path / "tables" / "cells").glob("memory-*/memory-run0.json"))
+    assert len(built) == 2
+    for path in built:
+        record = json.loads(path.read_text())
+        assert set(record["usage"]) == {"memory"} and record["faults"] == {} and record["tokens"]["calls"] >= 1
 
 
 @pytest.mark.parametrize("argv, message", [
