@@ -76,6 +76,8 @@ MEMORY_FORMAT = {"baseline": None, "cheatsheet": "cheatsheet", "arcmemo_oe": "oe
                  "arcmemo_ps_noselect": "ps"}
 # dspy's own exceptions that reach the solver unguarded, by the failure kind they are
 _KINDS = {"LMAuthError": "auth", "LMBillingError": "billing", "AdapterParseError": "unparseable"}
+# ArcConfig fields that are program knobs (a --config's knobs by these names set them, the rest go to the constructor)
+KNOB_FIELDS = ("attempts", "retries", "top_k", "continual_every", "write_gate", "cot", "modality", "temperature")
 
 
 @dataclass
@@ -98,6 +100,7 @@ class ArcConfig:
     runs: int = 1
     threads: int = 1
     knobs: dict[str, Any] = field(default_factory=dict)
+    program_state: str | None = None  # a DSPy state file (demos, instructions) loaded into each run's program
 
     @property
     def memory_format(self) -> str | None:
@@ -214,6 +217,8 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
          sandbox, run_dir: Path, writer: JsonlWriter, progress: bool):
     """Run ``run`` of Algorithm 1, continuing from what ``finished`` holds; (records, writes, tasks kept)."""
     program = build_program(config.program, **config.program_knobs(run), sandbox=sandbox)
+    if config.program_state:
+        program.load(config.program_state)  # before the memory LM is set, which a loaded state would replace
     program.set_memory_lm(session.memory_lm)  # memory reads and writes: metered as the memory role
     snapshots = run_dir / "memory" / f"run{run}"
     index = {item.id: i for i, item in enumerate(tasks)}

@@ -5,6 +5,7 @@
     python -m eval build_memory --format ps --split barc_seeds --limit 20 --out ps.json [--solutions DIR]
     python -m eval arc_table runs/arcmemo_ps-val100-*/ runs/baseline-val100-*/
     python -m eval arcmemo_ps --resume runs/arcmemo_ps-val100-...   # continue a run with its saved config
+    python -m eval arcmemo_ps --split val100 --memory ps.json --config best.json --program-state best_program.json
 
 Rerunning into the same ``--out`` (``--run-dir`` for build_memory) with the same config
 continues the run: finished tasks are kept, memory is restored from its snapshots, LM
@@ -29,15 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from datasets.arc import SPLITS, ArcDataError
-from programs import PROGRAMS
+from programs import PROGRAMS, build_program
 from programs.memory_file import MemoryFileError
 
-from .arc import ArcConfig, BuildConfig, RunAborted, build_memory, evaluate_arc
+from .arc import KNOB_FIELDS, ArcConfig, BuildConfig, RunAborted, build_memory, evaluate_arc
 from .arc_tables import markdown_table
 from .faults import RetryPolicy
 from .lm import LMConfigError, resolve_lm
 from .resume import RunDirError, check_same_config, exit_code, read_config, resumed_args
 from .runs import new_run_dir, write_json
+from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
 
@@ -45,11 +47,12 @@ ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
 # defaults of configs saved before a key existed; the rest (threads, LM retries, the cache,
 # the server's address) only decides how it runs.
 IDENTITY = ("program", "split", "tasks", "task_ids", "limit", "memory", "attempts", "retries", "top_k", "continual_every",
-            "write_gate", "cot", "modality", "temperature", "timeout", "runs", "lm", "memory_lm", "max_tokens")
+            "write_gate", "cot", "modality", "temperature", "timeout", "runs", "lm", "memory_lm", "max_tokens", "knobs",
+            "program_state_sha256")  # the content of --program-state (demos, instructions), not its path
 BUILD_IDENTITY = ("program", "format", "out", "split", "tasks", "limit", "solutions", "unverified", "attempts", "retries",
                   "cot", "temperature", "timeout", "lm", "memory_lm", "max_tokens")
 DEFAULTS: dict[str, Any] = {"split": "val100", "attempts": 2, "retries": 0, "write_gate": "train", "cot": False,
-                            "modality": "text", "temperature": 0.7, "timeout": 4.0, "runs": 1}
+                            "modality": "text", "temperature": 0.7, "timeout": 4.0, "runs": 1, "knobs": {}}
 
 
 class UsageError(Exception):
@@ -150,6 +153,12 @@ def eval_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, help="run directory (default: runs/<program>-<split>-<time>); continued when it holds this run")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config")
     parser.add_argument("--retry-failed", action="store_true", help="when continuing a run, solve its failed tasks again")
+    tuned = parser.add_argument_group("tuned programs (python -m optimize)")
+    tuned.add_argument("--config", type=Path, metavar="BEST.json",
+                       help="the program's knobs from a JSON file's \"knobs\" (best.json, compile's config.json); "
+                            "they replace --attempts, --retries, --top-k, ...")
+    tuned.add_argument("--program-state", type=Path, metavar="STATE.json",
+                       help="a DSPy state file (program.save: demos, instructions) loaded into the program")
     return parser
 
 
@@ -183,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             args = resumed_args(parser, args, IDENTITY, programs=ARC_PROGRAMS, kind="an ARC evaluation")
         return _evaluate(args)
 
-    return exit_code(command, (UsageError, LMConfigError, ArcDataError, MemoryFileError, RunDirError), RunAborted)
+    return exit_code(command, (UsageError, LMConfigError, ArcDataError, MemoryFileError, RunDirError, TunedError), RunAborted)
 
 
 def _lms(args: argparse.Namespace):
@@ -224,14 +233,17 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError(f"name a program ({', '.join(ARC_PROGRAMS)}) or --resume RUN_DIR")
     if args.program not in PROGRAMS or PROGRAMS[args.program].task != "arc":
         raise UsageError(f"unknown ARC program {args.program!r}; choose from: {', '.join(ARC_PROGRAMS)}")
+    knobs = _config_knobs(args)
     config = ArcConfig(
         program=args.program, split=args.split, tasks=args.tasks, limit=args.limit, memory=args.memory,
         attempts=args.attempts, retries=args.retries, top_k=args.top_k, continual_every=args.continual_every,
         write_gate=args.write_gate, cot=args.cot, modality=args.modality, temperature=args.temperature,
-        runs=args.runs, threads=args.threads,
+        runs=args.runs, threads=args.threads, knobs=knobs,
+        program_state=str(args.program_state) if args.program_state else None,
     )
     if config.memory_format is None and (args.continual_every or args.top_k):
         raise UsageError(f"{args.program} keeps no memory: --continual-every and --top-k do not apply")
+    state_digest = _check_state(config, args.program_state)
     tasks = config.load_tasks()  # bad splits, ids and files fail here, before any model loads
     try:
         memory_store = config.load_memory()
@@ -240,7 +252,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             raise
         raise UsageError(str(exc)) from None
     task_ids = [t.id for t in tasks]
-    continuing = _check_run_dir(args.out, _requested(args, task_ids=task_ids), IDENTITY, "--out")  # before any model loads
+    tuned = dict(task_ids=task_ids, knobs=knobs, program_state_sha256=state_digest)
+    continuing = _check_run_dir(args.out, _requested(args, **tuned), IDENTITY, "--out")  # before any model loads
     task, memory = _lms(args)
     if args.modality == "image" and memory.local:
         raise UsageError("the in-process model reads text only: use --modality text, or a vision model with --memory-lm")
@@ -250,7 +263,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"continuing the run in {run_dir}", file=sys.stderr)
     else:
         write_json(run_dir / "config.json", _requested(args, out=str(run_dir), resume=None, lm=task.spec,
-                                                       memory_lm=memory.spec, task_ids=task_ids))
+                                                       memory_lm=memory.spec, **tuned))
     policy = RetryPolicy(retries=args.lm_retries, backoff=args.backoff)
     with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
         results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
@@ -264,6 +277,26 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"report: {write_run_report(run_dir)}")
     print(f"\nrun directory: {run_dir}")
     return 0
+
+
+def _config_knobs(args: argparse.Namespace) -> dict[str, Any]:
+    """Apply ``--config``'s knobs: those named like a flag (``KNOB_FIELDS``) set it; the others are returned,
+    for the program's constructor."""
+    as_paths(args)
+    knobs = config_knobs(args.config, args.program)
+    for name in KNOB_FIELDS:
+        if name in knobs:
+            setattr(args, name, knobs.pop(name))
+    return knobs
+
+
+def _check_state(config: ArcConfig, state: Path | None) -> str | None:
+    """Build the program with ``config``'s knobs and load ``state`` into it: its sha256, or None without one."""
+    try:
+        program = build_program(config.program, **config.program_knobs(0))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{config.program} does not take these knobs {config.knobs}: {exc}") from None
+    return state_digest(program, config.program, state)
 
 
 def _build(args: argparse.Namespace) -> int:

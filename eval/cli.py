@@ -28,6 +28,7 @@ from .faults import RetryPolicy
 from .lm import LMConfigError, resolve_lm
 from .resume import IDENTITY, RunDirError, check_same_config, exit_code, read_config, resumed_args
 from .runs import new_run_dir, write_json
+from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 
 class UsageError(Exception):
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                                 programs=[name for name, spec in PROGRAMS.items() if spec.task == "experience_transfer"])
         return _run(args)
 
-    return exit_code(command, (UsageError, LMConfigError, RuleTableError, RunDirError), RunAborted)
+    return exit_code(command, (UsageError, LMConfigError, RuleTableError, RunDirError, TunedError), RunAborted)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -177,38 +178,13 @@ def _run(args: argparse.Namespace) -> int:
 
 def _knobs_and_state(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
     """The knobs of ``--config`` and the digest of ``--program-state``, checked by building the program and loading it."""
-    import hashlib
-    import json
-
-    knobs: dict[str, Any] = {}
-    for key in ("config", "program_state"):  # a resumed run's saved config holds them as text
-        if getattr(args, key, None) is not None:
-            setattr(args, key, Path(getattr(args, key)))
-    if args.config is not None:
-        try:
-            saved = json.loads(args.config.read_text())
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"cannot read --config {args.config}: {exc}") from None
-        if not isinstance(saved, dict) or not isinstance(saved.get("knobs", {}), dict):
-            raise UsageError(f"--config {args.config}: expected a JSON object with a \"knobs\" object")
-        if saved.get("program") not in (None, args.program):
-            raise UsageError(f"--config {args.config} is for {saved['program']}, not {args.program}")
-        knobs = dict(saved.get("knobs", {}))
+    as_paths(args)
+    knobs = config_knobs(args.config, args.program)
     try:
         program = PROGRAMS[args.program].build(**knobs)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--config {args.config}: {args.program} does not take these knobs: {exc}") from None
-    if args.program_state is None:
-        return knobs, None
-    try:
-        digest = hashlib.sha256(args.program_state.read_bytes()).hexdigest()
-        program.load(str(args.program_state))
-    except FileNotFoundError:
-        raise UsageError(f"--program-state {args.program_state}: no such file") from None
-    except Exception as exc:  # a state saved from another program or other knobs
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UsageError(f"--program-state {args.program_state} does not fit {args.program} with knobs {knobs}: {first}") from None
-    return knobs, digest
+    return knobs, state_digest(program, f"{args.program} with knobs {knobs}", args.program_state)
 
 
 def _config_record(args: argparse.Namespace, run_dir: Path, task_spec: str, memory_spec: str) -> dict[str, Any]:

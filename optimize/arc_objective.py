@@ -2,25 +2,27 @@
 
 The memory is frozen during a study (no ``continual_every``): every configuration reads the
 same memory file (``--memory``), so tasks are independent and are solved in growing chunks,
-each chunk's mean official score going to the pruner. Finished tasks are kept in
-``<config dir>/examples.jsonl`` (the ``python -m eval`` record of each task), so a killed
-trial continues where it stopped. Demonstrations are bootstrapped (``dspy.BootstrapFewShot``)
+each chunk's mean official score going to the pruner. Each chunk is a ``python -m eval`` run
+(:func:`eval.arc.evaluate_arc`) in the configuration's directory, with the program's state
+(``program.json``, its demos) loaded: the same records (``examples.jsonl``), LM fault
+retries, parallel tasks (``--threads``) and token counts, cached answers included, so a
+configuration costs the same whichever trial answered first. A killed trial continues
+from the tasks it finished. Demonstrations are bootstrapped (``dspy.BootstrapFewShot``)
 from ARC training tasks that are not in the evaluation split: a kept demo is a program the
 solver wrote that reproduces every pair of a training task.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import dspy
 import optuna
 
-from eval.arc import ArcConfig, adapter_for, as_tokens, task_record, verify_matrix
-from eval.resume import read_examples
-from eval.runs import JsonlWriter, write_json
-from eval.tokens import Tokens
+from eval.arc import KNOB_FIELDS, ArcConfig, adapter_for, evaluate_arc, verify_matrix
+from eval.runs import write_json
 from programs import build_program
 
 from .demos import arc_training_tasks
@@ -36,17 +38,39 @@ def arc_score(example, prediction, trace=None) -> float:
     return float(task_scores(verify_matrix(example.task, attempts))["official_score"])
 
 
+def save_state(program: dspy.Module, path: Path) -> None:
+    """``program.save`` with no predictor's LM in the file (set them again after loading).
+
+    A memory LM set on the memory predictors would otherwise be saved with them: a custom
+    engine (scripted, in-process) cannot be saved at all, and a loaded one would replace
+    the LM the study or ``python -m eval`` gives the program.
+    """
+    predictors = [p for _, p in program.named_predictors()]
+    lms = [p.lm for p in predictors]
+    for predictor in predictors:
+        predictor.lm = None
+    try:
+        program.save(str(path))
+    finally:
+        for predictor, lm in zip(predictors, lms):
+            predictor.lm = lm
+
+
 class ArcObjective(Objective):
     def __init__(self, *args, tasks, sandbox=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.tasks, self.sandbox = list(tasks), sandbox
 
     def arc_config(self, knobs: dict[str, Any]) -> ArcConfig:
+        """The ``python -m eval`` config of these knobs: those it has flags for set them, the rest go to the constructor."""
         setup = self.setup
+        fields = {"temperature": setup.temperature or 0.7, **{k: v for k, v in knobs.items() if k in KNOB_FIELDS}}
         return ArcConfig(program=setup.program, split=setup.split or "val100", limit=setup.limit,
-                         memory=setup.memory_file, temperature=setup.temperature or 0.7, knobs=knobs)
+                         memory=setup.memory_file, threads=setup.threads, **fields,
+                         knobs={k: v for k, v in knobs.items() if k not in KNOB_FIELDS})
 
     def build(self, knobs: dict[str, Any]):
+        """The program with these knobs, the memory file and the memory LM (what bootstrapping runs)."""
         config = self.arc_config(knobs)
         program = build_program(config.program, **config.program_knobs(0), sandbox=self.sandbox)
         initial = config.load_memory()
@@ -56,51 +80,31 @@ class ArcObjective(Objective):
             program.set_memory_lm(self.memory.lm)
         return program
 
+    def bootstrap(self, program, demos: int):
+        """``program`` with up to ``demos`` demonstrations from training tasks it solves."""
+        train = [dspy.Example(task=t).with_inputs("task")
+                 for t in arc_training_tasks([t.id for t in self.tasks], limit=self.setup.train_size)]
+        optimizer = dspy.BootstrapFewShot(metric=lambda e, p, t=None: arc_score(e, p) >= 1.0,
+                                          max_bootstrapped_demos=demos, max_labeled_demos=0)
+        with dspy.context(lm=self.task.lm, adapter=adapter_for(self.task, self.memory)):
+            return optimizer.compile(program, trainset=train)
+
     def evaluate(self, params: dict[str, Any], trial: optuna.Trial, config_dir: Path) -> dict[str, Any]:
         knobs, demos = split_params(params)
-        program = self.build(knobs)
-        adapter = adapter_for(self.task, self.memory)
         state = config_dir / "program.json"
-        if state.exists():
-            program.load(str(state))
-        else:
-            if demos:
-                train = [dspy.Example(task=t).with_inputs("task")
-                         for t in arc_training_tasks([t.id for t in self.tasks], limit=self.setup.train_size)]
-                optimizer = dspy.BootstrapFewShot(metric=lambda e, p, t=None: arc_score(e, p) >= 1.0,
-                                                  max_bootstrapped_demos=demos, max_labeled_demos=0)
-                with dspy.context(lm=self.task.lm, adapter=adapter):
-                    program = optimizer.compile(program, trainset=train)
-            program.save(str(state))
-        retries = int(knobs.get("retries", 0))
-        finished = {task_id: r for (_, task_id), r in read_examples(config_dir / "examples.jsonl").items()}
-        writer = JsonlWriter(config_dir / "examples.jsonl")
+        if not state.exists():
+            program = self.build(knobs)
+            save_state(self.bootstrap(program, demos) if demos else program, state)
+        config = replace(self.arc_config(knobs), program_state=str(state))
+        initial = config.load_memory()
         outcome: dict[str, Any] = {"memory_cache": "n/a"}
-        try:
-            for limit in chunk_limits(len(self.tasks), self.setup.chunks):
-                for index, item in enumerate(self.tasks[:limit]):
-                    if item.id in finished:
-                        continue
-                    attempts, read, error = [], {}, None
-                    with dspy.context(lm=self.task.lm, adapter=adapter):
-                        try:
-                            out = program(task=item)
-                            attempts, read = out.attempts, out.read
-                        except Exception as exc:  # one bad task must not stop the trial
-                            error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                    record = task_record(item, attempts, read, error, run=0, index=index, retries=retries)
-                    writer.write(record)
-                    finished[item.id] = record
-                records = [finished[t.id] for t in self.tasks[:limit]]
-                memory_tokens = sum((as_tokens(r["tokens"]["memory"]) for r in records), Tokens())
-                task_tokens = sum((as_tokens(r["tokens"]["task"]) for r in records), Tokens())
-                score = sum(r["scores"]["official_score"] for r in records) / len(records)
-                outcome.update(accuracy=score, tokens=memory_tokens.total + task_tokens.total, examples=limit,
-                               memory_tokens=memory_tokens.total, task_tokens=task_tokens.total,
-                               failed=sum(1 for r in records if r["error"]))
-                write_json(config_dir / "results.json", outcome)
-                if limit < len(self.tasks):
-                    self.report(trial, score, limit, outcome)
-        finally:
-            writer.close()
+        for limit in chunk_limits(len(self.tasks), self.setup.chunks):
+            results = evaluate_arc(config, task=self.task, memory=self.memory, run_dir=config_dir, sandbox=self.sandbox,
+                                   progress=False, tasks=self.tasks[:limit], initial_memory=initial, policy=self.policy)
+            write_json(config_dir / "results.json", results)
+            memory_tokens, task_tokens = (results["tokens"][role]["total"] for role in ("memory", "task"))
+            outcome.update(accuracy=results["official_score"], tokens=memory_tokens + task_tokens, examples=limit,
+                           memory_tokens=memory_tokens, task_tokens=task_tokens, failed=sum(results["failures"].values()))
+            if limit < len(self.tasks):
+                self.report(trial, outcome["accuracy"], limit, outcome)
         return outcome

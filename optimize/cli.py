@@ -13,8 +13,9 @@ trials), ``dspy_cache/``, and the outputs (:mod:`optimize.outputs`). Rerun the s
 command to continue a stopped study; ``--trials`` is the study's total. How workers on
 several processes or hosts share one study: see :mod:`optimize.study`.
 
-Bad input (unknown program, bad space spec, bad storage URL, unknown LM) gets one line
-on stderr starting with "error: " and exit code 2.
+Bad input (unknown program, bad space spec, bad storage URL, unknown LM, unknown ARC split,
+unreadable or mismatched memory file) gets one line on stderr starting with "error: " and
+exit code 2.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
 from eval.faults import RetryPolicy
@@ -34,6 +35,9 @@ from .lms import resolve
 from .space import DEMOS, Space, SpaceError, _value, default_space, read_space_file, split_params
 from .study import DIRECTIONS, PRUNERS, SAMPLERS, StudyError, load_study, make_pruner, make_sampler, open_storage, \
     run_workers, sqlite_url
+
+if TYPE_CHECKING:
+    from datasets.arc import ArcTask
 
 MODALITIES = ("text", "image")
 
@@ -187,7 +191,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.level is not None:
             raise UsageError(f"{args.program} is an ARC program: use --split, not --level")
         data = None
-        default_name = args.split or "val100"
+        tasks = load_arc(args)  # bad splits and memory files fail here, before the study directory is made
+        default_name = split_name(args.split or "val100")
     study_name = f"{args.program}-{args.study or default_name}"
     study_dir = args.out or Path("runs") / "optimize" / study_name
     study_dir.mkdir(parents=True, exist_ok=True)
@@ -212,15 +217,8 @@ def _run(args: argparse.Namespace) -> int:
 
         objective = ExperienceTransferObjective(setup, space, study_dir, task, memory, policy, data=data)
     else:
-        from datasets.arc import ArcDataError
-        from eval.arc import ArcConfig
-
         from .arc_objective import ArcObjective
 
-        try:
-            tasks = ArcConfig(program=args.program, split=args.split or "val100", limit=args.limit, memory=args.memory).load_tasks()
-        except (ArcDataError, ValueError) as exc:
-            raise UsageError(str(exc)) from None
         objective = ArcObjective(setup, space, study_dir, task, memory, policy, tasks=tasks)
 
     multi = len(objectives) > 1
@@ -231,9 +229,10 @@ def _run(args: argparse.Namespace) -> int:
     ran = run_workers(study, objective, trials=args.trials, n_jobs=args.n_jobs, enqueue=enqueue)
     from .outputs import best_trials, write_outputs
 
-    setup_record = {"program": args.program, "level": args.level, "split": args.split, "modality": args.modality,
-                    "rules": args.rules, "seed": args.seed, "limit": args.limit, "lm": task.spec, "memory_lm": memory.spec,
-                    "objectives": list(objectives), "study": study_name, "storage": args.storage or "sqlite (study.db)"}
+    setup_record = {"program": args.program, "level": args.level, "split": args.split, "memory": args.memory,
+                    "modality": args.modality, "rules": args.rules, "seed": args.seed, "limit": args.limit, "lm": task.spec,
+                    "memory_lm": memory.spec, "objectives": list(objectives), "study": study_name,
+                    "storage": args.storage or "sqlite (study.db)"}
     written = write_outputs(study, study_dir, setup_record)
     print(f"this worker ran {ran} trials; memories built {objective.memories.builds}, reused {objective.memories.hits}")
     for t in best_trials(study):
@@ -242,10 +241,36 @@ def _run(args: argparse.Namespace) -> int:
     for name, path in written.items():
         print(f"{name}: {path}")
     if "best" in written:
-        extra = f"--level {args.level}" if args.level else f"--split {args.split or 'val100'}"
+        extra = f"--level {args.level}" if args.level else arc_data_flags(args.split, args.memory)
         state = f" --program-state {written['state']}" if "state" in written else ""
         print(f"evaluate it: python -m eval {args.program} {extra} --config {written['best']}{state}")
     return 0
+
+
+def load_arc(args: argparse.Namespace) -> list[ArcTask]:
+    """The ARC tasks of ``--split`` (first ``--limit``), with ``--memory`` checked against the program."""
+    from datasets.arc import ArcDataError
+    from eval.arc import ArcConfig
+
+    config = ArcConfig(program=args.program, split=args.split or "val100", limit=args.limit, memory=args.memory)
+    try:
+        tasks = config.load_tasks()
+        config.load_memory()
+    except (ArcDataError, ValueError) as exc:  # MemoryFileError is a ValueError
+        raise UsageError(str(exc)) from None
+    return tasks
+
+
+def split_name(split: str) -> str:
+    """A split's name in a study or run name: the directory's own name for a directory of task files."""
+    from datasets.arc import SPLITS
+
+    return split if split in SPLITS else Path(split).name
+
+
+def arc_data_flags(split: str | None, memory: str | None) -> str:
+    """The ``python -m eval`` flags that give an ARC program the data and memory it was tuned on."""
+    return f"--split {split or 'val100'}" + (f" --memory {memory}" if memory else "")
 
 
 def _use_cache_in(directory: Path) -> None:

@@ -37,7 +37,7 @@ from eval.runs import new_run_dir, write_json
 from programs import PROGRAMS, build_program
 from signatures import Episode
 
-from .cli import UsageError, _Parser, _use_cache_in, _whole, add_lm_options
+from .cli import UsageError, _Parser, _use_cache_in, _whole, add_lm_options, arc_data_flags
 from .demos import SceneAnswerer, arc_training_tasks, scene_examples, strip_memory, training_level
 from .lms import resolve
 from .metrics import ArcFeedback, CountFeedback
@@ -122,10 +122,11 @@ def _run(args: argparse.Namespace) -> int:
         report = compile_experience_transfer(args, program, knobs, task, memory, out)
     report.update(program=args.program, optimizer=args.optimizer, knobs=knobs, lm=task.spec, memory_lm=memory.spec,
                   wall_seconds=round(time.perf_counter() - started, 2))
-    write_json(out / "config.json", {"program": args.program, "level": args.level, "split": args.split, "knobs": knobs})
+    write_json(out / "config.json", {"program": args.program, "level": args.level, "split": args.split, "memory": args.memory,
+                                     "knobs": knobs})
     write_json(out / "compile.json", report)
     print(f"compiled {args.program} with {args.optimizer}: train score {report.get('train_score')}")
-    where = f"--level {args.level}" if not arc else f"--split {args.split or 'val100'}"
+    where = f"--level {args.level}" if not arc else arc_data_flags(args.split, args.memory)
     print(f"state: {out / 'program.json'}\nevaluate it: python -m eval {args.program} {where} "
           f"--config {out / 'config.json'} --program-state {out / 'program.json'}")
     return 0
@@ -190,6 +191,8 @@ def compile_arc(args, program, knobs, task: LMChoice, memory: LMChoice, out: Pat
     from eval.arc import adapter_for
     from programs.memory_file import MemoryFileError, load_memory
 
+    from .arc_objective import save_state
+
     try:
         eval_ids = [t.id for t in load_split(args.split or "val100")]
         tasks = arc_training_tasks(eval_ids, limit=2 * args.trainset_size)
@@ -209,7 +212,7 @@ def compile_arc(args, program, knobs, task: LMChoice, memory: LMChoice, out: Pat
         scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
     for _, predictor in compiled.named_predictors():  # demos keep predictor fields only, never the task object
         predictor.demos = [d for d in predictor.demos if "task" not in d]
-    compiled.save(str(out / "program.json"))
+    save_state(compiled, out / "program.json")  # without the memory LM set on the memory predictors
     return {"split": args.split or "val100", "trainset": len(trainset), "valset": len(valset),
             "train_score": sum(scores) / len(scores),
             "demos": {name: len(p.demos) for name, p in compiled.named_predictors()}}

@@ -1,0 +1,52 @@
+"""Programs tuned by ``python -m optimize``: read ``--config`` (knobs) and check ``--program-state`` (a DSPy state).
+
+Both harnesses' CLIs call these; errors are :class:`TunedError`, one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+
+class TunedError(ValueError):
+    """A ``--config`` or ``--program-state`` that cannot be used (reported as one line, exit 2)."""
+
+
+def as_paths(args) -> None:
+    """``args.config`` and ``args.program_state`` as paths (a resumed run's saved config holds them as text)."""
+    for key in ("config", "program_state"):
+        if getattr(args, key, None) is not None:
+            setattr(args, key, Path(getattr(args, key)))
+
+
+def config_knobs(path: Path | None, program: str) -> dict[str, Any]:
+    """The ``knobs`` object of a best.json (or compile's config.json) written for ``program``; {} without one."""
+    if path is None:
+        return {}
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise TunedError(f"cannot read --config {path}: {exc}") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("knobs", {}), dict):
+        raise TunedError(f"--config {path}: expected a JSON object with a \"knobs\" object")
+    if saved.get("program") not in (None, program):
+        raise TunedError(f"--config {path} is for {saved['program']}, not {program}")
+    return dict(saved.get("knobs", {}))
+
+
+def state_digest(program, name: str, state: Path | None) -> str | None:
+    """Load ``state`` into ``program`` (the built ``name``) to check it fits: the file's sha256, or None without one."""
+    if state is None:
+        return None
+    try:
+        digest = hashlib.sha256(state.read_bytes()).hexdigest()
+        program.load(str(state))
+    except FileNotFoundError:
+        raise TunedError(f"--program-state {state}: no such file") from None
+    except Exception as exc:  # a state saved from another program or other knobs
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise TunedError(f"--program-state {state} does not fit {name}: {first}") from None
+    return digest
