@@ -38,7 +38,7 @@ from .arc_tables import markdown_table
 from .faults import RetryPolicy
 from .lm import LMConfigError, resolve_lm
 from .resume import RunDirError, check_same_config, exit_code, read_config, resumed_args
-from .runs import new_run_dir, write_json
+from .runs import new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
@@ -222,9 +222,7 @@ def _requested(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
 def _open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
     run_dir = path or new_run_dir(Path("runs"), name)
     run_dir.mkdir(parents=True, exist_ok=True)
-    import dspy  # keep DSPy's response cache with the run (or where the user says), never silently in the home directory
-
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(cache or run_dir / "dspy_cache"))
+    use_response_cache(cache or run_dir / "dspy_cache")  # with the run (or where the user says), never in the home directory
     return run_dir
 
 

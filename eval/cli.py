@@ -27,7 +27,7 @@ from .experience_transfer import MODALITIES, ExperienceTransferConfig, RunAborte
 from .faults import RetryPolicy
 from .lm import LMConfigError, resolve_lm
 from .resume import IDENTITY, RunDirError, check_same_config, exit_code, read_config, resumed_args
-from .runs import new_run_dir, write_json
+from .runs import new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 
@@ -154,7 +154,7 @@ def _run(args: argparse.Namespace) -> int:
 
     run_dir = run_dir or new_run_dir(Path("runs"), f"{args.program}-L{args.level}")
     run_dir.mkdir(parents=True, exist_ok=True)
-    _use_cache_in(args.cache or run_dir / "dspy_cache")
+    use_response_cache(args.cache or run_dir / "dspy_cache")
     if continuing:
         print(f"continuing the run in {run_dir}", file=sys.stderr)
     else:
@@ -190,13 +190,6 @@ def _knobs_and_state(args: argparse.Namespace) -> tuple[dict[str, Any], str | No
 def _config_record(args: argparse.Namespace, run_dir: Path, task_spec: str, memory_spec: str) -> dict[str, Any]:
     record = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     return {**record, "out": str(run_dir), "resume": None, "lm": task_spec, "memory_lm": memory_spec}
-
-
-def _use_cache_in(directory: Path) -> None:
-    """Keep DSPy's response cache with the run (or where the user says), never silently in the home directory."""
-    import dspy
-
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory))
 
 
 def summary_table(rows: list[dict[str, Any]]) -> str:

@@ -71,3 +71,29 @@ class JsonlWriter:
 
     def close(self) -> None:
         self._handle.close()
+
+
+_response_cache: tuple[str, Any] | None = None  # (directory, the dspy Cache this process opened there)
+_response_cache_lock = threading.Lock()
+
+
+def use_response_cache(directory: Path) -> None:
+    """Keep DSPy's response cache in ``directory`` (with the run, never silently in the home directory).
+
+    The same directory again keeps the open cache; another one closes the disk cache this
+    process opened before, so a process that runs many cells or studies holds one set of
+    file descriptors, not one per run.
+    """
+    import dspy
+
+    global _response_cache
+    where = str(Path(directory).resolve())
+    with _response_cache_lock:
+        if _response_cache is not None and _response_cache[0] == where and dspy.cache is _response_cache[1]:
+            return
+        previous = _response_cache[1] if _response_cache is not None else None
+        dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=where)
+        _response_cache = (where, dspy.cache)
+        disk = getattr(previous, "disk_cache", None)
+        if disk is not None and hasattr(disk, "close"):
+            disk.close()

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import dspy
-
 from datasets.experience_transfer import LEVELS, RuleTableError
 from programs import PROGRAMS
 
@@ -34,7 +32,7 @@ from .experience_transfer import ExperienceTransferConfig, RunAborted, memorize
 from .hypothesis_scoring import F1_MODES, memory_f1
 from .lm import LMConfigError, resolve_lm
 from .metrics import mean_std
-from .runs import write_json
+from .runs import use_response_cache, write_json
 
 
 @dataclass(frozen=True)
@@ -332,7 +330,7 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args) -> di
 def _build_memories(program: str, data, memory_spec: str, directory: Path, runs: list[int], args) -> None:
     memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
     directory.mkdir(parents=True, exist_ok=True)
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory / "dspy_cache"))
+    use_response_cache(directory / "dspy_cache")
     memorize(program, data, memory, directory, runs)
 
 

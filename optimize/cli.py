@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
 from eval.faults import RetryPolicy
 from eval.lm import LMConfigError
+from eval.runs import use_response_cache
 from programs import PROGRAMS, build_program
 
 from .demos import DEMO_SOURCES
@@ -205,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
     memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
     if args.modality == "image" and (task.local or memory.local):
         raise UsageError("the in-process model reads text only: use --modality text, or a vision model with --lm")
-    _use_cache_in(args.cache or study_dir / "dspy_cache")
+    use_response_cache(args.cache or study_dir / "dspy_cache")
 
     setup = Setup(program=args.program, level=args.level, split=args.split, modality=args.modality, rules=args.rules,
                   seed=args.seed, limit=args.limit, objectives=objectives, chunks=args.chunks, demo_source=args.demo_source,
@@ -273,7 +274,3 @@ def arc_data_flags(split: str | None, memory: str | None) -> str:
     return f"--split {split or 'val100'}" + (f" --memory {memory}" if memory else "")
 
 
-def _use_cache_in(directory: Path) -> None:
-    import dspy
-
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory))

@@ -33,11 +33,11 @@ from datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make
 from eval.experience_transfer import observation
 from eval.faults import RetryPolicy
 from eval.lm import LMChoice, LMConfigError
-from eval.runs import new_run_dir, write_json
+from eval.runs import new_run_dir, use_response_cache, write_json
 from programs import PROGRAMS, build_program
 from signatures import Episode
 
-from .cli import UsageError, _Parser, _use_cache_in, _whole, add_lm_options, arc_data_flags
+from .cli import UsageError, _Parser, _whole, add_lm_options, arc_data_flags
 from .demos import SceneAnswerer, arc_training_tasks, scene_examples, strip_memory, training_level
 from .lms import resolve
 from .metrics import ArcFeedback, CountFeedback
@@ -114,7 +114,7 @@ def _run(args: argparse.Namespace) -> int:
     memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
     out = args.out or new_run_dir(Path("runs") / "compiled", f"{args.program}-{args.optimizer}")
     out.mkdir(parents=True, exist_ok=True)
-    _use_cache_in(args.cache or out / "dspy_cache")
+    use_response_cache(args.cache or out / "dspy_cache")
     started = time.perf_counter()
     if arc:
         report = compile_arc(args, program, knobs, task, memory, out)

@@ -225,3 +225,20 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
     assert comparable(resumed) == comparable(whole)
     assert sum(whole["faults"].values()) > 0  # the comparison covers faults and retries too
     assert sorted(r["id"] for r in lines(killed)) == sorted(s.id for s in scenes)
+
+
+def test_switching_response_caches_closes_the_previous_one(tmp_path):
+    import dspy
+
+    from eval.runs import use_response_cache
+
+    use_response_cache(tmp_path / "first")
+    first = dspy.cache
+    use_response_cache(tmp_path / "first")
+    assert dspy.cache is first  # the same directory keeps the open cache
+    before = len(os.listdir("/proc/self/fd"))
+    for i in range(12):
+        use_response_cache(tmp_path / f"cell{i}")
+        dspy.cache.put({"model": "m", "i": i}, "answer")
+    assert len(os.listdir("/proc/self/fd")) - before < 20  # one open cache's worth, not twelve
+    assert dspy.cache.disk_cache_dir == str((tmp_path / "cell11").resolve())
