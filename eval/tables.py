@@ -311,9 +311,10 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args) -> di
     if args.f1 != "parse":
         judge = resolve_lm(args.judge_lm or memory, api_base=args.api_base, temperature=args.temperature,
                            max_tokens=args.max_tokens)
-    scores, spent = [], {"prompt": 0, "completion": 0, "total": 0, "calls": 0}
+    scores, spent, wall = [], {"prompt": 0, "completion": 0, "total": 0, "calls": 0}, 0.0
     for f in files:
         record = _read_json(f)
+        wall += record.get("wall_seconds") or 0.0  # building the memory; scoring it by parse costs nothing
         score = memory_f1(record, data, args.f1, judge)
         scores.append(score)
         write_json(f.with_name(f.stem + f"-f1-{args.f1}.json"), score)
@@ -323,7 +324,8 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args) -> di
     return {
         "value": mean, "std": std, "precision": mean_std([s["precision"] for s in scores])[0],
         "recall": mean_std([s["recall"] for s in scores])[0], "hypotheses": [len(s["hypotheses"]) for s in scores],
-        "tokens": {"memory": spent, "task": {key: 0 for key in spent}}, "cell": str(files[0].parent),
+        "tokens": {"memory": spent, "task": {key: 0 for key in spent}}, "wall_seconds": round(wall, 2),
+        "cell": str(files[0].parent),
     }
 
 

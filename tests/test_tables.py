@@ -105,6 +105,7 @@ def test_table5_scores_memories_and_borrows_finished_hdr_cells(tmp_path, engines
     assert run(["table5", "--levels", "2", "--memory-lm", "memory", "--limit", "2"], tmp_path) == 0
     table = json.loads((tmp_path / "tables" / "table5.json").read_text())
     f1 = {r["program"]: r["cells"][0]["value"] for r in table["rows"]}
+    assert all(r["cells"][0]["wall_seconds"] >= 0 for r in table["rows"])  # the memory's build time, shown in the table
     assert f1 == {"direct_hypothesis": 0.0, "two_stage": 1.0, "hdr": 1.0}
     assert [r["marks"] for r in table["rows"]] == [[False, False], [True, False], [True, True]]
     new = engines["memory"].calls[before:]
