@@ -5,7 +5,7 @@ import json
 import pytest
 from PIL import Image
 
-from datasets.arc import SPLITS, ArcDataError, ArcTask, grid_text, load_split, puzzle_text, split_ids, task_image
+from datasets.arc import SEED_SOLUTIONS, SPLITS, ArcDataError, ArcTask, grid_text, load_split, puzzle_text, split_ids, task_image
 
 from arc_helpers import flip_task, write_tasks
 
@@ -77,3 +77,14 @@ def test_image_rendering_draws_every_grid():
     image = task_image(flip_task(), cell=10, gap=5)
     assert isinstance(image, Image.Image) and image.mode == "RGB"
     assert image.size[1] > 4 * 10  # two train rows and two test rows
+
+
+def test_shipped_seed_solutions_are_barc_seeds_right_on_every_pair():
+    files = sorted(SEED_SOLUTIONS.glob("*.py"))
+    assert len(files) == 16
+    tasks = {t.id: t for t in load_split("barc_seeds", ids=[f.stem for f in files])}
+    for file in files:
+        namespace: dict = {}
+        exec(compile(file.read_text(), str(file), "exec"), namespace)  # our own code, not a model's
+        for pair in [*tasks[file.stem].train, *tasks[file.stem].test]:
+            assert namespace["transform"]([row[:] for row in pair.input]) == pair.output, file.stem

