@@ -66,6 +66,7 @@ from programs.memory_file import Memory, empty_memory, load_memory, save_memory
 from .cost import role_costs
 from .faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted, failure_of
 from .lm import LMChoice
+from .lm.bounded_json import BoundedJSONAdapter
 from .metrics import mean_std, official_score, oracle_at_k, strict_at_k, strict_score
 from .resume import read_examples
 from .runs import JsonlWriter
@@ -142,7 +143,7 @@ class ArcConfig:
 
 def adapter_for(task: LMChoice, memory: LMChoice) -> dspy.Adapter:
     """Grammar-constrained JSON when either LM runs in-process (JSON works for remote models too)."""
-    return dspy.JSONAdapter() if task.local or memory.local else dspy.ChatAdapter()
+    return BoundedJSONAdapter() if task.local or memory.local else dspy.ChatAdapter()
 
 
 @dataclass

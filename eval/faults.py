@@ -46,6 +46,7 @@ from dspy.utils.exceptions import (
     LMTransportError,
 )
 
+from .lm.bounded_json import BoundedJSONAdapter
 from .tokens import Meter, current_meter, entry_usage
 
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection")
@@ -297,7 +298,7 @@ class ResilientAdapter(dspy.Adapter):
         if isinstance(adapter, (dspy.JSONAdapter, ResilientAdapter)) or not isinstance(adapter, dspy.ChatAdapter):
             formats = adapter.formats if isinstance(adapter, ResilientAdapter) else [adapter]
         else:
-            formats = [dspy.ChatAdapter(use_json_adapter_fallback=False), dspy.JSONAdapter()]
+            formats = [dspy.ChatAdapter(use_json_adapter_fallback=False), BoundedJSONAdapter()]
         return cls(formats, policy)
 
     def __call__(self, lm, lm_kwargs, signature, demos, inputs):

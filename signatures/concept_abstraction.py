@@ -7,11 +7,19 @@ PS:  pseudocode = Pseudocode(solution)                     # high-level steps, n
 
 PS abstraction sees the existing memory in compressed form (first, so calls share
 a prefix) and revises a concept by reusing its exact title.
+
+List outputs carry length bounds (``Len``): every verified solution yields at least one
+concept, and a derivation cannot run on forever. Under a JSON grammar
+(``eval.lm.bounded_json``) the bounds are enforced while decoding; without them a small
+model's cheapest valid answer is an empty list.
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import dspy
+from annotated_types import Len
 
 from .concepts import OEConcept, PSConcept
 
@@ -25,7 +33,7 @@ class DeriveSolutionTrace(dspy.Signature):
 
     puzzle: str = dspy.InputField(desc="the example input/output pairs")
     solution: str = dspy.InputField(desc="a Python program that solves every example")
-    derivation: list[str] = dspy.OutputField(desc="the steps, each 'Observation: ...' or 'Thought: ...'")
+    derivation: Annotated[list[str], Len(1, 8)] = dspy.OutputField(desc="the steps, each 'Observation: ...' or 'Thought: ...'")
 
 
 class AbstractOEConcepts(dspy.Signature):
@@ -38,7 +46,7 @@ class AbstractOEConcepts(dspy.Signature):
     puzzle: str = dspy.InputField(desc="the example input/output pairs")
     solution: str = dspy.InputField(desc="a Python program that solves every example")
     derivation: list[str] = dspy.InputField(desc="observations and thoughts that lead to the solution")
-    concepts: list[OEConcept] = dspy.OutputField(desc="a few situation/suggestion lessons")
+    concepts: Annotated[list[OEConcept], Len(1, 4)] = dspy.OutputField(desc="one to four situation/suggestion lessons")
 
 
 class WritePseudocode(dspy.Signature):
@@ -64,4 +72,4 @@ class AbstractPSConcepts(dspy.Signature):
     memory: str = dspy.InputField(desc="the existing concepts, compressed: title, kind, typed signature, cues")
     pseudocode: str = dspy.InputField(desc="the solution's high-level steps")
     solution: str = dspy.InputField(desc="the solution program")
-    concepts: list[PSConcept] = dspy.OutputField(desc="new or revised concepts, one idea each")
+    concepts: Annotated[list[PSConcept], Len(1, 4)] = dspy.OutputField(desc="one to four new or revised concepts, one idea each")

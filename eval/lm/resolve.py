@@ -18,6 +18,7 @@ from pathlib import Path
 
 import dspy
 
+from .bounded_json import BoundedJSONAdapter
 from .local import LlamaCppEngine
 from .weights import EmbeddedModelMissing, embedded_model_path
 
@@ -38,7 +39,7 @@ class LMChoice:
 
     def adapter(self) -> dspy.Adapter:
         """JSON under grammar for in-process models (always parses); DSPy's chat format otherwise."""
-        return dspy.JSONAdapter() if self.local else dspy.ChatAdapter()
+        return BoundedJSONAdapter() if self.local else dspy.ChatAdapter()
 
 
 _engines: dict[str, LlamaCppEngine] = {}
