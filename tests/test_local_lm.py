@@ -7,9 +7,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import dspy
 import pytest
+from annotated_types import Len
 
 from eval.lm import resolve_lm
 
@@ -25,6 +27,13 @@ class Inventory(dspy.Signature):
     squares: int = dspy.OutputField()
 
 
+class Animals(dspy.Signature):
+    """List the animals the text mentions."""
+
+    text: str = dspy.InputField()
+    animals: Annotated[list[str], Len(1, 2)] = dspy.OutputField()
+
+
 @pytest.fixture(scope="module")
 def embedded():
     return resolve_lm(None, cache=False)
@@ -35,6 +44,14 @@ def test_typed_outputs_parse_under_the_grammar(embedded):
         result = dspy.Predict(Inventory)(text="A red square, a blue circle and a green square.")
     assert isinstance(result.squares, int)
     assert isinstance(result.colours, list) and all(isinstance(c, str) for c in result.colours)
+
+
+@pytest.mark.parametrize("text", ["A red square and a blue circle.", "A cat, a dog, a cow, a hen and a fox."])
+def test_list_bounds_hold_under_the_grammar(embedded, text):
+    """Len(1, 2) reaches llama.cpp's grammar: no empty list when nothing fits, never more than two."""
+    with dspy.context(lm=embedded.lm, adapter=embedded.adapter()):
+        animals = dspy.Predict(Animals)(text=text).animals
+    assert 1 <= len(animals) <= 2
 
 
 def test_shared_prefix_is_reused(embedded):
