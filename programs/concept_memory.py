@@ -17,6 +17,7 @@ Persisted as JSON by :mod:`programs.memory_file` (atomic writes, one snapshot pe
 
 from __future__ import annotations
 
+import copy
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Sequence
@@ -53,6 +54,10 @@ class ConceptMemory:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def __deepcopy__(self, memo: dict) -> "ConceptMemory":
+        """An independent memory with its own lock (DSPy deep-copies programs when it compiles them)."""
+        return ConceptMemory(self.format, copy.deepcopy(self.entries, memo))
 
     # -- names -------------------------------------------------------------------------
 

@@ -99,6 +99,21 @@ def test_usage_counts_and_round_trip(tmp_path):
     assert load_memory(tmp_path / "c.json") == sheet
 
 
+def test_a_program_deep_copy_gets_its_own_memory():
+    """DSPy compiles on deep copies; the copy's writes must not reach the original."""
+
+    from programs import build_program
+
+    program = build_program("arcmemo_ps")
+    program.memory.add([SORT], source="t1")
+    twin = program.deepcopy()
+    twin.memory.add([PSConcept(title="draw line", kind="routine")], source="t2")
+    twin.memory.use(["sort objects"])
+    assert len(program.memory) == 1 and program.memory.entries[0].uses == 0
+    assert len(twin.memory) == 2 and twin.memory.entries[0].uses == 1
+    assert twin.memory.entries[0].concept == program.memory.entries[0].concept
+
+
 def test_a_crash_during_a_write_leaves_the_previous_file_intact(tmp_path, monkeypatch):
     path = tmp_path / "memory.json"
     memory = ConceptMemory("ps")
