@@ -4,6 +4,8 @@
     arcmemo_ps            s_i = PS reasoning-based selection                  write: PS abstraction
     arcmemo_ps_noselect   s_i = the whole PS memory, in full (the ablation)   write: PS abstraction
 
+A memory read whose answer cannot be parsed (a small model looping until ``max_tokens``)
+does not forfeit the puzzle: the solver goes on without concepts and the read records why.
 The memory is fixed unless ``continual_every`` is set (Algorithm 1, see
 :mod:`programs.arc_program`). Knobs: the solver's (attempts, retries, cot,
 temperature), ``top_k``, ``continual_every``, ``write_gate``, ``demos``, ``modality``.
@@ -12,6 +14,8 @@ temperature), ``top_k``, ``continual_every``, ``write_gate``, ``demos``, ``modal
 from __future__ import annotations
 
 from typing import Any
+
+from dspy.utils.exceptions import AdapterParseError
 
 from datasets.arc import ArcTask
 
@@ -36,11 +40,21 @@ class ArcMemo(ArcProgram):
     def read(self, task: ArcTask) -> tuple[str, dict[str, Any]]:
         if not self.select_concepts:
             return self.memory.render(), {"selected": "all", "concepts": len(self.memory)}
-        out = self.selector(task=task, memory=self.memory)
+        try:
+            out = self.selector(task=task, memory=self.memory)
+        except (AdapterParseError, RuntimeError) as exc:
+            if not _unreadable_answer(exc):
+                raise
+            return "", {"selected": [], "failed": str(exc).splitlines()[0][:300]}
         return out.concepts, out.record
 
     def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
         return self.abstractor(task=task, solution=solution, memory=self.memory).record
+
+
+def _unreadable_answer(error: Exception) -> bool:
+    """DSPy's parse error, or the harness's ``LMFailure`` of kind unparseable/empty (eval.faults)."""
+    return isinstance(error, AdapterParseError) or getattr(error, "kind", None) in ("unparseable", "empty")
 
 
 class ArcMemoOE(ArcMemo):

@@ -4,12 +4,17 @@ OE:  caption = Caption(puzzle)                      # observations kept apart fr
      chosen  = SelectOE(situations, caption, top_k) # numbers of the most relevant lessons
 PS:  chosen  = SelectPS(memory, puzzle)             # reasoning over cues and types, then titles
 
-The memory comes first in each selection call, so calls share a prefix.
+The memory comes first in each selection call, so calls share a prefix. List outputs are
+bounded (``Len``) so that, under a JSON grammar, a small model cannot repeat one item until
+it runs out of tokens (seen with the embedded model: 104 "asked" titles for one puzzle).
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import dspy
+from annotated_types import Len
 
 
 class CaptionArcPuzzle(dspy.Signature):
@@ -20,8 +25,8 @@ class CaptionArcPuzzle(dspy.Signature):
     transformation rules."""
 
     puzzle: str | dspy.Image = dspy.InputField(desc="the example pairs and test inputs, as text grids or as an image")
-    observations: list[str] = dspy.OutputField(desc="concrete observations")
-    speculation: list[str] = dspy.OutputField(desc="possible transformation rules")
+    observations: Annotated[list[str], Len(1, 8)] = dspy.OutputField(desc="concrete observations")
+    speculation: Annotated[list[str], Len(1, 4)] = dspy.OutputField(desc="possible transformation rules")
 
 
 class SelectOEConcepts(dspy.Signature):
@@ -35,7 +40,7 @@ class SelectOEConcepts(dspy.Signature):
     observations: list[str] = dspy.InputField(desc="what the puzzle shows")
     speculation: list[str] = dspy.InputField(desc="guesses at its rule")
     top_k: int = dspy.InputField(desc="the most lessons to choose")
-    chosen: list[int] = dspy.OutputField(desc="numbers of the chosen lessons")
+    chosen: Annotated[list[int], Len(0, 10)] = dspy.OutputField(desc="numbers of the chosen lessons")
 
 
 class SelectPSConcepts(dspy.Signature):
@@ -47,4 +52,4 @@ class SelectPSConcepts(dspy.Signature):
 
     memory: str = dspy.InputField(desc="the concept library, compressed: title, kind, typed signature, relevance cues")
     puzzle: str = dspy.InputField(desc="the example input/output pairs and the test inputs")
-    selected: list[str] = dspy.OutputField(desc="exact titles of the chosen concepts")
+    selected: Annotated[list[str], Len(0, 10)] = dspy.OutputField(desc="exact titles of the chosen concepts, at most ten")

@@ -199,6 +199,30 @@ def test_memory_lm_runs_selection_and_the_task_lm_solves(sandbox):
     assert out.attempts[0].final.passed_train and out.read["selected"] == ["flip rows"]
 
 
+def test_an_unreadable_selection_answer_does_not_forfeit_the_puzzle(sandbox):
+    """A looping selector (no parseable answer) leaves the solver without concepts; other LM errors still stop."""
+    from eval.faults import LMFailure
+
+    program = build_program("arcmemo_ps", attempts=1, sandbox=sandbox)
+    program.use_memory(ps_memory("flip rows"))
+    program.set_memory_lm(ScriptedEngine(lambda call: '{ "reasoning": "the shape moves down and the shape moves down and').lm())
+    task_engine = ScriptedEngine(Script(program={"program": FLIP}))
+    out = in_context(task_engine, lambda: program(task=flip_task()))
+    assert out.read["selected"] == [] and "parse" in out.read["failed"]
+    assert given(task_engine.calls[0], "concepts") == "(none)" and out.attempts[0].final.passed_train
+
+    from eval.faults import ResilientAdapter, RetryPolicy  # the harness's route: LMFailure("unparseable")
+    with dspy.context(lm=task_engine.lm(), adapter=ResilientAdapter.around(dspy.JSONAdapter(), RetryPolicy(retries=1))):
+        again = program(task=flip_task())
+    assert again.read["failed"].startswith("unparseable after 2 attempts") and again.attempts[0].final.passed_train
+
+    def rate_limited(call):
+        raise LMFailure("rate_limit", "429", 4)
+    program.set_memory_lm(ScriptedEngine(rate_limited).lm())
+    with pytest.raises(Exception, match="rate_limit after 4 attempts"):
+        in_context(task_engine, lambda: program(task=flip_task()))
+
+
 def test_a_memory_of_the_wrong_format_is_refused():
     with pytest.raises(ValueError, match="needs a ps memory"):
         build_program("arcmemo_ps").use_memory(ConceptMemory("oe"))
