@@ -134,7 +134,7 @@ def test_json_requests_carry_a_signatures_list_bounds():
     assert "minItems" not in unbounded["hypotheses"] and "maxItems" not in unbounded["hypotheses"]
 
 
-def test_local_and_arc_routes_use_the_bounded_json_adapter(monkeypatch):
+def test_local_and_arc_routes_use_the_bounded_json_adapter():
     from eval.arc import adapter_for
     from eval.faults import ResilientAdapter
     from eval.lm.bounded_json import BoundedJSONAdapter
