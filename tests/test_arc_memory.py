@@ -5,7 +5,7 @@ import json
 import pytest
 
 import programs.memory_file as memory_file
-from programs import CheatsheetMemory, ConceptMemory, MemoryFileError, load_memory, save_memory
+from programs import CheatsheetMemory, ConceptMemory, MemoryFileError, build_program, load_memory, save_memory
 from signatures import OEConcept, Parameter, PSConcept
 
 from arc_helpers import PS_CONCEPT
@@ -101,9 +101,6 @@ def test_usage_counts_and_round_trip(tmp_path):
 
 def test_a_program_deep_copy_gets_its_own_memory():
     """DSPy compiles on deep copies; the copy's writes must not reach the original."""
-
-    from programs import build_program
-
     program = build_program("arcmemo_ps")
     program.memory.add([SORT], source="t1")
     twin = program.deepcopy()

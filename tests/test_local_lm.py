@@ -46,9 +46,9 @@ def test_typed_outputs_parse_under_the_grammar(embedded):
     assert isinstance(result.colours, list) and all(isinstance(c, str) for c in result.colours)
 
 
-@pytest.mark.parametrize("text", ["A red square and a blue circle.", "A cat, a dog, a cow, a hen and a fox."])
+@pytest.mark.parametrize("text", ["There are no animals here.", "A cat, a dog, a cow, a hen and a fox."])
 def test_list_bounds_hold_under_the_grammar(embedded, text):
-    """Len(1, 2) reaches llama.cpp's grammar: no empty list when nothing fits, never more than two."""
+    """Len(1, 2) reaches llama.cpp's grammar. DSPy's plain JSONAdapter gets [] and five animals here."""
     with dspy.context(lm=embedded.lm, adapter=embedded.adapter()):
         animals = dspy.Predict(Animals)(text=text).animals
     assert 1 <= len(animals) <= 2
