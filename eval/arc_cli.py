@@ -36,7 +36,7 @@ from programs.memory_file import MemoryFileError
 from .arc import KNOB_FIELDS, ArcConfig, BuildConfig, RunAborted, build_memory, evaluate_arc
 from .arc_tables import markdown_table
 from .faults import RetryPolicy
-from .lm import LMConfigError, resolve_lm
+from .lm import SLOTS, LMConfigError, resolve_lm
 from .resume import RunDirError, check_same_config, exit_code, read_config, resumed_args
 from .runs import new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _lms(args: argparse.Namespace):
-    choose = dict(api_base=args.api_base, temperature=0.0, max_tokens=args.max_tokens, cache=not args.no_cache)
+    choose = dict(api_base=args.api_base, temperature=0.0, max_tokens=args.max_tokens, cache=not args.no_cache,
+                  slots=max(SLOTS, args.threads))  # requests the local server decodes together
     if args.lm_timeout is not None:
         choose["timeout"] = args.lm_timeout
     task = resolve_lm(args.lm, **choose)

@@ -25,7 +25,7 @@ from programs import PROGRAMS
 
 from .experience_transfer import MODALITIES, ExperienceTransferConfig, RunAborted, evaluate_experience_transfer
 from .faults import RetryPolicy
-from .lm import LMConfigError, resolve_lm
+from .lm import SLOTS, LMConfigError, resolve_lm
 from .resume import IDENTITY, RunDirError, check_same_config, exit_code, read_config, resumed_args
 from .runs import new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
@@ -144,7 +144,8 @@ def _run(args: argparse.Namespace) -> int:
     elif run_dir is not None and (run_dir / "examples.jsonl").exists():
         raise RunDirError(f"{run_dir} holds examples but no config.json; choose another --out")
 
-    choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache)
+    choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache,
+                  slots=max(SLOTS, args.threads))  # requests the local server decodes together
     if args.timeout is not None:
         choose["timeout"] = args.timeout
     task = resolve_lm(args.lm, **choose)

@@ -7,8 +7,9 @@
         program(...)                                          # meter.faults / meter.retries by kind
 
 Kinds: ``rate_limit`` (HTTP 429), ``server_error`` (5xx), ``timeout``, ``connection``,
+``engine_died`` (the local llama-server died during the call and was restarted),
 ``empty`` (an answer with no text), ``unparseable`` (no adapter could read it). The first
-four are retried by :class:`GuardedLM` after an exponential backoff with a little jitter
+five are retried by :class:`GuardedLM` after an exponential backoff with a little jitter
 (or the provider's ``retry_after``); an empty answer is asked again at once. An
 unparseable answer is asked again at once by :class:`ResilientAdapter`, alternating DSPy's
 chat and JSON formats (a new prompt helps a model that broke the format). Repeats of an
@@ -47,9 +48,10 @@ from dspy.utils.exceptions import (
 )
 
 from .lm.bounded_json import BoundedJSONAdapter
+from .lm.server import EngineDied
 from .tokens import Meter, current_meter, entry_usage
 
-TRANSPORT = ("rate_limit", "server_error", "timeout", "connection")
+TRANSPORT = ("rate_limit", "server_error", "timeout", "connection", "engine_died")
 KINDS = (*TRANSPORT, "empty", "unparseable")
 FATAL = ("auth", "billing")  # no later example can succeed either: the harness stops the run
 
@@ -116,6 +118,8 @@ class RetryPolicy:
 
     def delay(self, attempt: int, error: BaseException | None = None) -> float:
         """Seconds to wait before repeat number ``attempt + 1``."""
+        if isinstance(error, EngineDied):
+            return 0.0  # a new server is already up
         hint = getattr(error, "retry_after", None)
         if isinstance(hint, (int, float)) and hint >= 0:
             return min(float(hint), self.cap)
@@ -127,6 +131,8 @@ def fault_kind(error: BaseException) -> str | None:
     """The retryable kind of ``error``, or None when repeating it cannot help."""
     if isinstance(error, LMFailure):
         return None  # already retried below us
+    if isinstance(error, EngineDied):
+        return "engine_died"
     if isinstance(error, LMRateLimitError):
         return "rate_limit"
     if isinstance(error, LMTimeoutError):

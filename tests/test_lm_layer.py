@@ -1,4 +1,4 @@
-"""The LM layer: scripted engine, LM resolution errors, grammar formats, weight assembly."""
+"""The LM layer: scripted engine, LM resolution errors, weight assembly."""
 
 import hashlib
 import sys
@@ -7,7 +7,6 @@ import dspy
 import pytest
 
 from eval.lm import LMConfigError, ScriptedEngine, resolve_lm
-from eval.lm.local import TextOnlyModel, _chat_messages, _grammar_format, _shared_prefix
 from eval.lm.weights import EmbeddedModelMissing, ModelParts, embedded_model_path
 
 
@@ -51,33 +50,6 @@ def test_api_base_needs_no_key(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     choice = resolve_lm("hosted_vllm/my-model", api_base="http://127.0.0.1:9/v1")
     assert choice.lm.model == "hosted_vllm/my-model"
-
-
-def test_json_schema_becomes_a_llama_grammar_request():
-    schema = {"type": "object", "properties": {"count": {"type": "integer"}}}
-    assert _grammar_format({"type": "json_schema", "schema": schema, "name": "x", "strict": True}) == {
-        "type": "json_object", "schema": schema}
-    assert _grammar_format({"type": "json_object"}) == {"type": "json_object"}
-    assert _grammar_format(None) is None
-
-
-def test_local_engine_refuses_images():
-    from dspy.lm15 import ImagePart, Message, Request, TextPart
-
-    text_only = Request(model="m", messages=(Message.user([TextPart("hi")]),), system="sys")
-    assert _chat_messages(text_only) == [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
-    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-    with_image = Request(model="m", messages=(Message.user([TextPart("hi"), ImagePart(data=png)]),))
-    with pytest.raises(TextOnlyModel):
-        _chat_messages(with_image)
-
-
-def test_shared_prefix_length():
-    import numpy as np
-
-    assert _shared_prefix(np.array([1, 2, 3, 4]), np.array([1, 2, 9])) == 2
-    assert _shared_prefix(np.array([1, 2]), np.array([1, 2, 3])) == 2
-    assert _shared_prefix(np.array([], dtype=int), np.array([1])) == 0
 
 
 def _fake_parts(tmp_path, monkeypatch, slices):

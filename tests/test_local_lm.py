@@ -1,4 +1,4 @@
-"""The real embedded model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M) through llama.cpp.
+"""The real embedded model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M) on its local llama-server.
 
 Marked ``local_lm``: skipped, with the reason, when the ``local`` extra is not installed.
 """
@@ -13,7 +13,7 @@ import dspy
 import pytest
 from annotated_types import Len
 
-from eval.lm import resolve_lm
+from eval.lm import LlamaServer, resolve_lm
 
 pytestmark = pytest.mark.local_lm
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,13 +55,54 @@ def test_list_bounds_hold_under_the_grammar(embedded, text):
 
 
 def test_shared_prefix_is_reused(embedded):
-    engine = embedded.lm.engine
+    stats = embedded.lm.server.stats
     prefix = "Background: " + " ".join(f"fact {i} is about a shape;" for i in range(60))
     with dspy.context(lm=embedded.lm, adapter=embedded.adapter()):
         dspy.Predict("context, question -> answer")(context=prefix, question="first?")
-        before = engine.stats.reused_prompt_tokens
+        before = stats.reused_prompt_tokens
         dspy.Predict("context, question -> answer")(context=prefix, question="second?")
-    assert engine.stats.reused_prompt_tokens - before > 100
+    assert stats.reused_prompt_tokens - before > 100
+
+
+def test_concurrent_requests_start_from_the_shared_prefix(embedded):
+    """After share_prefix, requests sent at once each reuse the prefix one request computed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stats = embedded.lm.server.stats
+    prefix = "Notes: " + " ".join(f"note {i} says the circle is {['red', 'blue'][i % 2]};" for i in range(80))
+    ask = dspy.Predict("context, question -> answer")
+    with dspy.context(lm=embedded.lm, adapter=embedded.adapter()):
+        ask(context=prefix, question="Which colour is note 0?")
+    assert embedded.lm.share_prefix() >= 3
+    before = stats.reused_prompt_tokens
+
+    def one(i):
+        with dspy.context(lm=embedded.lm, adapter=embedded.adapter()):
+            return ask(context=prefix, question=f"Which colour is note {i}?")
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(one, range(1, 5)))
+    assert stats.reused_prompt_tokens - before > 4 * 300
+
+
+def test_weights_are_not_repacked(embedded):
+    """No extra buffer (AMX, CPU_REPACK) holds weights unless asked: llama.cpp's AMX path segfaults on some CPUs."""
+    path = embedded.lm.server.model
+    quiet = LlamaServer(path, slots=1, context=1024, extra=("-lv", "4"))
+    try:
+        quiet.ensure()
+        log = quiet.log_path.read_text()
+    finally:
+        quiet.stop()
+    assert "CPU_Mapped model buffer size" in log  # the log does list the weights' buffers
+    assert "REPACK model buffer" not in log and "AMX model buffer" not in log
+    if "amx" not in Path("/proc/cpuinfo").read_text():  # the check can fail: repacking shows up when on
+        repacking = LlamaServer(path, slots=1, context=1024, repack=True, extra=("-lv", "4"))
+        try:
+            repacking.ensure()
+            assert "CPU_REPACK model buffer size" in repacking.log_path.read_text()
+        finally:
+            repacking.stop()
 
 
 def test_cli_runs_on_the_embedded_model(tmp_path):

@@ -1,25 +1,27 @@
 """Turn what a user types after ``--lm`` into a ``dspy.LM``.
 
-- nothing: the embedded model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M) in-process;
-- ``local:/path/model.gguf``: any other GGUF, in-process;
+- nothing: the embedded model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M), served by a
+  ``llama-server`` this process starts on loopback (``eval.lm.server``);
+- ``local:/path/model.gguf``: any other GGUF, served the same way;
 - anything else: a DSPy/LiteLLM model string (``openai/gpt-4o-mini``,
-  ``anthropic/...``, ``ollama_chat/...``, ``hosted_vllm/...`` with ``--api-base``),
-  keys read from the provider's usual environment variables.
+  ``anthropic/...``, ``ollama_chat/...``, ``hosted_vllm/...`` with ``--api-base``,
+  ``llamacpp/NAME`` for a llama-server of your own), keys read from the provider's
+  usual environment variables.
 
-In-process engines are shared per model file, so the memory LM and the task LM
-on the same file use one llama.cpp context behind one lock.
+Servers are shared per model file, so the memory LM and the task LM on the same file
+send their requests to one server, which decodes them together.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import dspy
 
 from .bounded_json import BoundedJSONAdapter
-from .local import LlamaCppEngine
+from .server import SLOTS, LlamaServerLM, ServerFailed, local_server
+from .server_build import ServerBuildError
 from .weights import EmbeddedModelMissing, embedded_model_path
 
 EMBEDDED = "embedded"
@@ -35,24 +37,11 @@ class LMChoice:
 
     spec: str
     lm: dspy.LM
-    local: bool  # in-process llama.cpp: text only, serialised, grammar-constrained JSON
+    local: bool  # a GGUF on our own llama-server: text only, grammar-constrained JSON
 
     def adapter(self) -> dspy.Adapter:
-        """JSON under grammar for in-process models (always parses); DSPy's chat format otherwise."""
+        """JSON under grammar for local models (always parses); DSPy's chat format otherwise."""
         return BoundedJSONAdapter() if self.local else dspy.ChatAdapter()
-
-
-_engines: dict[str, LlamaCppEngine] = {}
-_engines_lock = threading.Lock()
-
-
-def local_engine(path: str | Path, **options) -> LlamaCppEngine:
-    """The shared in-process engine for one GGUF file."""
-    key = str(Path(path).resolve())
-    with _engines_lock:
-        if key not in _engines:
-            _engines[key] = LlamaCppEngine(key, **options)
-        return _engines[key]
 
 
 def resolve_lm(
@@ -63,8 +52,13 @@ def resolve_lm(
     max_tokens: int | None = None,
     cache: bool = True,
     timeout: float | None = None,
+    slots: int = SLOTS,
 ) -> LMChoice:
     """Build the LM named by ``spec`` (``None`` means the embedded model).
+
+    A local model's server is started here (building ``llama-server`` first if this
+    machine has none), so a file that is not a GGUF fails now, in one line. ``slots`` is
+    how many requests it decodes together (at least; a later, larger request grows it).
 
     ``timeout`` (seconds) applies to API models; the harness retries timeouts, rate limits
     and server errors itself (``eval.faults``), so DSPy's own retries stay at its default
@@ -75,12 +69,12 @@ def resolve_lm(
             path = embedded_model_path()
         except EmbeddedModelMissing as exc:
             raise LMConfigError(str(exc)) from None
-        return _local_choice(EMBEDDED, path, temperature, max_tokens, cache)
+        return _local_choice(EMBEDDED, path, temperature, max_tokens, cache, slots)
     if spec.startswith("local:"):
         path = Path(spec.removeprefix("local:")).expanduser()
         if not path.is_file():
             raise LMConfigError(f"no GGUF file at {path}")
-        return _local_choice(spec, path, temperature, max_tokens, cache)
+        return _local_choice(spec, path, temperature, max_tokens, cache, slots)
     _check_provider(spec, api_base)
     kwargs = {"temperature": temperature, "cache": cache}
     if max_tokens:
@@ -96,15 +90,15 @@ def resolve_lm(
     return LMChoice(spec, lm, local=False)
 
 
-def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool) -> LMChoice:
+def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool,
+                  slots: int) -> LMChoice:
+    server = local_server(path, slots=slots)
     try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        raise LMConfigError("in-process models need llama-cpp-python: pip install -e '.[local]'") from None
-    engine = local_engine(path)
-    if max_tokens:
-        engine.max_tokens = max_tokens
-    lm = dspy.LM(f"local/{path.stem}", engine=engine, temperature=temperature, cache=cache)
+        server.ensure()
+    except (ServerFailed, ServerBuildError) as exc:
+        raise LMConfigError(str(exc)) from None
+    kwargs = {"max_tokens": max_tokens} if max_tokens else {}
+    lm = LlamaServerLM(f"llamacpp/{path.stem}", server, temperature=temperature, cache=cache, timeout=900, **kwargs)
     return LMChoice(spec, lm, local=True)
 
 

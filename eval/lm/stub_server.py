@@ -18,6 +18,11 @@ the messages and of how many times this server has already seen them, so a run a
 fresh server meets the same faults in any thread order. ``GET /stats`` returns what was
 served by kind and a log of requests. The server stops by itself after ``lifetime``
 seconds, so a test that dies cannot leave it behind.
+
+It also answers what the library asks of a ``llama-server`` (``GET /health``, ``GET /slots``,
+``POST /slots/N?action=save|restore``, recorded in ``/stats``), so a test can stand it in
+for one: ``python -m eval.lm.stub_server --as-llama-server ... --port P`` takes and ignores
+llama-server's other flags.
 """
 
 from __future__ import annotations
@@ -42,11 +47,13 @@ class StubServer:
     """The server, run on a daemon thread of this process."""
 
     def __init__(self, *, latency: float = 0.2, fail_rate: float = 0.2, seed: int = 0,
-                 hang: float = 5.0, lifetime: float = 300.0, faults: tuple[str, ...] = FAULTS):
+                 hang: float = 5.0, lifetime: float = 300.0, faults: tuple[str, ...] = FAULTS, port: int = 0,
+                 slots: int = 4):
         self.latency, self.fail_rate, self.seed, self.hang = latency, fail_rate, seed, hang
-        self.lifetime, self.faults = lifetime, tuple(faults)
+        self.lifetime, self.faults, self.port, self.slots = lifetime, tuple(faults), port, slots
         self.served: dict[str, int] = {kind: 0 for kind in ("ok", *FAULTS, *faults)}
         self.log: list[dict[str, Any]] = []
+        self.slot_actions: list[str] = []
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -59,7 +66,7 @@ class StubServer:
 
     def start(self) -> "StubServer":
         handler = type("Handler", (_Handler,), {"stub": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, name="stub-server", daemon=True).start()
         self._timer = threading.Timer(self.lifetime, self.stop)
@@ -83,7 +90,7 @@ class StubServer:
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            return {"served": dict(self.served), "requests": list(self.log)}
+            return {"served": dict(self.served), "requests": list(self.log), "slot_actions": list(self.slot_actions)}
 
     # -- deciding an answer ---------------------------------------------------------------
 
@@ -150,8 +157,15 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/stats"):
+        path = self.path.rstrip("/")
+        if path.endswith("/stats"):
             self._send(200, self.stub.stats())
+        elif path == "/health":
+            self._send(200, {"status": "ok"})
+        elif path == "/slots":
+            used = len(self.stub.log)
+            self._send(200, [{"id": i, "is_processing": False, "id_task": used - i, "n_prompt_tokens": 100 if used else 0}
+                             for i in range(self.stub.slots)])
         else:
             self._send(404, {"error": {"message": "not found"}})
 
@@ -161,6 +175,11 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(length) or b"{}")
         except json.JSONDecodeError:
             self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
+            return
+        if self.path.startswith("/slots/"):
+            with self.stub._lock:
+                self.stub.slot_actions.append(self.path.removeprefix("/slots/"))
+            self._send(200, {"filename": body.get("filename"), "n_saved": 100})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
@@ -213,9 +232,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hang", type=float, default=5.0, help="seconds a timeout fault hangs (default 5)")
     parser.add_argument("--lifetime", type=float, default=600.0, help="stop after this many seconds (default 600)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--port", type=int, default=0, help="loopback port (default: a free one)")
+    parser.add_argument("--as-llama-server", action="store_true", help="accept and ignore llama-server's other flags")
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not args.as_llama_server:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.as_llama_server:
+        print("stub llama-server:", " ".join(sys.argv[1:] if argv is None else argv), flush=True)
     stub = StubServer(latency=args.latency, fail_rate=args.fail_rate, seed=args.seed, hang=args.hang,
-                      lifetime=args.lifetime).start()
+                      lifetime=args.lifetime, port=args.port).start()
     print(stub.url, flush=True)
     try:
         while stub._httpd is not None:

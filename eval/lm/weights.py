@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 class EmbeddedModelMissing(RuntimeError):
-    """The weight packages (or llama-cpp-python) are not installed."""
+    """The weight packages are not installed."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,14 @@ def cache_dir() -> Path:
 
 
 def embedded_model_available(parts: ModelParts = QWEN_CODER_1_5B) -> bool:
-    """Whether the embedded model can run here (llama-cpp-python and the weights are installed)."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        return False
+    """Whether the embedded model can run here: the weights are installed and llama-server is built or can be."""
+    from .server_build import ServerBuildError, can_build, server_binary
+
+    try:
+        server_binary(build=False)
+    except ServerBuildError:
+        if not can_build():
+            return False
     target = cache_dir() / "models" / parts.filename
     if _verified(target, parts):
         return True

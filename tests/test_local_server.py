@@ -1,0 +1,256 @@
+"""The local llama-server: its command line, crash recovery, clean-up, ports and slot sharing.
+
+A stub stands in for llama-server (``python -m eval.lm.stub_server --as-llama-server``):
+these tests are offline and need neither the model nor a build. The real server is
+exercised by the ``local_lm`` tests in ``test_local_lm.py``.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import dspy
+import pytest
+
+from datasets.experience_transfer import make_level
+from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from eval.faults import RetryPolicy, fault_kind
+from eval.lm import EngineDied, LlamaServer, LMConfigError, resolve_lm
+from eval.lm import server as server_module
+from eval.lm.server import server_command
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def stub_binary(tmp_path, monkeypatch):
+    """An executable that behaves like llama-server for the library (flags, /health, chat completions)."""
+    script = tmp_path / "llama-server"
+    script.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        exec {sys.executable} -m eval.lm.stub_server --as-llama-server --latency ${{STUB_LATENCY:-0.05}} --fail-rate 0 --lifetime 120 "$@"
+        """))
+    script.chmod(0o755)
+    monkeypatch.setenv("MEMREASON_LLAMA_SERVER", str(script))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("MEMREASON_CACHE", str(tmp_path / "cache"))
+    return script
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _stop_servers():
+    yield
+    server_module.stop_all()
+    server_module._servers.clear()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "X"
+    return state != "Z"
+
+
+def _wait_gone(pid: int, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_repacking_is_off_by_default(monkeypatch):
+    """AMX (and every other extra-buffer repacking) stays off unless asked for."""
+    monkeypatch.delenv("MEMREASON_LLAMA_REPACK", raising=False)
+    assert "--no-repack" in server_command("llama-server", "m.gguf", 8080)
+    assert "--no-repack" in LlamaServer("m.gguf", binary="llama-server").command(8080)
+    assert "--no-repack" not in server_command("llama-server", "m.gguf", 8080, repack=True)
+    monkeypatch.setenv("MEMREASON_LLAMA_REPACK", "1")
+    assert "--no-repack" not in LlamaServer("m.gguf", binary="llama-server").command(8080)
+
+
+def test_command_binds_loopback_with_parallel_slots():
+    command = server_command("llama-server", "m.gguf", 8123, slots=6, context=4096)
+    flags = dict(zip(command[1::2], command[2::2]))
+    assert flags["--host"] == "127.0.0.1" and flags["--port"] == "8123"
+    assert flags["--parallel"] == "6" and flags["--ctx-size"] == str(6 * 4096)
+    assert "--cont-batching" in command
+
+
+def test_embedded_route_is_dspys_openai_compatible_path_with_json_schemas(stub_binary, model_file):
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    assert choice.local and isinstance(choice.lm, dspy.LM) and choice.lm.model.startswith("llamacpp/")
+    server = choice.lm.server
+    assert server.alive() and server.url.startswith("http://127.0.0.1:")
+    with dspy.context(lm=choice.lm, adapter=choice.adapter()):
+        answer = dspy.Predict("question -> count: int")(question="how many?")
+    assert isinstance(answer.count, int)
+    with urllib.request.urlopen(server.url.removesuffix("/v1") + "/stats") as reply:
+        stats = json.load(reply)
+    assert stats["served"]["ok"] == 1
+    assert server.stats.calls == 1 and server.stats.prompt_tokens > 0
+
+
+def test_a_file_the_server_cannot_load_fails_at_resolution(tmp_path, monkeypatch, model_file):
+    broken = tmp_path / "broken-server"
+    broken.write_text("#!/bin/sh\necho 'error: failed to load model' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("MEMREASON_LLAMA_SERVER", str(broken))
+    monkeypatch.setenv("MEMREASON_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(LMConfigError, match="failed to load model"):
+        resolve_lm(f"local:{model_file}")
+
+
+def test_two_servers_take_different_ports(stub_binary, model_file, tmp_path):
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF")
+    first, second = LlamaServer(model_file), LlamaServer(other)
+    try:
+        first.ensure()
+        second.ensure()
+        assert first.port != second.port and first.alive() and second.alive()
+    finally:
+        first.stop()
+        second.stop()
+    assert not first.alive() and not second.alive()
+
+
+def test_a_server_killed_between_calls_is_restarted_on_its_port(stub_binary, model_file):
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    server = choice.lm.server
+    pid, port = server.pid, server.port
+    os.kill(pid, signal.SIGKILL)
+    assert _wait_gone(pid)
+    ask = dspy.Predict("question -> count: int")
+    with dspy.context(lm=choice.lm, adapter=choice.adapter()):
+        try:  # found dead before the call (restarted quietly) or by the call (EngineDied: the caller repeats it)
+            answer = ask(question="still there?")
+        except EngineDied:
+            answer = ask(question="still there?")
+    assert isinstance(answer.count, int)
+    assert server.alive() and server.pid != pid and server.port == port and server.stats.restarts == 1
+
+
+def test_a_call_in_flight_when_the_server_dies_raises_engine_died(stub_binary, model_file, monkeypatch):
+    monkeypatch.setenv("STUB_LATENCY", "2")
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    server = choice.lm.server
+    pid = server.pid
+    threading.Timer(0.5, os.kill, (pid, signal.SIGKILL)).start()
+    with dspy.context(lm=choice.lm, adapter=choice.adapter()), pytest.raises(EngineDied) as caught:
+        dspy.Predict("question -> count: int")(question="slow one")
+    assert fault_kind(caught.value) == "engine_died"
+    assert server.alive() and server.pid != pid and server.stats.restarts == 1
+
+
+def test_a_run_survives_kill_9_of_its_server(stub_binary, model_file, tmp_path, monkeypatch):
+    """The server dies mid-run: every scene is still answered and the fault is counted."""
+    monkeypatch.setenv("STUB_LATENCY", "0.3")  # calls are always in flight: the kill hits some
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    server = choice.lm.server
+    first = server.pid
+    stats_url = server.url.removesuffix("/v1") + "/stats"
+
+    def kill_after_some_answers():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(stats_url) as reply:
+                if json.load(reply)["served"]["ok"] >= 3:
+                    os.kill(first, signal.SIGKILL)
+                    return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_after_some_answers)
+    killer.start()
+    config = ExperienceTransferConfig(program="episodic", level=1, limit=12, threads=4)
+    results = evaluate_experience_transfer(config, task=choice, memory=choice, run_dir=tmp_path / "run",
+                                           data=make_level(1), progress=False, policy=RetryPolicy(retries=2, backoff=0.01))
+    killer.join()
+    records = [json.loads(line) for line in (tmp_path / "run" / "examples.jsonl").read_text().splitlines()]
+    assert len(records) == 12 and not any(r["error"] for r in records)
+    assert results["faults"].get("engine_died", 0) >= 1
+    assert results["execution"]["engine"]["restarts"] == 1 and server.pid != first
+
+
+def test_the_server_dies_with_a_killed_parent(stub_binary, model_file):
+    parent = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""\
+            import sys, time
+            from eval.lm import LlamaServer
+            server = LlamaServer({str(model_file)!r})
+            server.ensure()
+            print(server.pid, flush=True)
+            time.sleep(60)
+            """)],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    child = int(parent.stdout.readline())
+    assert _alive(child)
+    parent.kill()
+    parent.wait()
+    assert _wait_gone(child), "llama-server outlived the process that started it"
+
+
+def test_the_server_stops_when_python_exits(stub_binary, model_file):
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(f"""\
+            from eval.lm import local_server
+            server = local_server({str(model_file)!r})
+            server.ensure()
+            print(server.pid, flush=True)
+            """)],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert _wait_gone(int(done.stdout.strip()))
+
+
+def test_share_prefix_copies_the_last_used_slot_into_the_idle_ones(stub_binary, model_file):
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    server = choice.lm.server
+    with dspy.context(lm=choice.lm, adapter=choice.adapter()):
+        dspy.Predict("question -> count: int")(question="warm up")
+    assert choice.lm.share_prefix() == 3  # the stub has 4 slots
+    with urllib.request.urlopen(server.url.removesuffix("/v1") + "/stats") as reply:
+        actions = json.load(reply)["slot_actions"]
+    saved = [a for a in actions if a.endswith("action=save")]
+    restored = [a for a in actions if a.endswith("action=restore")]
+    assert len(saved) == 1 and len(restored) == 3
+    assert saved[0].split("?")[0] not in {a.split("?")[0] for a in restored}
+
+
+def test_threads_share_the_prefix_after_the_first_scene(stub_binary, model_file, tmp_path):
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    config = ExperienceTransferConfig(program="episodic", level=1, limit=6, threads=3)
+    evaluate_experience_transfer(config, task=choice, memory=choice, run_dir=tmp_path / "run", progress=False)
+    with urllib.request.urlopen(choice.lm.server.url.removesuffix("/v1") + "/stats") as reply:
+        stats = json.load(reply)
+    assert stats["served"]["ok"] == 6 and any(a.endswith("action=restore") for a in stats["slot_actions"])
+
+
+def test_images_are_refused_before_the_server_sees_them(stub_binary, model_file):
+    from PIL import Image
+
+    from eval.lm import TextOnlyModel
+
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    with dspy.context(lm=choice.lm, adapter=choice.adapter()), pytest.raises(TextOnlyModel):
+        dspy.Predict("picture: dspy.Image -> count: int")(picture=dspy.Image(Image.new("RGB", (4, 4))))
+    assert choice.lm.server.stats.calls == 0
