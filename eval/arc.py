@@ -208,9 +208,9 @@ def evaluate_arc(
         "wall_seconds": round(seconds, 2), "threads": config.threads, "resumed_examples": kept,
         "answered_examples": sum(len(r) for r in per_run) - kept, "retry_policy": asdict(policy), "max_errors": max_errors,
     }
-    engine = getattr(task.lm, "engine", None)
-    if task.local and hasattr(engine, "stats"):
-        results["execution"]["engine"] = engine.stats.as_dict()
+    server = getattr(task.lm, "server", None)  # the local llama-server: its calls, reused prefix tokens, restarts
+    if task.local and server is not None:
+        results["execution"]["engine"] = server.stats.as_dict()
     return results
 
 
@@ -218,6 +218,7 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
          sandbox, run_dir: Path, writer: JsonlWriter, progress: bool):
     """Run ``run`` of Algorithm 1, continuing from what ``finished`` holds; (records, writes, tasks kept)."""
     program = build_program(config.program, **config.program_knobs(run), sandbox=sandbox)
+    program.solver.parallel = config.threads > 1  # a task's attempts go to the LM at once too
     if config.program_state:
         program.load(config.program_state)  # before the memory LM is set, which a loaded state would replace
     program.set_memory_lm(session.memory_lm)  # memory reads and writes: metered as the memory role
@@ -664,6 +665,7 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
     writer_program.set_memory_lm(session.memory_lm)
     solver = build_program("baseline", attempts=config.attempts, retries=config.retries, cot=config.cot,
                            temperature=config.temperature, sandbox=sandbox)
+    solver.solver.parallel = config.threads > 1
     run_dir.mkdir(parents=True, exist_ok=True)
     finished = read_examples(run_dir / "examples.jsonl")
     kept: list[dict[str, Any]] = []

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -138,9 +138,9 @@ def evaluate_experience_transfer(
         "answered_examples": sum(len(r) for r in per_run) - resumed,
         "retry_policy": asdict(policy), "max_errors": max_errors,
     }
-    engine = getattr(task.lm, "engine", None)
-    if task.local and hasattr(engine, "stats"):
-        results["execution"]["engine"] = engine.stats.as_dict()
+    server = getattr(task.lm, "server", None)  # the local llama-server: its calls, reused prefix tokens, restarts
+    if task.local and server is not None:
+        results["execution"]["engine"] = server.stats.as_dict()
     return results
 
 
@@ -229,7 +229,16 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
     pool = ThreadPoolExecutor(max_workers=config.threads)
     try:
         with bar:
-            futures = [pool.submit(answer, scene) for scene in scenes]
+            # The first scene goes alone: a local server then copies the prefix all scenes share
+            # (instructions, episodes, memory) from its slot into the others, instead of every
+            # slot computing the same prefix at once.
+            futures = [pool.submit(answer, scene) for scene in scenes[:1]]
+            if config.threads > 1 and len(scenes) > 1:
+                wait(futures)
+                share_prefix = getattr(session.task_lm, "share_prefix", None)  # only local servers have it
+                if share_prefix is not None:
+                    share_prefix()
+            futures += [pool.submit(answer, scene) for scene in scenes[1:]]
             for future in as_completed(futures):
                 record = future.result()
                 if record is None:

@@ -12,13 +12,17 @@ its program reproduces every train output and runs on every test input. Each ste
 (first program or retry) is recorded with its program, outputs, failures, the
 feedback it produced and its tokens. Attempts are sampled at ``temperature`` with a
 distinct ``rollout_id`` and ``seed`` each (so DSPy's cache and a seeded local model
-give distinct samples); ``seed`` offsets them, e.g. one per repeated run.
+give distinct samples); ``seed`` offsets them, e.g. one per repeated run. With
+``parallel`` set, the attempts run at once (in threads that inherit DSPy's context), so
+a server that batches requests decodes them together; the record is the same.
 """
 
 from __future__ import annotations
 
+import contextvars
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, Sequence
 
@@ -112,8 +116,10 @@ class ArcSolver(dspy.Module):
     steps_by_predictor = True  # token accounting names the step: arc_solver.solve or arc_solver.retry
 
     def __init__(self, *, attempts: int = 2, retries: int = 0, with_concepts: bool = True, cot: bool = False,
-                 temperature: float = 0.7, seed: int = 0, sandbox: Runner | None = None, shown_examples: int = 3):
+                 temperature: float = 0.7, seed: int = 0, sandbox: Runner | None = None, shown_examples: int = 3,
+                 parallel: bool = False):
         super().__init__()
+        self.parallel = parallel
         if attempts < 1 or retries < 0:
             raise ValueError(f"attempts must be >= 1 and retries >= 0, got {attempts} and {retries}")
         self.attempts, self.retries = attempts, retries
@@ -130,7 +136,12 @@ class ArcSolver(dspy.Module):
     def forward(self, task: ArcTask, concepts: str = "") -> dspy.Prediction:
         """``attempts``: one :class:`Attempt` per attempt, in order."""
         puzzle = puzzle_text(task)
-        return dspy.Prediction(attempts=[self.attempt(task, puzzle, concepts, a) for a in range(self.attempts)])
+        if not self.parallel or self.attempts == 1:
+            return dspy.Prediction(attempts=[self.attempt(task, puzzle, concepts, a) for a in range(self.attempts)])
+        with ThreadPoolExecutor(max_workers=self.attempts, thread_name_prefix="arc-attempt") as pool:
+            futures = [pool.submit(contextvars.copy_context().run, self.attempt, task, puzzle, concepts, a)
+                       for a in range(self.attempts)]
+            return dspy.Prediction(attempts=[future.result() for future in futures])
 
     def attempt(self, task: ArcTask, puzzle: str, concepts: str, index: int) -> Attempt:
         attempt = Attempt(index)

@@ -127,3 +127,23 @@ def test_knobs_are_checked():
         ArcSolver(attempts=0)
     with pytest.raises(ValueError):
         ArcSolver(retries=-1)
+
+
+def test_parallel_attempts_run_in_their_own_threads_and_record_the_same_attempts(sandbox):
+    """With ``parallel``, a task's attempts reach the LM from threads of their own; the record does not change."""
+    import threading
+
+    threads = set()
+
+    def respond(call):  # wrong first, right on the retry
+        threads.add(threading.get_ident())
+        return {"program": FLIP if "previous_program" in call.user_text else IDENTITY}
+
+    serial = run(ScriptedEngine(respond), flip_task(), sandbox, attempts=3, retries=1)
+    assert len(threads) == 1
+    threads.clear()
+    parallel = run(ScriptedEngine(respond), flip_task(), sandbox, attempts=3, retries=1, parallel=True)
+    assert len(threads) >= 2 and threading.get_ident() not in threads
+    assert [a.index for a in parallel] == [0, 1, 2]
+    assert [[(s.retry, s.program, s.passed_train) for s in a.steps] for a in parallel] == \
+        [[(s.retry, s.program, s.passed_train) for s in a.steps] for a in serial]
