@@ -142,7 +142,7 @@ class ArcConfig:
 
 
 def adapter_for(task: LMChoice, memory: LMChoice) -> dspy.Adapter:
-    """Grammar-constrained JSON when either LM runs in-process (JSON works for remote models too)."""
+    """Grammar-constrained JSON when either LM is a local model (JSON works for remote models too)."""
     return BoundedJSONAdapter() if task.local or memory.local else dspy.ChatAdapter()
 
 
@@ -157,7 +157,7 @@ class _Session:
 
     @classmethod
     def start(cls, task: LMChoice, memory: LMChoice, policy: RetryPolicy, max_errors: int | None) -> "_Session":
-        # in-process models decode the same prompt the same way (seeded, under a JSON grammar): asking again cannot help
+        # local models decode the same prompt the same way (greedy, under a JSON grammar): asking again cannot help
         parse_policy = replace(policy, retries=0) if task.local or memory.local else policy
         return cls(GuardedLM(task.lm, role="task", policy=policy), GuardedLM(memory.lm, role="memory", policy=policy),
                    ResilientAdapter.around(adapter_for(task, memory), parse_policy), ErrorBudget(max_errors, unit="tasks"))

@@ -255,7 +255,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     continuing = _check_run_dir(args.out, _requested(args, **tuned), IDENTITY, "--out")  # before any model loads
     task, memory = _lms(args)
     if args.modality == "image" and memory.local:
-        raise UsageError("the in-process model reads text only: use --modality text, or a vision model with --memory-lm")
+        raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")
     split_name = Path(args.split).name if args.split not in SPLITS else args.split
     run_dir = _open_run_dir(args.out, f"{args.program}-{split_name}", args.cache)
     if continuing:

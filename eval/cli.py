@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
     task = resolve_lm(args.lm, **choose)
     memory = resolve_lm(args.memory_lm, **choose) if args.memory_lm else task
     if args.modality == "image" and (task.local or memory.local):
-        raise UsageError("the in-process model reads text only: use --modality text, or a vision model with --lm")
+        raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
 
     run_dir = run_dir or new_run_dir(Path("runs"), f"{args.program}-L{args.level}")
     run_dir.mkdir(parents=True, exist_ok=True)

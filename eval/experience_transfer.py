@@ -145,7 +145,7 @@ def evaluate_experience_transfer(
 
 
 def _parse_policy(choice: LMChoice, policy: RetryPolicy) -> RetryPolicy:
-    """In-process models decode the same prompt the same way (seeded, under a JSON grammar): asking again cannot help."""
+    """Local models decode the same prompt the same way (greedy, under a JSON grammar): asking again cannot help."""
     return replace(policy, retries=0) if choice.local else policy
 
 

@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
     task = resolve(args.lm, **choose)
     memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
     if args.modality == "image" and (task.local or memory.local):
-        raise UsageError("the in-process model reads text only: use --modality text, or a vision model with --lm")
+        raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
     use_response_cache(args.cache or study_dir / "dspy_cache")
 
     setup = Setup(program=args.program, level=args.level, split=args.split, modality=args.modality, rules=args.rules,

@@ -201,7 +201,7 @@ def build_memory(program, episodes: list[Episode], data: ExperienceTransferLevel
     meter = Meter(root=program)
     started = time.perf_counter()
     lm = GuardedLM(memory.lm, role="memory", policy=policy)
-    # an in-process model decodes one prompt one way (seeded, under a JSON grammar): re-asking cannot help
+    # a local model decodes one prompt one way (greedy, under a JSON grammar): re-asking cannot help
     adapter = ResilientAdapter.around(memory.adapter(), replace(policy, retries=0) if memory.local else policy)
     with dspy.context(lm=lm, adapter=adapter), metering(meter):
         record = program.memorize(episodes, data.oracle_hypotheses)

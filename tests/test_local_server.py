@@ -254,3 +254,15 @@ def test_images_are_refused_before_the_server_sees_them(stub_binary, model_file)
     with dspy.context(lm=choice.lm, adapter=choice.adapter()), pytest.raises(TextOnlyModel):
         dspy.Predict("picture: dspy.Image -> count: int")(picture=dspy.Image(Image.new("RGB", (4, 4))))
     assert choice.lm.server.stats.calls == 0
+
+
+def test_a_server_that_cannot_share_slots_costs_speed_not_the_run(stub_binary, model_file, monkeypatch):
+    import urllib.error
+
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+
+    def refuse(*args, **kwargs):
+        raise urllib.error.HTTPError("http://x/slots", 501, "not supported", {}, None)
+
+    monkeypatch.setattr(choice.lm.server, "_request", refuse)
+    assert choice.lm.share_prefix() == 0

@@ -403,8 +403,16 @@ class LlamaServerLM(dspy.LM):
         return await asyncio.to_thread(self.__call__, prompt, messages=messages, **kwargs)
 
     def share_prefix(self) -> int:
-        """See :meth:`LlamaServer.share_prefix`: call it after one request ran alone, before sending many."""
-        return self.server.share_prefix()
+        """See :meth:`LlamaServer.share_prefix`: call it after one request ran alone, before sending many.
+
+        A speed-up only: if the server cannot do it (an older build, a restart under way), it
+        returns 0 and every slot computes its prefix itself.
+        """
+        try:
+            return self.server.share_prefix()
+        except (OSError, ValueError) as exc:  # URLError and HTTPError are OSErrors; bad JSON a ValueError
+            print(f"llama-server: slots not shared ({exc})", file=sys.stderr, flush=True)
+            return 0
 
     def update_history(self, entry):
         super().update_history(entry)
