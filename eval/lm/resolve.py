@@ -21,7 +21,6 @@ import dspy
 
 from .bounded_json import BoundedJSONAdapter
 from .server import SLOTS, LlamaServerLM, ServerFailed, local_server
-from .server_build import ServerBuildError
 from .weights import EmbeddedModelMissing, embedded_model_path
 
 EMBEDDED = "embedded"
@@ -92,6 +91,8 @@ def resolve_lm(
 
 def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool,
                   slots: int) -> LMChoice:
+    from .server_build import ServerBuildError  # imported here: `python -m eval.lm.server_build` runs it as __main__
+
     server = local_server(path, slots=slots)
     try:
         server.ensure()

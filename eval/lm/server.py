@@ -49,7 +49,6 @@ from typing import Any
 import dspy
 from dspy.utils.exceptions import LMTransportError
 
-from .server_build import server_binary
 from .weights import cache_dir
 
 PROVIDER = "llamacpp"
@@ -154,6 +153,8 @@ class LlamaServer:
         return self._process is not None and self._process.poll() is None
 
     def command(self, port: int) -> list[str]:
+        from .server_build import server_binary  # imported here: `python -m eval.lm.server_build` runs it as __main__
+
         binary = self.binary or server_binary()
         return server_command(binary, self.model, port, slots=self.slots, context=self.context,
                               threads=self.threads, repack=self.repack, slot_files=self._slot_files.name,

@@ -144,7 +144,9 @@ def _build(target: Path, progress: bool) -> None:
 def _fetch_source(work: Path, say) -> Path:
     """Download the source distribution (pip's cache makes a second build fast) and unpack llama.cpp."""
     say(f"fetching the llama-cpp-python {LLAMA_CPP_PYTHON} source distribution ...")
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+    # --no-binary for this package only: its build requirements, which pip installs to read the
+    # metadata, come as wheels (":all:" would compile them from source too, CMake included).
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", "llama-cpp-python",
                f"llama-cpp-python=={LLAMA_CPP_PYTHON}", "-d", str(work)]
     done = subprocess.run(command, capture_output=True, text=True)
     archives = list(work.glob("llama_cpp_python-*.tar.gz"))
