@@ -52,6 +52,13 @@ def test_api_base_needs_no_key(monkeypatch):
     assert choice.lm.model == "hosted_vllm/my-model"
 
 
+def test_a_llama_server_of_your_own_needs_its_address():
+    with pytest.raises(LMConfigError, match="--api-base"):
+        resolve_lm("llamacpp/qwen")
+    choice = resolve_lm("llamacpp/qwen", api_base="http://127.0.0.1:9/v1")
+    assert choice.lm.model == "llamacpp/qwen" and choice.lm.supports_response_schema
+
+
 def _fake_parts(tmp_path, monkeypatch, slices):
     """Install fake weight packages fakepartN/data/partNN.bin on sys.path."""
     for i, payload in enumerate(slices, 1):

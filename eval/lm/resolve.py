@@ -20,7 +20,7 @@ from pathlib import Path
 import dspy
 
 from .bounded_json import BoundedJSONAdapter
-from .server import SLOTS, LlamaServerLM, ServerFailed, local_server
+from .server import PROVIDER, SLOTS, LlamaServerLM, ServerFailed, local_server, register_provider
 from .weights import EmbeddedModelMissing, embedded_model_path
 
 EMBEDDED = "embedded"
@@ -74,7 +74,12 @@ def resolve_lm(
         if not path.is_file():
             raise LMConfigError(f"no GGUF file at {path}")
         return _local_choice(spec, path, temperature, max_tokens, cache, slots)
-    _check_provider(spec, api_base)
+    if spec.startswith(f"{PROVIDER}/"):  # a llama-server of the user's own
+        if not api_base:
+            raise LMConfigError(f"{spec} names a llama-server of your own: give its address with --api-base http://HOST:PORT/v1")
+        register_provider()
+    else:
+        _check_provider(spec, api_base)
     kwargs = {"temperature": temperature, "cache": cache}
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
