@@ -189,18 +189,19 @@ def test_a_run_survives_kill_9_of_its_server(stub_binary, model_file, tmp_path, 
     assert results["execution"]["engine"]["restarts"] == 1 and server.pid != first
 
 
+def _python_starting_a_server(model_file, then: str) -> list[str]:
+    """A Python command that starts the shared server of ``model_file``, prints its pid, then runs ``then``."""
+    return [sys.executable, "-c", textwrap.dedent(f"""\
+        from eval.lm import local_server
+        server = local_server({str(model_file)!r})
+        server.ensure()
+        print(server.pid, flush=True)
+        """) + then]
+
+
 def test_the_server_dies_with_a_killed_parent(stub_binary, model_file):
-    parent = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""\
-            import sys, time
-            from eval.lm import LlamaServer
-            server = LlamaServer({str(model_file)!r})
-            server.ensure()
-            print(server.pid, flush=True)
-            time.sleep(60)
-            """)],
-        stdout=subprocess.PIPE, text=True, cwd=ROOT,
-    )
+    parent = subprocess.Popen(_python_starting_a_server(model_file, "import time; time.sleep(60)"),
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
     child = int(parent.stdout.readline())
     assert _alive(child)
     parent.kill()
@@ -209,15 +210,7 @@ def test_the_server_dies_with_a_killed_parent(stub_binary, model_file):
 
 
 def test_the_server_stops_when_python_exits(stub_binary, model_file):
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(f"""\
-            from eval.lm import local_server
-            server = local_server({str(model_file)!r})
-            server.ensure()
-            print(server.pid, flush=True)
-            """)],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
-    )
+    done = subprocess.run(_python_starting_a_server(model_file, ""), capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert _wait_gone(int(done.stdout.strip()))
 

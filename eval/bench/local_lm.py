@@ -54,11 +54,6 @@ def generation_rate(server: LlamaServer, concurrent: int, tokens: int = 128) -> 
     return sum(a["usage"]["completion_tokens"] for a in answers) / seconds
 
 
-def clear_slots(server: LlamaServer) -> None:
-    for slot in server._request("GET", "/slots"):
-        server._request("POST", f"/slots/{slot['id']}?action=erase", {})
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.bench local_lm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", type=int, default=20)
@@ -85,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     seconds = {}
     for threads in (1, 8, 16):
-        clear_slots(server)
+        server.erase_slots()
         config = ExperienceTransferConfig(program=args.program, level=args.level, limit=args.scenes, threads=threads)
         with tempfile.TemporaryDirectory() as run_dir:
             results = evaluate_experience_transfer(config, task=choice, memory=choice, run_dir=Path(run_dir), progress=False)

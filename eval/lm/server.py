@@ -72,7 +72,10 @@ class TextOnlyModel(ValueError):
 
 @dataclass
 class EngineStats:
-    """Running totals over the calls a server answered (DSPy cache hits are not calls)."""
+    """Running totals over the calls a server answered (DSPy cache hits are not calls).
+
+    ``seconds`` adds up each call's latency, so with concurrent calls it exceeds the wall time.
+    """
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -181,6 +184,11 @@ class LlamaServer:
             if slot["id"] != source["id"]:
                 self._request("POST", f"/slots/{slot['id']}?action=restore", name)
         return len(idle) - 1
+
+    def erase_slots(self) -> None:
+        """Empty every slot's KV cache (a benchmark pass then pays for its prefix again)."""
+        for slot in self._request("GET", "/slots"):
+            self._request("POST", f"/slots/{slot['id']}?action=erase", {})
 
     def _request(self, method: str, path: str, body: dict | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -387,7 +395,8 @@ class LlamaServerLM(dspy.LM):
                 self.server_generation = generation
             _answered.usage = None
             try:  # the URL of the running process (a restart keeps the port unless another program took it)
-                outputs = super().__call__(prompt, messages=messages, **{**kwargs, "api_base": server.url})
+                outputs = super().__call__(prompt, messages=messages,
+                                           **{**kwargs, "api_base": f"http://127.0.0.1:{server.port}/v1"})
             except LMTransportError as exc:
                 if server.replace_if_dead(generation):
                     raise EngineDied(f"llama-server died during the call and was restarted ({exc})") from exc
