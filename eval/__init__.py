@@ -1,6 +1,1 @@
-"""Metrics, the evaluation harness and its CLI (``python -m eval ...``)."""
-
-import os
-
-# LiteLLM downloads a price map at import unless told to use its bundled copy.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+"""Metrics, the evaluation harness and its CLI (``python -m eval ...`` from the repository root, ``memreason-eval`` anywhere)."""

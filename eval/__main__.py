@@ -1,4 +1,4 @@
-"""``python -m eval <command> ...``: one entry point, routed by its first word.
+"""``python -m eval <command> ...`` (from the repository root) or ``memreason-eval <command> ...`` (anywhere): one entry point, routed by its first word.
 
     python -m eval <program> ...                      evaluate a registered program (eval/cli.py)
     python -m eval table2|table3|table4|table5 ...    reproduce an HDR paper table (eval/tables.py)
@@ -8,23 +8,23 @@
 import importlib
 import sys
 
-from eval.resume import resumed_program
+from memreason.eval.resume import resumed_program
 
 # first word -> "module:function" taking argv (without the first word's own routing) and returning an exit code
 COMMANDS = {
-    "table2": "eval.tables:main",
-    "table3": "eval.tables:main",
-    "table4": "eval.tables:main",
-    "table5": "eval.tables:main",
-    "report": "eval.report:main",  # python -m eval report RUN_DIR [RUN_DIR ...] (eval/report.py)
+    "table2": "memreason.eval.tables:main",
+    "table3": "memreason.eval.tables:main",
+    "table4": "memreason.eval.tables:main",
+    "table5": "memreason.eval.tables:main",
+    "report": "memreason.eval.report:main",  # python -m eval report RUN_DIR [RUN_DIR ...] (eval/report.py)
     # ARC (ArcMemo): programs, memory seeding and tables
-    "build_memory": "eval.arc_cli:main",
-    "arc_table": "eval.arc_cli:main",
-    "baseline": "eval.arc_cli:main",
-    "cheatsheet": "eval.arc_cli:main",
-    "arcmemo_oe": "eval.arc_cli:main",
-    "arcmemo_ps": "eval.arc_cli:main",
-    "arcmemo_ps_noselect": "eval.arc_cli:main",
+    "build_memory": "memreason.eval.arc_cli:main",
+    "arc_table": "memreason.eval.arc_cli:main",
+    "baseline": "memreason.eval.arc_cli:main",
+    "cheatsheet": "memreason.eval.arc_cli:main",
+    "arcmemo_oe": "memreason.eval.arc_cli:main",
+    "arcmemo_ps": "memreason.eval.arc_cli:main",
+    "arcmemo_ps_noselect": "memreason.eval.arc_cli:main",
 }
 
 
@@ -33,8 +33,14 @@ def main(argv: list[str]) -> int:
     if saved in COMMANDS:
         argv = [saved, *argv]
     target = COMMANDS.get(argv[0]) if argv else None
-    module, function = (target or "eval.cli:main").split(":")
+    module, function = (target or "memreason.eval.cli:main").split(":")
     return getattr(importlib.import_module(module), function)(argv)
 
 
-sys.exit(main(sys.argv[1:]))
+def run() -> None:
+    """The ``memreason-eval`` console script."""
+    sys.exit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    run()

@@ -17,14 +17,14 @@ boundary, and only the batch in progress at the crash is finished (its solved ta
 kept) and written, so the memory equals an uninterrupted run's. LM answers asked again
 (a write cut short) come from the run's DSPy cache.
 
-LM faults are retried (:mod:`eval.faults`): the task LM and the memory LM are each
+LM faults are retried (:mod:`memreason.lm.faults`): the task LM and the memory LM are each
 wrapped in a :class:`GuardedLM` (roles ``task`` and ``memory``) under a
 :class:`ResilientAdapter`. A task whose LM calls still fail is recorded with the kind
 and reason of its failure and scores 0; the run goes on unless more than
 ``max_errors`` tasks fail in this process or the provider refuses the key or the bill
 (:class:`RunAborted`, the work kept).
 
-Scores per task (``eval.metrics``): ``oracle_at_k`` for k = 1..3 (k <= attempts;
+Scores per task (``memreason.eval.metrics``): ``oracle_at_k`` for k = 1..3 (k <= attempts;
 otherwise null, see ``oracle_at_k_pooled`` which pools the attempts of all runs),
 the official score (first two attempts, any match per test pair, fraction of
 pairs), the strict score (one program passes every test pair), and the official
@@ -56,21 +56,21 @@ from typing import Any, Sequence
 import dspy
 from tqdm import tqdm
 
-from datasets.arc import ArcDataError, ArcTask, load_split
-from programs import PROGRAMS, build_program
-from programs.arc_solver import Attempt, error_text
-from programs.atomic_file import write_atomically
-from programs.concept_memory import ConceptMemory
-from programs.memory_file import Memory, empty_memory, load_memory, save_memory
+from memreason.datasets.arc import ArcDataError, ArcTask, load_split
+from memreason.programs import PROGRAMS, build_program
+from memreason.programs.arc_solver import Attempt, error_text
+from memreason.programs.atomic_file import write_atomically
+from memreason.programs.concept_memory import ConceptMemory
+from memreason.programs.memory_file import Memory, empty_memory, load_memory, save_memory
 
-from .cost import role_costs
-from .faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted, failure_of
-from .lm import LMChoice
-from .lm.bounded_json import BoundedJSONAdapter
+from memreason.lm.cost import role_costs
+from memreason.lm.faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted, failure_of
+from memreason.lm import LMChoice
+from memreason.lm.bounded_json import BoundedJSONAdapter
 from .metrics import mean_std, official_score, oracle_at_k, strict_at_k, strict_score
 from .resume import read_examples
 from .runs import JsonlWriter
-from .tokens import Meter, Tokens, metering
+from memreason.lm.tokens import Meter, Tokens, metering
 
 KS = (1, 2, 3)
 MEMORY_FORMAT = {"baseline": None, "cheatsheet": "cheatsheet", "arcmemo_oe": "oe", "arcmemo_ps": "ps",

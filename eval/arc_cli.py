@@ -29,14 +29,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from datasets.arc import SPLITS, ArcDataError
-from programs import PROGRAMS, build_program
-from programs.memory_file import MemoryFileError
+from memreason.datasets.arc import SPLITS, ArcDataError
+from memreason.programs import PROGRAMS, build_program
+from memreason.programs.memory_file import MemoryFileError
 
 from .arc import KNOB_FIELDS, ArcConfig, BuildConfig, RunAborted, build_memory, evaluate_arc
 from .arc_tables import markdown_table
-from .faults import RetryPolicy
-from .lm import SLOTS, LMConfigError, resolve_lm
+from memreason.lm.faults import RetryPolicy
+from memreason.lm import SLOTS, LMConfigError, resolve_lm
 from .resume import RunDirError, check_same_config, exit_code, read_config, resumed_args
 from .runs import new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
@@ -99,7 +99,7 @@ def _task_ids(text: str) -> list[str]:
 
 def make_sandbox(workers: int, wall_seconds: float):
     """The sandbox programs run in (tests replace this)."""
-    from programs.sandbox import Limits, Sandbox
+    from memreason.sandbox import Limits, Sandbox
 
     return Sandbox(workers=workers, limits=Limits(wall_seconds=wall_seconds, cpu_seconds=max(1, int(wall_seconds))))
 

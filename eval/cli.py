@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from datasets.experience_transfer import LEVELS, RuleTableError
-from programs import PROGRAMS
+from memreason.datasets.experience_transfer import LEVELS, RuleTableError
+from memreason.programs import PROGRAMS
 
 from .experience_transfer import MODALITIES, ExperienceTransferConfig, RunAborted, evaluate_experience_transfer
-from .faults import RetryPolicy
-from .lm import SLOTS, LMConfigError, resolve_lm
+from memreason.lm.faults import RetryPolicy
+from memreason.lm import SLOTS, LMConfigError, resolve_lm
 from .resume import IDENTITY, RunDirError, check_same_config, exit_code, read_config, resumed_args
 from .runs import new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest

@@ -6,7 +6,7 @@ test scenes under the task LM (in parallel when ``threads`` > 1), appending one 
 line per scene as it finishes. Scenes already in ``examples.jsonl`` are not answered
 again, so a crashed or stopped run continues where it was.
 
-LM faults are retried (:mod:`eval.faults`); a scene that still fails is recorded with
+LM faults are retried (:mod:`memreason.lm.faults`); a scene that still fails is recorded with
 the kind and reason of its failure and scored wrong, and the run goes on, unless more
 than ``max_errors`` scenes fail in this process, or the provider refuses the key or the
 bill, which stops it (:class:`RunAborted`).
@@ -29,18 +29,18 @@ from typing import Any
 import dspy
 from tqdm import tqdm
 
-from datasets.experience_transfer import ExperienceTransferLevel, RuleTable, Scene, make_level
-from programs import build_program
-from signatures import Episode
+from memreason.datasets.experience_transfer import ExperienceTransferLevel, RuleTable, Scene, make_level
+from memreason.programs import build_program
+from memreason.signatures import Episode
 
-from .cost import role_costs
-from .faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted, failure_of
+from memreason.lm.cost import role_costs
+from memreason.lm.faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted, failure_of
 from .hypothesis_scoring import score_hypotheses
-from .lm import LMChoice
+from memreason.lm import LMChoice
 from .metrics import accuracy, mean_std
 from .resume import read_examples
 from .runs import JsonlWriter, read_json, write_json
-from .tokens import Meter, Tokens, metering
+from memreason.lm.tokens import Meter, Tokens, metering
 
 MODALITIES = ("text", "image")
 

@@ -2,7 +2,7 @@
 
 Three ways to read a hypothesis (DESIGN.md section 5), named by ``mode``:
 
-- ``parse``: the deterministic parser (:func:`programs.parse_implications`). Free, exact, and
+- ``parse``: the deterministic parser (:func:`memreason.programs.parse_implications`). Free, exact, and
   strict: a hypothesis it cannot read implies nothing, so it counts as wrong.
 - ``interpret``: an interpreter LM states the label each hypothesis implies per combination.
 - ``judge``: an LM judge matches hypotheses to the level's oracle hypotheses (HypoBench-style).
@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import dspy
 
-from datasets.experience_transfer import ExperienceTransferLevel
+from memreason.datasets.experience_transfer import ExperienceTransferLevel
 
 from .metrics import HypothesisScore, hypothesis_f1, hypothesis_match_f1
 
@@ -36,7 +36,7 @@ def score_hypotheses(
     """``hypothesis_f1`` of ``hypotheses`` on ``data``; ``lm`` (an ``LMChoice``) for the LM modes."""
     if mode not in F1_MODES:
         raise ValueError(f"unknown F1 mode {mode!r}; choose from {', '.join(F1_MODES)}")
-    from programs import HypothesisInterpreter, HypothesisJudge, parse_implications
+    from memreason.programs import HypothesisInterpreter, HypothesisJudge, parse_implications
 
     combinations, truth = scored_combinations(data)
     if mode == "parse":

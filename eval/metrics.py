@@ -57,8 +57,8 @@ def hypothesis_f1(implications: Sequence[Sequence[str | None]], truth: Sequence[
     """Score hypotheses extensionally against a rule table (DESIGN.md section 5).
 
     ``implications[i][j]`` is the label hypothesis i implies for attribute
-    combination j, or ``None`` when it is silent (from ``programs.parse_implications``
-    or ``programs.HypothesisInterpreter``); ``truth[j]`` is the table's label of
+    combination j, or ``None`` when it is silent (from ``memreason.programs.parse_implications``
+    or ``memreason.programs.HypothesisInterpreter``); ``truth[j]`` is the table's label of
     combination j. A hypothesis is correct when it implies at least one label and
     every label it implies matches the table. Precision is the fraction of
     hypotheses that are correct; recall the fraction of combinations whose label a
@@ -83,7 +83,7 @@ def hypothesis_match_f1(matches: Sequence[Collection[int]], n_rules: int) -> Hyp
     """Score hypotheses by matching them to reference rules, like HypoBench's LM-judge mode.
 
     ``matches[i]`` holds the indices of the reference rules hypothesis i states
-    (from ``programs.HypothesisJudge``). Precision is the fraction of hypotheses
+    (from ``memreason.programs.HypothesisJudge``). Precision is the fraction of hypotheses
     that match some rule; recall the fraction of rules matched by some hypothesis.
     An empty hypothesis set scores 0 on all three.
     """

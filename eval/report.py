@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .cost import role_costs
-from .tokens import Tokens
+from memreason.lm.cost import role_costs
+from memreason.lm.tokens import Tokens
 
 DASH = "—"
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from programs.atomic_file import write_atomically
+from memreason.programs.atomic_file import write_atomically
 
 
 # What depends on the process that produced the results (timings, threads, resumption).

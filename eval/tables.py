@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datasets.experience_transfer import LEVELS, RuleTableError
-from programs import PROGRAMS
+from memreason.datasets.experience_transfer import LEVELS, RuleTableError
+from memreason.programs import PROGRAMS
 
 from .experience_transfer import ExperienceTransferConfig, RunAborted, memorize
 from .hypothesis_scoring import F1_MODES, memory_f1
-from .lm import LMConfigError, resolve_lm
+from memreason.lm import LMConfigError, resolve_lm
 from .metrics import mean_std
 from .runs import use_response_cache, write_json
 

@@ -1,4 +1,4 @@
-"""``python -m optimize <program> ...`` (a study, optimize/cli.py) or ``python -m optimize compile ...`` (optimize/compile.py)."""
+"""``python -m optimize <program> ...`` (or ``memreason-optimize``) (a study, optimize/cli.py) or ``python -m optimize compile ...`` (optimize/compile.py)."""
 
 import sys
 
@@ -13,4 +13,11 @@ def main(argv: list[str]) -> int:
     return study_main(argv)
 
 
-sys.exit(main(sys.argv[1:]))
+
+def run() -> None:
+    """The ``memreason-optimize`` console script."""
+    sys.exit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    run()

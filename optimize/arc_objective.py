@@ -3,7 +3,7 @@
 The memory is frozen during a study (no ``continual_every``): every configuration reads the
 same memory file (``--memory``), so tasks are independent and are solved in growing chunks,
 each chunk's mean official score going to the pruner. Each chunk is a ``python -m eval`` run
-(:func:`eval.arc.evaluate_arc`) in the configuration's directory, with the program's state
+(:func:`memreason.eval.arc.evaluate_arc`) in the configuration's directory, with the program's state
 (``program.json``, its demos) loaded: the same records (``examples.jsonl``), LM fault
 retries, parallel tasks (``--threads``) and token counts, cached answers included, so a
 configuration costs the same whichever trial answered first. A killed trial continues
@@ -21,9 +21,9 @@ from typing import Any
 import dspy
 import optuna
 
-from eval.arc import KNOB_FIELDS, ArcConfig, adapter_for, evaluate_arc, verify_matrix
-from eval.runs import write_json
-from programs import build_program
+from memreason.eval.arc import KNOB_FIELDS, ArcConfig, adapter_for, evaluate_arc, verify_matrix
+from memreason.eval.runs import write_json
+from memreason.programs import build_program
 
 from .demos import arc_training_tasks
 from .objective import Objective, chunk_limits
@@ -32,7 +32,7 @@ from .space import split_params
 
 def arc_score(example, prediction, trace=None) -> float:
     """The official score (first two attempts, any match per test pair) of a prediction on the example's task."""
-    from eval.arc import task_scores
+    from memreason.eval.arc import task_scores
 
     attempts = getattr(prediction, "attempts", None) or []
     return float(task_scores(verify_matrix(example.task, attempts))["official_score"])

@@ -9,9 +9,9 @@
 The study lives in ``runs/optimize/<program>-<study>/`` (``--out``): ``study.db`` (the
 default storage), ``configs/`` (one directory per configuration tried, the files a
 ``python -m eval`` run writes), ``memories/`` (consolidated memories shared across
-trials), ``dspy_cache/``, and the outputs (:mod:`optimize.outputs`). Rerun the same
+trials), ``dspy_cache/``, and the outputs (:mod:`memreason.optimize.outputs`). Rerun the same
 command to continue a stopped study; ``--trials`` is the study's total. How workers on
-several processes or hosts share one study: see :mod:`optimize.study`.
+several processes or hosts share one study: see :mod:`memreason.optimize.study`.
 
 Bad input (unknown program, bad space spec, bad storage URL, unknown LM, unknown ARC split,
 unreadable or mismatched memory file) gets one line on stderr starting with "error: " and
@@ -25,11 +25,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
-from eval.faults import RetryPolicy
-from eval.lm import SLOTS, LMConfigError
-from eval.runs import use_response_cache
-from programs import PROGRAMS, build_program
+from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
+from memreason.lm.faults import RetryPolicy
+from memreason.lm import SLOTS, LMConfigError
+from memreason.eval.runs import use_response_cache
+from memreason.programs import PROGRAMS, build_program
 
 from .demos import DEMO_SOURCES
 from .lms import resolve
@@ -38,7 +38,7 @@ from .study import DIRECTIONS, PRUNERS, SAMPLERS, StudyError, load_study, make_p
     run_workers, sqlite_url
 
 if TYPE_CHECKING:
-    from datasets.arc import ArcTask
+    from memreason.datasets.arc import ArcTask
 
 MODALITIES = ("text", "image")
 
@@ -251,8 +251,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def load_arc(args: argparse.Namespace) -> list[ArcTask]:
     """The ARC tasks of ``--split`` (first ``--limit``), with ``--memory`` checked against the program."""
-    from datasets.arc import ArcDataError
-    from eval.arc import ArcConfig
+    from memreason.datasets.arc import ArcDataError
+    from memreason.eval.arc import ArcConfig
 
     config = ArcConfig(program=args.program, split=args.split or "val100", limit=args.limit, memory=args.memory)
     try:
@@ -265,7 +265,7 @@ def load_arc(args: argparse.Namespace) -> list[ArcTask]:
 
 def split_name(split: str) -> str:
     """A split's name in a study or run name: the directory's own name for a directory of task files."""
-    from datasets.arc import SPLITS
+    from memreason.datasets.arc import SPLITS
 
     return split if split in SPLITS else Path(split).name
 

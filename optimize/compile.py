@@ -13,7 +13,7 @@ each; half of them (at most ``--limit``) validate for MIPROv2 and GEPA. ARC: the
 
 Optimizers (DSPy 3.4.1): ``bootstrap`` = BootstrapFewShot; ``mipro`` = MIPROv2 (``auto``
 light, or ``--candidates N`` for a small fixed budget); ``gepa`` = GEPA, reflection LM = the
-memory LM, metric with textual feedback (:mod:`optimize.metrics`); ``simba`` = SIMBA.
+memory LM, metric with textual feedback (:mod:`memreason.optimize.metrics`); ``simba`` = SIMBA.
 Output in ``--out``: ``program.json`` (the DSPy state), ``config.json`` (knobs, for
 ``python -m eval --config``), ``memory.json``, ``compile.json`` (what ran, scores).
 """
@@ -29,13 +29,13 @@ from typing import Any
 
 import dspy
 
-from datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
-from eval.experience_transfer import observation
-from eval.faults import RetryPolicy
-from eval.lm import LMChoice, LMConfigError
-from eval.runs import new_run_dir, use_response_cache, write_json
-from programs import PROGRAMS, build_program
-from signatures import Episode
+from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
+from memreason.eval.experience_transfer import observation
+from memreason.lm.faults import RetryPolicy
+from memreason.lm import LMChoice, LMConfigError
+from memreason.eval.runs import new_run_dir, use_response_cache, write_json
+from memreason.programs import PROGRAMS, build_program
+from memreason.signatures import Episode
 
 from .cli import UsageError, _Parser, _whole, add_lm_options, arc_data_flags
 from .demos import SceneAnswerer, arc_training_tasks, scene_examples, strip_memory, training_level
@@ -187,9 +187,9 @@ def compile_experience_transfer(args, program, knobs, task: LMChoice, memory: LM
 
 
 def compile_arc(args, program, knobs, task: LMChoice, memory: LMChoice, out: Path) -> dict[str, Any]:
-    from datasets.arc import ArcDataError, load_split
-    from eval.arc import adapter_for
-    from programs.memory_file import MemoryFileError, load_memory
+    from memreason.datasets.arc import ArcDataError, load_split
+    from memreason.eval.arc import adapter_for
+    from memreason.programs.memory_file import MemoryFileError, load_memory
 
     from .arc_objective import save_state
 

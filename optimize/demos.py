@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import dspy
 
-from datasets.experience_transfer import ExperienceTransferLevel, make_level
+from memreason.datasets.experience_transfer import ExperienceTransferLevel, make_level
 
 TRAIN_SEED_OFFSET = 1000
 DEMO_SOURCES = ("labeled", "bootstrap")
@@ -99,7 +99,7 @@ def _without_memory(demo) -> dspy.Example:
 
 def arc_training_tasks(eval_ids: Sequence[str], *, limit: int, split: str = "arc1-training"):
     """Up to ``limit`` ARC training tasks, none of them in the evaluation split."""
-    from datasets.arc import load_split
+    from memreason.datasets.arc import load_split
 
     excluded = set(eval_ids)
     tasks = [t for t in load_split(split) if t.id not in excluded]

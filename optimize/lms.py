@@ -1,7 +1,7 @@
 """LMs for the optimize commands: whatever ``python -m eval`` accepts, plus scripted engines for tests.
 
 ``scripted:MODULE:FUNCTION`` names a function returning a responder for
-:class:`eval.lm.ScriptedEngine`; it is honoured only when the environment sets
+:class:`memreason.lm.ScriptedEngine`; it is honoured only when the environment sets
 ``MEMREASON_SCRIPTED_LMS=1`` (the test suite does, to drive the CLI in subprocesses),
 and is an unknown LM otherwise.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from eval.lm import LMChoice, LMConfigError, ScriptedEngine, resolve_lm
+from memreason.lm import LMChoice, LMConfigError, ScriptedEngine, resolve_lm
 
 SCRIPTED = "scripted:"
 SCRIPTED_ENV = "MEMREASON_SCRIPTED_LMS"

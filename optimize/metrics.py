@@ -16,7 +16,7 @@ from typing import Sequence
 
 import dspy
 
-from datasets.experience_transfer import ExperienceTransferLevel
+from memreason.datasets.experience_transfer import ExperienceTransferLevel
 
 
 class CountFeedback:
@@ -24,7 +24,7 @@ class CountFeedback:
 
     def __init__(self, data: ExperienceTransferLevel, hypotheses: Sequence[str] = (), scenes: Sequence = ()):
         """``scenes``: the scenes the examples come from (by ``scene_id``), for their objects' true labels."""
-        from eval.hypothesis_scoring import score_hypotheses
+        from memreason.eval.hypothesis_scoring import score_hypotheses
 
         self.data = data
         self.scenes = {s.id: s for s in (scenes or data.test)}

@@ -29,14 +29,14 @@ from typing import Any, Callable
 import dspy
 import optuna
 
-from datasets.experience_transfer import ExperienceTransferLevel
-from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer, observation
-from eval.faults import GuardedLM, ResilientAdapter, RetryPolicy
-from eval.lm import LMChoice
-from eval.runs import read_json, write_json
-from eval.tokens import Meter, metering
-from programs import build_program
-from signatures import Episode
+from memreason.datasets.experience_transfer import ExperienceTransferLevel
+from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer, observation
+from memreason.lm.faults import GuardedLM, ResilientAdapter, RetryPolicy
+from memreason.lm import LMChoice
+from memreason.eval.runs import read_json, write_json
+from memreason.lm.tokens import Meter, metering
+from memreason.programs import build_program
+from memreason.signatures import Episode
 
 from .demos import place_demos, scene_examples, training_level
 from .memory_cache import MemoryCache, digest, file_lock

@@ -19,7 +19,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from eval.runs import write_json
+from memreason.eval.runs import write_json
 
 
 def trial_row(trial: FrozenTrial) -> dict[str, Any]:

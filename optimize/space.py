@@ -10,7 +10,7 @@ choices (``true,false`` or ``1,3,5``), or one value (the knob is fixed). In a JS
 file a spec may also be a list of choices, ``{"low": 1, "high": 4}``, or a bare value.
 
 ``demos`` is not a constructor argument: it is the number of demonstrations placed on
-the program's per-example predictor (:mod:`optimize.demos`). Every other name is a
+the program's per-example predictor (:mod:`memreason.optimize.demos`). Every other name is a
 knob, passed to the program's constructor, so a study sets knobs the way a user does.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from programs import PROGRAMS
+from memreason.programs import PROGRAMS
 
 DEMOS = "demos"  # the one parameter that is not a constructor argument
 

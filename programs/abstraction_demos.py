@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dspy
 
-from signatures import OEConcept, Parameter, PSConcept
+from memreason.signatures import OEConcept, Parameter, PSConcept
 
 PUZZLE = """Example 1
 input (4 rows x 5 columns):

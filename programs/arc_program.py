@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 import dspy
 
-from datasets.arc import ArcTask
+from memreason.datasets.arc import ArcTask
 
 from .arc_solver import ArcSolver, Attempt, Runner, error_text
 

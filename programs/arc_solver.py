@@ -28,14 +28,14 @@ from typing import Any, Protocol, Sequence
 
 import dspy
 
-from datasets.arc import ArcTask, Grid, grid_text, puzzle_text
-from signatures import RetryArcPuzzle, SolveArcPuzzle
+from memreason.datasets.arc import ArcTask, Grid, grid_text, puzzle_text
+from memreason.signatures import RetryArcPuzzle, SolveArcPuzzle
 
 from .usage import usage
 
 
 class Runner(Protocol):
-    """What the solver needs from a sandbox: ``programs.sandbox.Sandbox`` has it."""
+    """What the solver needs from a sandbox: ``memreason.sandbox.Sandbox`` has it."""
 
     def run(self, source: str, grids: Sequence[Grid]) -> list[Any]: ...
 
@@ -187,7 +187,7 @@ class ArcSolver(dspy.Module):
 
 def error_text(exc: BaseException) -> str:
     """``"<kind>: <reason>"``: the fault kind a harness's LM guard gave the error (``rate_limit``,
-    ``unparseable``, ...; see ``eval.faults.LMFailure``), else the exception's type, then its first line."""
+    ``unparseable``, ...; see ``memreason.lm.faults.LMFailure``), else the exception's type, then its first line."""
     kind, reason = getattr(exc, "kind", None), getattr(exc, "reason", None)
     if not (isinstance(kind, str) and isinstance(reason, str)):
         kind, reason = type(exc).__name__, str(exc).splitlines()[0] if str(exc).strip() else ""
@@ -243,7 +243,7 @@ def shared_sandbox():
     global _shared
     with _shared_lock:
         if _shared is None:
-            from .sandbox import Sandbox
+            from memreason.sandbox import Sandbox
 
             _shared = Sandbox(workers=2)
         return _shared

@@ -7,7 +7,7 @@
 A memory read whose answer cannot be parsed (a small model looping until ``max_tokens``)
 does not forfeit the puzzle: the solver goes on without concepts and the read records why.
 The memory is fixed unless ``continual_every`` is set (Algorithm 1, see
-:mod:`programs.arc_program`). Knobs: the solver's (attempts, retries, cot,
+:mod:`memreason.programs.arc_program`). Knobs: the solver's (attempts, retries, cot,
 temperature), ``top_k``, ``continual_every``, ``write_gate``, ``demos``, ``modality``.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from dspy.utils.exceptions import AdapterParseError
 
-from datasets.arc import ArcTask
+from memreason.datasets.arc import ArcTask
 
 from .arc_program import ArcProgram
 from .concept_abstractor import ConceptAbstractor

@@ -14,8 +14,8 @@ from typing import Any
 
 import dspy
 
-from datasets.arc import ArcTask, puzzle_text
-from signatures import CurateCheatsheet
+from memreason.datasets.arc import ArcTask, puzzle_text
+from memreason.signatures import CurateCheatsheet
 
 from .arc_program import ArcProgram
 from .cheatsheet_memory import CheatsheetMemory

@@ -17,8 +17,8 @@ from typing import Any
 
 import dspy
 
-from datasets.arc import ArcTask, puzzle_text
-from signatures import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
+from memreason.datasets.arc import ArcTask, puzzle_text
+from memreason.signatures import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
 
 from .abstraction_demos import OE_ABSTRACT_DEMOS, OE_DERIVE_DEMOS, PS_ABSTRACT_DEMOS, PS_PSEUDOCODE_DEMOS
 from .concept_memory import ConceptMemory

@@ -12,7 +12,7 @@ punctuation) keeps every field: a field the revision leaves empty keeps its old
 value; parameters (by name), relevance cues and implementation notes are merged
 without duplicates. OE entries are named by their number, "1", "2", ...
 
-Persisted as JSON by :mod:`programs.memory_file` (atomic writes, one snapshot per update).
+Persisted as JSON by :mod:`memreason.programs.memory_file` (atomic writes, one snapshot per update).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Iterable, Literal, Sequence
 
 from pydantic import ValidationError
 
-from signatures import OEConcept, Parameter, PSConcept
+from memreason.signatures import OEConcept, Parameter, PSConcept
 
 from .normalise import distinct, normalise
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import dspy
 
-from datasets.arc import ArcTask, puzzle_text, task_image
-from signatures import CaptionArcPuzzle, SelectOEConcepts, SelectPSConcepts
+from memreason.datasets.arc import ArcTask, puzzle_text, task_image
+from memreason.signatures import CaptionArcPuzzle, SelectOEConcepts, SelectPSConcepts
 
 from .concept_memory import ConceptMemory
 from .usage import usage

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dspy
 
-from signatures import Episode, FactorExtraction
+from memreason.signatures import Episode, FactorExtraction
 
 from .normalise import distinct, normalise
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from signatures import Episode
+from memreason.signatures import Episode
 
 from .memory_consolidator import MemoryConsolidator
 from .memory_program import MemoryProgram

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from signatures import Episode
+from memreason.signatures import Episode
 
 from .factor_extractor import FactorExtractor
 from .hypothesis_generator import HypothesisGenerator

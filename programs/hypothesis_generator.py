@@ -12,7 +12,7 @@ from typing import Sequence
 
 import dspy
 
-from signatures import Episode, HypothesisGeneration
+from memreason.signatures import Episode, HypothesisGeneration
 
 from .normalise import distinct
 

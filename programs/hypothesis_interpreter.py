@@ -1,6 +1,6 @@
 """The LM interpreter of ``hypothesis_f1``: what label any hypothesis implies, for any LM.
 
-The same contract as :func:`programs.hypothesis_parser.parse_implications`, for
+The same contract as :func:`memreason.programs.hypothesis_parser.parse_implications`, for
 hypotheses in free wording: one call per hypothesis, each seeing the whole set
 (so relative rules such as the background flip can be read against the others).
 Combinations the answer leaves out, or maps to anything but one of the labels,
@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 import dspy
 
-from signatures import InterpretHypothesis
+from memreason.signatures import InterpretHypothesis
 
 from .normalise import normalise
 

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import dspy
 
-from signatures import MatchHypothesis
+from memreason.signatures import MatchHypothesis
 
 from .normalise import normalise
 

@@ -17,7 +17,7 @@ from typing import Literal, Sequence
 
 import dspy
 
-from signatures import Episode, HypothesisVerification, Verdict
+from memreason.signatures import Episode, HypothesisVerification, Verdict
 
 from .normalise import distinct, normalise
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import dspy
 
-from signatures import Episode
+from memreason.signatures import Episode
 
 from .factor_extractor import FactorExtractor
 from .hypothesis_generator import HypothesisGenerator

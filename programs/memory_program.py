@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import dspy
 
-from signatures import Episode
+from memreason.signatures import Episode
 
 from .reasoner import Reasoner
 

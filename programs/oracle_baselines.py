@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from signatures import Episode
+from memreason.signatures import Episode
 
 from .memory_program import MemoryProgram
 

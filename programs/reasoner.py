@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dspy
 
-from signatures import Episode, ReasonWithMemory
+from memreason.signatures import Episode, ReasonWithMemory
 
 
 class Reasoner(dspy.Module):

@@ -14,7 +14,7 @@ from typing import Any
 
 import dspy
 
-from signatures import Episode, ReflectOnEpisode, ReflectOnEpisodes
+from memreason.signatures import Episode, ReflectOnEpisode, ReflectOnEpisodes
 
 from .memory_program import MemoryProgram
 

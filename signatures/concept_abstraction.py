@@ -10,7 +10,7 @@ a prefix) and revises a concept by reusing its exact title.
 
 List outputs carry length bounds (``Len``): every verified solution yields at least one
 concept, and a derivation cannot run on forever. Under a JSON grammar
-(``eval.lm.bounded_json``) the bounds are enforced while decoding; without them a small
+(``memreason.lm.bounded_json``) the bounds are enforced while decoding; without them a small
 model's cheapest valid answer is an empty list.
 """
 

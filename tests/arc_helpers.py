@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from datasets.arc import ArcTask
-from eval.lm import LMChoice, ScriptedEngine
-from programs.sandbox import Isolation, Limits, Sandbox
+from memreason.datasets.arc import ArcTask
+from memreason.lm import LMChoice, ScriptedEngine
+from memreason.sandbox import Isolation, Limits, Sandbox
 
 FLIP = "def transform(grid):\n    return [row[::-1] for row in grid]\n"
 RECOLOR = "def transform(grid):\n    return [[2 if c == 1 else c for c in row] for row in grid]\n"

@@ -12,8 +12,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest  # noqa: E402
 
-from eval.lm.server_build import ServerBuildError, cached_binary, server_binary  # noqa: E402
-from eval.lm.weights import embedded_model_available  # noqa: E402
+from memreason.lm.server_build import ServerBuildError, cached_binary, server_binary  # noqa: E402
+from memreason.lm.weights import embedded_model_available  # noqa: E402
 
 _build_error: list[str] = []
 

@@ -61,7 +61,7 @@ def memory_answer(call):
 @lru_cache(maxsize=1)
 def training_tables() -> dict[str, str]:
     """Puzzle text -> a lookup-table program for every ARC-AGI-1 training task."""
-    from datasets.arc import load_split, puzzle_text
+    from memreason.datasets.arc import load_split, puzzle_text
 
     tables = {}
     for item in load_split("arc1-training"):

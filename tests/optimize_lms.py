@@ -17,7 +17,7 @@ import re
 import time
 import zlib
 
-from datasets.experience_transfer import make_level
+from memreason.datasets.experience_transfer import make_level
 
 from scripted_answers import approve_all, given, oracle_counter, outputs
 

@@ -6,11 +6,11 @@ import sys
 
 import pytest
 
-import eval.arc_cli as arc_cli
-from eval.lm import ScriptedEngine
-from eval.runs import comparable
-from programs import ConceptMemory, save_memory
-from signatures import PSConcept
+import memreason.eval.arc_cli as arc_cli
+from memreason.lm import ScriptedEngine
+from memreason.eval.runs import comparable
+from memreason.programs import ConceptMemory, save_memory
+from memreason.signatures import PSConcept
 
 from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, choice, flip_task, recolor_task, small_sandbox, write_tasks
 from scripted_answers import Script
@@ -202,7 +202,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, message, capsys):
 ])
 def test_json_mode_as_the_embedded_model_is_driven(tmp_path, tiny, monkeypatch, program, memory_answers):
     """With an in-process model the harness uses DSPy's JSONAdapter: typed outputs and demos must go through it."""
-    from eval.lm import LMChoice
+    from memreason.lm import LMChoice
 
     script = Script(program={"program": FLIP}, **memory_answers)
     engine = ScriptedEngine(script)

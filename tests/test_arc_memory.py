@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-import programs.memory_file as memory_file
-from programs import CheatsheetMemory, ConceptMemory, MemoryFileError, build_program, load_memory, save_memory
-from signatures import OEConcept, Parameter, PSConcept
+import memreason.programs.memory_file as memory_file
+from memreason.programs import CheatsheetMemory, ConceptMemory, MemoryFileError, build_program, load_memory, save_memory
+from memreason.signatures import OEConcept, Parameter, PSConcept
 
 from arc_helpers import PS_CONCEPT
 

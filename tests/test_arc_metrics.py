@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from eval.metrics import official_score, oracle_at_k, strict_at_k, strict_score
+from memreason.eval.metrics import official_score, oracle_at_k, strict_at_k, strict_score
 
 
 def brute_oracle(verify, k):

@@ -3,12 +3,12 @@
 import dspy
 import pytest
 
-from programs import PROGRAMS, ConceptAbstractor, ConceptMemory, ConceptSelector, build_program
-from programs.arc_program import Feedback
-from signatures import OEConcept, PSConcept
+from memreason.programs import PROGRAMS, ConceptAbstractor, ConceptMemory, ConceptSelector, build_program
+from memreason.programs.arc_program import Feedback
+from memreason.signatures import OEConcept, PSConcept
 
 from arc_helpers import FLIP, PS_CONCEPT, flip_task, last_given, recolor_task, sandbox  # noqa: F401
-from eval.lm import ScriptedEngine
+from memreason.lm import ScriptedEngine
 from scripted_answers import Script, given
 
 
@@ -201,7 +201,7 @@ def test_memory_lm_runs_selection_and_the_task_lm_solves(sandbox):
 
 def test_an_unreadable_selection_answer_does_not_forfeit_the_puzzle(sandbox):
     """A looping selector (no parseable answer) leaves the solver without concepts; other LM errors still stop."""
-    from eval.faults import LMFailure
+    from memreason.lm.faults import LMFailure
 
     program = build_program("arcmemo_ps", attempts=1, sandbox=sandbox)
     program.use_memory(ps_memory("flip rows"))
@@ -211,7 +211,7 @@ def test_an_unreadable_selection_answer_does_not_forfeit_the_puzzle(sandbox):
     assert out.read["selected"] == [] and "parse" in out.read["failed"]
     assert given(task_engine.calls[0], "concepts") == "(none)" and out.attempts[0].final.passed_train
 
-    from eval.faults import ResilientAdapter, RetryPolicy  # the harness's route: LMFailure("unparseable")
+    from memreason.lm.faults import ResilientAdapter, RetryPolicy  # the harness's route: LMFailure("unparseable")
     with dspy.context(lm=task_engine.lm(), adapter=ResilientAdapter.around(dspy.JSONAdapter(), RetryPolicy(retries=1))):
         again = program(task=flip_task())
     assert again.read["failed"].startswith("unparseable after 2 attempts") and again.attempts[0].final.passed_train

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from dspy.utils.exceptions import LMRateLimitError, LMServerError
 
-import eval.arc_cli as arc_cli
-from datasets.arc import puzzle_text
-from eval.lm import LMChoice, ScriptedEngine
-from eval.report import main as report_main
-from eval.runs import comparable
+import memreason.eval.arc_cli as arc_cli
+from memreason.datasets.arc import puzzle_text
+from memreason.lm import LMChoice, ScriptedEngine
+from memreason.eval.report import main as report_main
+from memreason.eval.runs import comparable
 
 from arc_helpers import FLIP, IDENTITY, RECOLOR, four_tasks, small_sandbox, write_tasks
 from scripted_answers import Script, outputs
@@ -83,8 +83,8 @@ def uninterrupted(monkeypatch, tmp_path, split, *extra):
 DRIVER = """
 import sys, time
 sys.path[:0] = [{root!r}, {tests!r}]
-import eval.arc_cli as arc_cli
-from eval.lm import LMChoice, ScriptedEngine
+import memreason.eval.arc_cli as arc_cli
+from memreason.lm import LMChoice, ScriptedEngine
 from arc_helpers import small_sandbox
 from test_arc_resume import script
 

@@ -5,10 +5,10 @@ import json
 import dspy
 import pytest
 
-import eval.cli as cli
-from datasets.experience_transfer import make_level
-from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
-from eval.lm import LMChoice, ScriptedEngine
+import memreason.eval.cli as cli
+from memreason.datasets.experience_transfer import make_level
+from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.lm import LMChoice, ScriptedEngine
 
 from scripted_answers import oracle_counter
 
@@ -166,8 +166,8 @@ class _Summarise(dspy.Signature):
 
 
 def test_memory_building_runs_on_the_memory_lm_once_per_run(tmp_path, monkeypatch):
-    from programs import registry
-    from programs.oracle_baselines import EpisodicSemanticOracle
+    from memreason.programs import registry
+    from memreason.programs.oracle_baselines import EpisodicSemanticOracle
 
     class Summarising(EpisodicSemanticOracle):
         def __init__(self, **knobs):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import ImageColor
 
-from datasets.experience_transfer import CANVAS, RuleTable, RuleTableError, make_level
+from memreason.datasets.experience_transfer import CANVAS, RuleTable, RuleTableError, make_level
 
 from custom_table import CUSTOM
 
@@ -155,7 +155,7 @@ def test_unreadable_rules_file(tmp_path):
 def test_cli_writes_images_and_manifest(tmp_path):
     out = tmp_path / "l2"
     done = subprocess.run(
-        [sys.executable, "-m", "datasets.experience_transfer", "--level", "2", "--out", str(out)],
+        [sys.executable, "-m", "memreason.datasets.experience_transfer", "--level", "2", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, check=True,
     )
     assert "32 episodes and 150 test scenes" in done.stdout

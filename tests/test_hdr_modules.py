@@ -5,9 +5,9 @@ import json
 import dspy
 import pytest
 
-from eval.lm import ScriptedEngine
-from programs import FactorExtractor, HypothesisGenerator, HypothesisVerifier, MemoryConsolidator
-from signatures import Episode
+from memreason.lm import ScriptedEngine
+from memreason.programs import FactorExtractor, HypothesisGenerator, HypothesisVerifier, MemoryConsolidator
+from memreason.signatures import Episode
 
 from scripted_answers import Script, approve_all, given
 

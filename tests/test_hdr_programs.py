@@ -6,10 +6,10 @@ import re
 import dspy
 import pytest
 
-from datasets.experience_transfer import RuleTable, make_level
-from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
-from eval.lm import LMChoice, ScriptedEngine
-from programs import PROGRAMS, build_program
+from memreason.datasets.experience_transfer import RuleTable, make_level
+from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.lm import LMChoice, ScriptedEngine
+from memreason.programs import PROGRAMS, build_program
 
 from scripted_answers import oracle_counter
 from custom_table import CUSTOM

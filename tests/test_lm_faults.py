@@ -1,6 +1,6 @@
 """LM faults: retried with backoff, counted by kind, recorded per example; runs survive them.
 
-The end-to-end tests talk to the loopback stub server (``eval.lm.stub_server``) through
+The end-to-end tests talk to the loopback stub server (``memreason.lm.stub_server``) through
 DSPy's real OpenAI client; the unit tests use scripted engines.
 """
 
@@ -10,11 +10,11 @@ import dspy
 import pytest
 from dspy.utils.exceptions import LMRateLimitError, LMServerError, LMTimeoutError, LMTransportError
 
-import eval.cli as cli
-from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
-from eval.faults import ErrorBudget, GuardedLM, LMFailure, RetryPolicy, fault_kind
-from eval.lm import LMChoice, ScriptedEngine
-from eval.lm.stub_server import StubServer
+import memreason.eval.cli as cli
+from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.lm.faults import ErrorBudget, GuardedLM, LMFailure, RetryPolicy, fault_kind
+from memreason.lm import LMChoice, ScriptedEngine
+from memreason.lm.stub_server import StubServer
 
 from scripted_answers import oracle_counter
 

@@ -6,8 +6,8 @@ import sys
 import dspy
 import pytest
 
-from eval.lm import LMConfigError, ScriptedEngine, resolve_lm
-from eval.lm.weights import EmbeddedModelMissing, ModelParts, embedded_model_path
+from memreason.lm import LMConfigError, ScriptedEngine, resolve_lm
+from memreason.lm.weights import EmbeddedModelMissing, ModelParts, embedded_model_path
 
 
 class Ask(dspy.Signature):
@@ -100,8 +100,8 @@ def test_missing_weight_package_says_how_to_install(tmp_path, monkeypatch):
 
 def test_json_requests_carry_a_signatures_list_bounds():
     """Len(1, 4) on a list output must reach the engine as minItems/maxItems (DSPy alone drops it)."""
-    from eval.lm.bounded_json import BoundedJSONAdapter
-    from signatures import AbstractPSConcepts, HypothesisGeneration
+    from memreason.lm.bounded_json import BoundedJSONAdapter
+    from memreason.signatures import AbstractPSConcepts, HypothesisGeneration
 
     concept = {"title": "recolour by size rank", "kind": "routine"}
     engine = ScriptedEngine([{"concepts": [concept]}, {"hypotheses": ["shape=circle -> label=a"]}])
@@ -114,10 +114,10 @@ def test_json_requests_carry_a_signatures_list_bounds():
 
 
 def test_local_and_arc_routes_use_the_bounded_json_adapter():
-    from eval.arc import adapter_for
-    from eval.faults import ResilientAdapter
-    from eval.lm.bounded_json import BoundedJSONAdapter
-    from eval.lm.resolve import LMChoice
+    from memreason.eval.arc import adapter_for
+    from memreason.lm.faults import ResilientAdapter
+    from memreason.lm.bounded_json import BoundedJSONAdapter
+    from memreason.lm.resolve import LMChoice
 
     local = LMChoice("embedded", dspy.LM("openai/x"), local=True)
     remote = LMChoice("openai/x", dspy.LM("openai/x"), local=False)

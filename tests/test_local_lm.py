@@ -13,7 +13,7 @@ import dspy
 import pytest
 from annotated_types import Len
 
-from eval.lm import LlamaServer, resolve_lm
+from memreason.lm import LlamaServer, resolve_lm
 
 pytestmark = pytest.mark.local_lm
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """The local llama-server: its command line, crash recovery, clean-up, ports and slot sharing.
 
-A stub stands in for llama-server (``python -m eval.lm.stub_server --as-llama-server``):
+A stub stands in for llama-server (``python -m memreason.lm.stub_server --as-llama-server``):
 these tests are offline and need neither the model nor a build. The real server is
 exercised by the ``local_lm`` tests in ``test_local_lm.py``.
 """
@@ -19,12 +19,12 @@ from pathlib import Path
 import dspy
 import pytest
 
-from datasets.experience_transfer import make_level
-from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
-from eval.faults import RetryPolicy, fault_kind
-from eval.lm import EngineDied, LlamaServer, LMConfigError, resolve_lm
-from eval.lm import server as server_module
-from eval.lm.server import server_command
+from memreason.datasets.experience_transfer import make_level
+from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.lm.faults import RetryPolicy, fault_kind
+from memreason.lm import EngineDied, LlamaServer, LMConfigError, resolve_lm
+from memreason.lm import server as server_module
+from memreason.lm.server import server_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +35,7 @@ def stub_binary(tmp_path, monkeypatch):
     script = tmp_path / "llama-server"
     script.write_text(textwrap.dedent(f"""\
         #!/bin/sh
-        exec {sys.executable} -m eval.lm.stub_server --as-llama-server --latency ${{STUB_LATENCY:-0.05}} --fail-rate 0 --lifetime 120 "$@"
+        exec {sys.executable} -m memreason.lm.stub_server --as-llama-server --latency ${{STUB_LATENCY:-0.05}} --fail-rate 0 --lifetime 120 "$@"
         """))
     script.chmod(0o755)
     monkeypatch.setenv("MEMREASON_LLAMA_SERVER", str(script))
@@ -192,7 +192,7 @@ def test_a_run_survives_kill_9_of_its_server(stub_binary, model_file, tmp_path, 
 def _python_starting_a_server(model_file, then: str) -> list[str]:
     """A Python command that starts the shared server of ``model_file``, prints its pid, then runs ``then``."""
     return [sys.executable, "-c", textwrap.dedent(f"""\
-        from eval.lm import local_server
+        from memreason.lm import local_server
         server = local_server({str(model_file)!r})
         server.ensure()
         print(server.pid, flush=True)
@@ -241,7 +241,7 @@ def test_threads_share_the_prefix_after_the_first_scene(stub_binary, model_file,
 def test_images_are_refused_before_the_server_sees_them(stub_binary, model_file):
     from PIL import Image
 
-    from eval.lm import TextOnlyModel
+    from memreason.lm import TextOnlyModel
 
     choice = resolve_lm(f"local:{model_file}", cache=False)
     with dspy.context(lm=choice.lm, adapter=choice.adapter()), pytest.raises(TextOnlyModel):

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from eval.metrics import accuracy, mean_std
+from memreason.eval.metrics import accuracy, mean_std
 
 
 def test_accuracy():

@@ -15,14 +15,14 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-import eval.cli as eval_cli
-import optimize.cli as cli
-import optimize.compile as compile_cli
-from datasets.experience_transfer import make_level
-from optimize.demos import scene_examples, training_level
-from optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
-from optimize.objective import chunk_limits
-from optimize.space import SpaceError, default_space
+import memreason.eval.cli as eval_cli
+import memreason.optimize.cli as cli
+import memreason.optimize.compile as compile_cli
+from memreason.datasets.experience_transfer import make_level
+from memreason.optimize.demos import scene_examples, training_level
+from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
+from memreason.optimize.objective import chunk_limits
+from memreason.optimize.space import SpaceError, default_space
 
 TASK, MEMORY = "scripted:optimize_lms:task", "scripted:optimize_lms:memory"
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]
@@ -215,7 +215,7 @@ def test_each_optimizer_compiles_and_python_m_eval_loads_the_state(tmp_path, mon
 
 
 def test_gepa_metric_gives_feedback_on_the_scene_and_the_memory():
-    from optimize.metrics import CountFeedback
+    from memreason.optimize.metrics import CountFeedback
 
     data = make_level(1)
     train = training_level(data, seed=0)
@@ -248,7 +248,7 @@ def test_bad_input_is_one_line_and_exit_2(capsys, main, argv, message):
 
 
 def test_a_state_that_does_not_fit_is_refused(tmp_path, capsys, monkeypatch):
-    from programs import build_program
+    from memreason.programs import build_program
 
     build_program("hdr", cot=True).save(str(tmp_path / "cot.json"))
     monkeypatch.setattr(eval_cli, "resolve_lm", resolve)

@@ -12,14 +12,14 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-import eval.arc_cli as arc_cli
-import optimize.cli as cli
-import optimize.compile as compile_cli
-from datasets.arc import puzzle_text
-from optimize.demos import arc_training_tasks
-from optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
-from programs import ConceptMemory, arc_solver, build_program, save_memory
-from signatures import PSConcept
+import memreason.eval.arc_cli as arc_cli
+import memreason.optimize.cli as cli
+import memreason.optimize.compile as compile_cli
+from memreason.datasets.arc import puzzle_text
+from memreason.optimize.demos import arc_training_tasks
+from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
+from memreason.programs import ConceptMemory, arc_solver, build_program, save_memory
+from memreason.signatures import PSConcept
 
 from arc_helpers import CRASH, FLIP, PS_CONCEPT, RECOLOR, flip_task, last_given, recolor_task, sandbox, small_sandbox, \
     with_pair, write_tasks  # noqa: F401

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-import eval.cli as cli
-from eval.lm import LMChoice, ScriptedEngine
-from eval.report import main as report_main
+import memreason.eval.cli as cli
+from memreason.lm import LMChoice, ScriptedEngine
+from memreason.eval.report import main as report_main
 
 from scripted_answers import oracle_counter
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-import eval.cli as cli
-from datasets.experience_transfer import make_level
-from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
-from eval.lm import LMChoice, ScriptedEngine
-from eval.lm.stub_server import StubServer
-from eval.resume import RunDirError, read_examples, resumed_program
-from eval.runs import comparable
+import memreason.eval.cli as cli
+from memreason.datasets.experience_transfer import make_level
+from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.lm import LMChoice, ScriptedEngine
+from memreason.lm.stub_server import StubServer
+from memreason.eval.resume import RunDirError, read_examples, resumed_program
+from memreason.eval.runs import comparable
 
 from scripted_answers import oracle_counter
 
@@ -230,7 +230,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
 def test_switching_response_caches_closes_the_previous_one(tmp_path):
     import dspy
 
-    from eval.runs import use_response_cache
+    from memreason.eval.runs import use_response_cache
 
     use_response_cache(tmp_path / "first")
     first = dspy.cache

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from programs.sandbox import Failure, Isolation, Limits, Outcome, Sandbox, SandboxError
-from programs.sandbox.report import LAYER_NAMES
+from memreason.sandbox import Failure, Isolation, Limits, Outcome, Sandbox, SandboxError
+from memreason.sandbox.report import LAYER_NAMES
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 
@@ -554,7 +554,7 @@ def _assert_no_strays(before: tuple[set[int], set[Path]], options: Isolation) ->
 
 def test_minimal_root_is_built_beside_a_python_installed_under_tmp():
     """A CI clone's virtualenv may live under /tmp: the new root must not be mounted over it."""
-    from programs.sandbox import rootfs
+    from memreason.sandbox import rootfs
 
     readable = ["/tmp/clone/.venv/lib/python3.11/site-packages/numpy", "/usr/lib"]
     point = rootfs._new_root_mount_point(readable)

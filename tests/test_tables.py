@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-import eval.cli as cli
-import eval.tables as tables
-from datasets.experience_transfer import make_level
-from eval.lm import LMChoice, ScriptedEngine
+import memreason.eval.cli as cli
+import memreason.eval.tables as tables
+from memreason.datasets.experience_transfer import make_level
+from memreason.lm import LMChoice, ScriptedEngine
 
 from scripted_answers import Script, approve_all, given, oracle_counter
 

@@ -1,6 +1,6 @@
 """Write one Experience-Transfer level to disk so a person can look at it.
 
-    python -m datasets.experience_transfer --level 2 --out DIR [--seed S] [--rules FILE]
+    python -m memreason.datasets.experience_transfer --level 2 --out DIR [--seed S] [--rules FILE]
 
 DIR receives ``episodes/*.png``, ``test/*.png`` and ``manifest.json`` (rules, oracle
 hypotheses, and every item's description, label(s) and target).
@@ -18,7 +18,7 @@ from .rules import RuleTable, RuleTableError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m datasets.experience_transfer", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m memreason.datasets.experience_transfer", description=__doc__.split("\n\n")[0])
     parser.add_argument("--level", type=int, choices=LEVELS, required=True)
     parser.add_argument("--out", type=Path, required=True, help="directory to write images and manifest.json into")
     parser.add_argument("--seed", type=int, default=0)

@@ -1,1 +1,1 @@
-"""Benchmarks that print figures: ``python -m eval.bench <name>`` (names: local_lm, sandbox, threads)."""
+"""Benchmarks that print figures: ``python -m memreason.eval.bench <name>`` (names: local_lm, sandbox, threads)."""

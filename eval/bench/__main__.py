@@ -1,14 +1,14 @@
-"""``python -m eval.bench <name> [options]``: run one benchmark and print its figures."""
+"""``python -m memreason.eval.bench <name> [options]``: run one benchmark and print its figures."""
 
 import sys
 from importlib import import_module
 
-BENCHES = {"local_lm": "eval.bench.local_lm", "sandbox": "eval.bench.sandbox", "threads": "eval.bench.threads"}
+BENCHES = {"local_lm": "memreason.eval.bench.local_lm", "sandbox": "memreason.eval.bench.sandbox", "threads": "memreason.eval.bench.threads"}
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in BENCHES:
-        print(f"usage: python -m eval.bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
+        print(f"usage: python -m memreason.eval.bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
         return 2
     return import_module(BENCHES[argv[0]]).main(argv[1:])
 

@@ -1,6 +1,6 @@
 """Speed of the embedded model on its local llama-server, alone and with concurrent requests.
 
-    python -m eval.bench local_lm [--scenes 20] [--level 2] [--program episodic_cot] [--lm local:/path.gguf]
+    python -m memreason.eval.bench local_lm [--scenes 20] [--level 2] [--program episodic_cot] [--lm local:/path.gguf]
 
 One run, one server (16 slots), DSPy's response cache off. It prints:
 
@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
-from ..lm import LlamaServer, LMConfigError, resolve_lm
+from memreason.lm import LlamaServer, LMConfigError, resolve_lm
 
 SLOTS = 16
 
@@ -55,7 +55,7 @@ def generation_rate(server: LlamaServer, concurrent: int, tokens: int = 128) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.bench local_lm", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m memreason.eval.bench local_lm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", type=int, default=20)
     parser.add_argument("--program", default="episodic_cot")
     parser.add_argument("--level", type=int, default=2)

@@ -1,6 +1,6 @@
 """Checks per second of the sandbox pool against a fresh subprocess per check.
 
-    python -m eval.bench sandbox [--seconds 3] [--rounds 3] [--workers N] [--clients M]
+    python -m memreason.eval.bench sandbox [--seconds 3] [--rounds 3] [--workers N] [--clients M]
 
 A check is one program on one grid: `def transform(grid): return grid` on a
 3 x 3 grid, with every isolation layer the kernel allows. In the same run the
@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from programs.sandbox import Sandbox
+from memreason.sandbox import Sandbox
 
 PROGRAM = "def transform(grid):\n    return grid\n"
 GRID = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
@@ -87,7 +87,7 @@ def subprocess_check(with_numpy: bool) -> Callable[[], None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.bench sandbox", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m memreason.eval.bench sandbox", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="measuring time per variant")
     parser.add_argument("--rounds", type=int, default=3, help="the variants take turns this many times")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))

@@ -1,6 +1,6 @@
-"""``python -m eval.bench threads``: examples per second at --threads 1, 4 and 16 against a slow API.
+"""``python -m memreason.eval.bench threads``: examples per second at --threads 1, 4 and 16 against a slow API.
 
-Starts the loopback stub server (:mod:`eval.lm.stub_server`) in its own process with
+Starts the loopback stub server (:mod:`memreason.lm.stub_server`) in its own process with
 a fixed latency and no faults, then times the Experience-Transfer harness answering
 scenes with the ``episodic`` program through DSPy's OpenAI client, cache off. A server
 that takes ``latency`` seconds per answer allows at most ``threads / latency`` examples
@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.bench threads", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m memreason.eval.bench threads", description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the server takes per answer (default 0.2)")
     parser.add_argument("--threads", default="1,4,16", help="thread counts to time (default 1,4,16)")
     parser.add_argument("--rounds", type=int, default=8, help="examples per thread at each count, at most 150 in all (default 8)")
@@ -30,11 +30,11 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("OPENAI_API_KEY", "stub-key")
     import dspy
 
-    from eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
-    from eval.lm import resolve_lm
+    from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+    from memreason.lm import resolve_lm
 
     server = subprocess.Popen(
-        [sys.executable, "-m", "eval.lm.stub_server", "--latency", str(args.latency), "--fail-rate", "0", "--lifetime", "900"],
+        [sys.executable, "-m", "memreason.lm.stub_server", "--latency", str(args.latency), "--fail-rate", "0", "--lifetime", "900"],
         stdout=subprocess.PIPE, text=True,
     )
     try:

@@ -47,8 +47,8 @@ from dspy.utils.exceptions import (
     LMTransportError,
 )
 
-from .lm.bounded_json import BoundedJSONAdapter
-from .lm.server import EngineDied
+from .bounded_json import BoundedJSONAdapter
+from .server import EngineDied
 from .tokens import Meter, current_meter, entry_usage
 
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection", "engine_died")

@@ -14,7 +14,7 @@ from .limits import Isolation, Limits
 from .protocol import FrameReader, ProtocolError, read_frame, write_frame
 from .report import IsolationReport
 
-_PROGRAMS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _START_TIMEOUT = 60.0
 _MAX_REPLY_FRAME = 1 << 26
 
@@ -40,7 +40,7 @@ class WorkerProcess:
         self._errors = tempfile.TemporaryFile()  # the worker's own tracebacks, if any
         try:
             self._process = subprocess.Popen(
-                [isolation.python, "-s", "-B", "-c", BOOT, _PROGRAMS_DIR],
+                [isolation.python, "-s", "-B", "-c", BOOT, _PACKAGE_DIR],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors,
                 env=WORKER_ENV, cwd="/", close_fds=True,
             )

@@ -1,6 +1,6 @@
 """Run untrusted ``transform(grid)`` programs, fast, in isolated processes.
 
-    from programs.sandbox import Sandbox, Limits
+    from memreason.sandbox import Sandbox, Limits
 
     with Sandbox(workers=2, limits=Limits(wall_seconds=4)) as sandbox:
         outcomes = sandbox.run(source, [grid1, grid2])   # one Outcome per grid

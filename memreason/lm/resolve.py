@@ -1,7 +1,7 @@
 """Turn what a user types after ``--lm`` into a ``dspy.LM``.
 
 - nothing: the embedded model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M), served by a
-  ``llama-server`` this process starts on loopback (``eval.lm.server``);
+  ``llama-server`` this process starts on loopback (``memreason.lm.server``);
 - ``local:/path/model.gguf``: any other GGUF, served the same way;
 - anything else: a DSPy/LiteLLM model string (``openai/gpt-4o-mini``,
   ``anthropic/...``, ``ollama_chat/...``, ``hosted_vllm/...`` with ``--api-base``,
@@ -60,7 +60,7 @@ def resolve_lm(
     how many requests it decodes together (at least; a later, larger request grows it).
 
     ``timeout`` (seconds) applies to API models; the harness retries timeouts, rate limits
-    and server errors itself (``eval.faults``), so DSPy's own retries stay at its default
+    and server errors itself (``memreason.lm.faults``), so DSPy's own retries stay at its default
     here and are turned off only where the harness wraps the LM.
     """
     if spec is None or spec == EMBEDDED:
@@ -96,7 +96,7 @@ def resolve_lm(
 
 def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool,
                   slots: int) -> LMChoice:
-    from .server_build import ServerBuildError  # imported here: `python -m eval.lm.server_build` runs it as __main__
+    from .server_build import ServerBuildError  # imported here: `python -m memreason.lm.server_build` runs it as __main__
 
     server = local_server(path, slots=slots)
     try:

@@ -22,13 +22,13 @@ from .protocol import FrameReader, read_frame
 from .report import ReportBuilder
 
 #: The code given to `python -c`: import this module without running the `__init__.py` of
-#: `programs` (DSPy) or of this package (the parent-side API, which imports `threading`:
+#: `memreason` (DSPy) or of this package (the parent-side API, which imports `threading`:
 #: its at-fork hook alone would cost every program process ~130 page faults).
 BOOT = (
     "import sys, types; sys.path[:] = [p for p in sys.path if p]\n"
-    "for name, path in (('programs', sys.argv[1]), ('programs.sandbox', sys.argv[1] + '/sandbox')):\n"
+    "for name, path in (('memreason', sys.argv[1]), ('memreason.sandbox', sys.argv[1] + '/sandbox')):\n"
     "    sys.modules[name] = types.ModuleType(name); sys.modules[name].__path__ = [path]\n"
-    "from programs.sandbox.bootstrap import main; main()"
+    "from memreason.sandbox.bootstrap import main; main()"
 )
 #: The whole environment of a worker (programs get an empty one).
 WORKER_ENV = {

@@ -6,7 +6,7 @@ whole llama.cpp tree; only its ``vendor/llama.cpp`` is compiled, and only the
 ``llama-server`` target, with CMake and Ninja (the ``local`` extra installs both from
 PyPI) and the machine's C++ compiler. It takes about 5-8 minutes on 2 cores, once:
 
-    python -m eval.lm.server_build          # or: the first run on the embedded model
+    python -m memreason.lm.server_build          # or: the first run on the embedded model
 
 The binary lands in ``<cache>/llama-server/<version>-<cpu>/`` (``MEMREASON_CACHE``, else
 ``~/.cache/memreason``). It is compiled for this CPU (``GGML_NATIVE``), so the folder is
@@ -89,7 +89,7 @@ def server_binary(*, build: bool = True, progress: bool = True) -> Path:
     if target.is_file():
         return target
     if not build:
-        raise ServerBuildError(f"llama-server is not built yet: python -m eval.lm.server_build (expected {target})")
+        raise ServerBuildError(f"llama-server is not built yet: python -m memreason.lm.server_build (expected {target})")
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building the same binary

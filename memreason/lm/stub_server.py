@@ -6,7 +6,7 @@
     server.served          # {"ok": 96, "rate_limit": 2, "server_error": 1, "timeout": 1, "unparseable": 0}
     server.stop()
 
-    python -m eval.lm.stub_server --latency 0.2 --fail-rate 0.2   # prints its base URL, serves until --lifetime
+    python -m memreason.lm.stub_server --latency 0.2 --fail-rate 0.2   # prints its base URL, serves until --lifetime
 
 It answers ``POST /v1/chat/completions`` in DSPy's formats: ``[[ ## field ## ]]`` markers
 for ChatAdapter requests, a JSON object when the request carries ``response_format`` or
@@ -21,7 +21,7 @@ seconds, so a test that dies cannot leave it behind.
 
 It also answers what the library asks of a ``llama-server`` (``GET /health``, ``GET /slots``,
 ``POST /slots/N?action=save|restore``, recorded in ``/stats``), so a test can stand it in
-for one: ``python -m eval.lm.stub_server --as-llama-server ... --port P`` takes and ignores
+for one: ``python -m memreason.lm.stub_server --as-llama-server ... --port P`` takes and ignores
 llama-server's other flags.
 """
 
@@ -226,7 +226,7 @@ def _completion(body: dict[str, Any], text: str, key: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.lm.stub_server", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m memreason.lm.stub_server", description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds before every answer (default 0.2)")
     parser.add_argument("--fail-rate", type=float, default=0.2, help="fraction of requests that fail (default 0.2)")
     parser.add_argument("--seed", type=int, default=0)

@@ -16,7 +16,7 @@ only the server down, not the run; and the server decodes its slots together
 - **Survives its engine.** When a call fails and the server process is gone (segfault,
   out of memory, ``kill -9``), :class:`LlamaServerLM` starts a new one on the same port
   and raises :class:`EngineDied`; the harness counts it as the fault ``engine_died`` and
-  repeats the call (``eval.faults``).
+  repeats the call (``memreason.lm.faults``).
 - **Leaves nothing behind.** The server is stopped at exit and on Ctrl-C, and is
   started with ``PR_SET_PDEATHSIG`` from a thread that lives as long as this process,
   so the kernel kills it if this process is killed. Each process picks a free port:
@@ -156,7 +156,7 @@ class LlamaServer:
         return self._process is not None and self._process.poll() is None
 
     def command(self, port: int) -> list[str]:
-        from .server_build import server_binary  # imported here: `python -m eval.lm.server_build` runs it as __main__
+        from .server_build import server_binary  # imported here: `python -m memreason.lm.server_build` runs it as __main__
 
         binary = self.binary or server_binary()
         return server_command(binary, self.model, port, slots=self.slots, context=self.context,
