@@ -33,7 +33,9 @@ from memreason.datasets.arc import SPLITS, ArcDataError
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.memory_file import MemoryFileError
 
-from .arc import KNOB_FIELDS, ArcConfig, BuildConfig, RunAborted, build_memory, evaluate_arc
+from memreason.lm.faults import RunAborted
+
+from .arc import KNOB_FIELDS, ArcConfig, BuildConfig, build_memory, evaluate_arc
 from .arc_tables import markdown_table
 from memreason.lm.faults import RetryPolicy
 from memreason.lm import SLOTS, LMConfigError, resolve_lm

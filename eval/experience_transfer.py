@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed, wait
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +29,19 @@ import dspy
 from tqdm import tqdm
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel, RuleTable, Scene, make_level
-from memreason.programs import build_program
+from memreason.lm import LMChoice
+from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
+from memreason.lm.tokens import Meter, metering
+from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
-from memreason.lm.cost import role_costs
-from memreason.lm.faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted, failure_of
 from .hypothesis_scoring import score_hypotheses
-from memreason.lm import LMChoice
+from .loop import run_each
 from .metrics import accuracy, mean_std
 from .resume import read_examples
 from .runs import JsonlWriter, read_json, write_json
-from memreason.lm.tokens import Meter, Tokens, metering
+from .session import RunSession
+from .usage import UsageTally
 
 MODALITIES = ("text", "image")
 
@@ -70,17 +71,6 @@ def observation(item, modality: str):
     return item.text() if modality == "text" else dspy.Image(item.image)
 
 
-@dataclass
-class _Session:
-    """What one process needs to answer scenes: guarded LMs, adapters, the error budget."""
-
-    task_lm: GuardedLM
-    task_adapter: dspy.Adapter
-    memory_lm: GuardedLM
-    memory_adapter: dspy.Adapter
-    errors: ErrorBudget
-
-
 def evaluate_experience_transfer(
     config: ExperienceTransferConfig,
     *,
@@ -107,12 +97,7 @@ def evaluate_experience_transfer(
     if retry_failed:
         finished = {key: r for key, r in finished.items() if not r.get("error")}
     resumed = sum((run, s.id) in finished for run in range(config.runs) for s in scenes)
-    policy = policy or RetryPolicy()
-    session = _Session(
-        GuardedLM(task.lm, role="task", policy=policy), ResilientAdapter.around(task.adapter(), _parse_policy(task, policy)),
-        GuardedLM(memory.lm, role="memory", policy=policy), ResilientAdapter.around(memory.adapter(), _parse_policy(memory, policy)),
-        ErrorBudget(max_errors, unit="scenes"),
-    )
+    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="scenes")
     writer = JsonlWriter(run_dir / "examples.jsonl")
     per_run: list[list[dict[str, Any]]] = []
     memories: list[dict[str, Any]] = []
@@ -121,7 +106,7 @@ def evaluate_experience_transfer(
             program = build_program(config.program, **config.knobs)
             if config.program_state:
                 program.load(config.program_state)
-            memories.append(_memory(program, episodes, data, run, run_dir, session.memory_lm, session.memory_adapter))
+            memories.append(_memory(program, episodes, data, run, run_dir, session))
             todo = [s for s in scenes if (run, s.id) not in finished]
             new = _answer_all(program, data, todo, len(scenes), config, session, run, writer, progress)
             if session.errors.stopping:
@@ -133,20 +118,9 @@ def evaluate_experience_transfer(
     seconds = time.perf_counter() - started
     results = summarise(config, per_run, memories, task, memory, data)
     results["wall_seconds"] = round(seconds, 2)
-    results["execution"] = {
-        "wall_seconds": round(seconds, 2), "threads": config.threads, "resumed_examples": resumed,
-        "answered_examples": sum(len(r) for r in per_run) - resumed,
-        "retry_policy": asdict(policy), "max_errors": max_errors,
-    }
-    server = getattr(task.lm, "server", None)  # the local llama-server: its calls, reused prefix tokens, restarts
-    if task.local and server is not None:
-        results["execution"]["engine"] = server.stats.as_dict()
+    results["execution"] = session.execution(seconds=seconds, threads=config.threads, resumed=resumed,
+                                             answered=sum(len(r) for r in per_run) - resumed)
     return results
-
-
-def _parse_policy(choice: LMChoice, policy: RetryPolicy) -> RetryPolicy:
-    """Local models decode the same prompt the same way (greedy, under a JSON grammar): asking again cannot help."""
-    return replace(policy, retries=0) if choice.local else policy
 
 
 def memorize(program_name: str, data: ExperienceTransferLevel, memory: LMChoice, run_dir: Path, runs: list[int], *,
@@ -154,15 +128,13 @@ def memorize(program_name: str, data: ExperienceTransferLevel, memory: LMChoice,
     """Build the memory of each of ``runs`` into ``run_dir/memory-run<N>.json`` and answer no scene.
 
     The same guarded, metered step an evaluation runs first (Table 5 scores memories alone)."""
-    policy = policy or RetryPolicy()
-    lm = GuardedLM(memory.lm, role="memory", policy=policy)
-    adapter = ResilientAdapter.around(memory.adapter(), _parse_policy(memory, policy))
+    session = RunSession.start(memory, memory, policy=policy)
     episodes = [Episode(observation=observation(e, modality), label=e.label) for e in data.episodes]
     run_dir.mkdir(parents=True, exist_ok=True)
-    return [_memory(build_program(program_name), episodes, data, run, run_dir, lm, adapter) for run in runs]
+    return [_memory(build_program(program_name), episodes, data, run, run_dir, session) for run in runs]
 
 
-def _memory(program, episodes, data, run: int, run_dir: Path, lm: GuardedLM, adapter: dspy.Adapter) -> dict[str, Any]:
+def _memory(program, episodes, data, run: int, run_dir: Path, session: RunSession) -> dict[str, Any]:
     """Restore run ``run``'s saved memory into ``program``, or build it and save it."""
     path = run_dir / f"memory-run{run}.json"
     if path.exists() and hasattr(program, "restore"):
@@ -172,7 +144,7 @@ def _memory(program, episodes, data, run: int, run_dir: Path, lm: GuardedLM, ada
     meter = Meter(root=program)
     started = time.perf_counter()
     try:
-        with dspy.context(lm=lm, adapter=adapter), metering(meter):
+        with session.memory_context(), metering(meter):
             record = program.memorize(episodes, data.oracle_hypotheses)
     except Exception as exc:
         failure = failure_of(exc)
@@ -186,14 +158,14 @@ def _memory(program, episodes, data, run: int, run_dir: Path, lm: GuardedLM, ada
     return record
 
 
-def _answer_all(program, data, scenes: list[Scene], total: int, config, session: _Session, run: int,
+def _answer_all(program, data, scenes: list[Scene], total: int, config, session: RunSession, run: int,
                 writer: JsonlWriter, progress: bool) -> list[dict[str, Any]]:
     def answer(scene: Scene) -> dict[str, Any] | None:
         if session.errors.stopping:
             return None
         meter = Meter(root=program)
         prediction, failure = None, None
-        with dspy.context(lm=session.task_lm, adapter=session.task_adapter), metering(meter):
+        with session.task_context(), metering(meter):
             try:
                 out = program(query=data.query, scene=observation(scene, config.modality))
             except Exception as exc:  # one bad answer must not stop the run
@@ -223,32 +195,13 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
             session.errors.fail(failure)
         return record
 
-    records = []
     bar = tqdm(total=total, initial=total - len(scenes), desc=f"{config.program} L{config.level} run {run + 1}/{config.runs}",
                disable=not progress, unit="scene", dynamic_ncols=True)
-    pool = ThreadPoolExecutor(max_workers=config.threads)
-    try:
-        with bar:
-            # The first scene goes alone: a local server then copies the prefix all scenes share
-            # (instructions, episodes, memory) from its slot into the others, instead of every
-            # slot computing the same prefix at once.
-            futures = [pool.submit(answer, scene) for scene in scenes[:1]]
-            if config.threads > 1 and len(scenes) > 1:
-                wait(futures)
-                share_prefix = getattr(session.task_lm, "share_prefix", None)  # only local servers have it
-                if share_prefix is not None:
-                    share_prefix()
-            futures += [pool.submit(answer, scene) for scene in scenes[1:]]
-            for future in as_completed(futures):
-                record = future.result()
-                if record is None:
-                    continue
-                records.append(record)
-                bar.set_postfix(acc=f"{sum(r['correct'] for r in records) / len(records):.0%}", failed=session.errors.failed)
-                bar.update()
-    finally:  # on Ctrl-C, scenes not started stay undone (a resumed run answers them); started ones finish and are kept
-        pool.shutdown(wait=True, cancel_futures=True)
-    return records
+    share_prefix = getattr(session.task_lm, "share_prefix", None)  # only local servers have it
+    with bar:
+        return [record for _, record in run_each(
+            scenes, answer, threads=config.threads, bar=bar, errors=session.errors, after_first=share_prefix,
+            postfix=lambda done: {"acc": f"{sum(r['correct'] for r in done) / len(done):.0%}"})]
 
 
 # -- results: a function of the run directory's records alone ---------------------------------
@@ -268,15 +221,12 @@ def summarise(config: ExperienceTransferConfig, per_run: list[list[dict[str, Any
     for n in sorted({r["objects"] for r in per_run[0]}):
         values = [accuracy(*zip(*[(r["prediction"], r["target"]) for r in recs if r["objects"] == n])) for recs in per_run]
         by_objects[str(n)] = mean_std(values)[0]
-    failures, faults, retries = Counter(), Counter(), Counter()
-    usage: dict[str, dict[str, Tokens]] = {}
-    for record in [*memories, *(r for recs in per_run for r in recs)]:
-        faults.update(record.get("faults") or {})
-        retries.update(record.get("retries") or {})
-        _add_usage(usage, record)
-    for recs in per_run:
-        failures.update(_failure_kind(r) for r in recs if r.get("error"))
-    roles = {role: sum(usage.get(role, {}).values(), Tokens()) for role in ("memory", "task")}
+    tally = UsageTally()
+    for record in memories:
+        tally.add(record, role="memory")
+    for record in (r for recs in per_run for r in recs):
+        tally.add(record, role="task")
+    failures = Counter(_failure_kind(r) for recs in per_run for r in recs if r.get("error"))
     config_record = {k: v for k, v in asdict(config).items() if k != "threads"}
     return {
         "program": config.program,
@@ -291,35 +241,29 @@ def summarise(config: ExperienceTransferConfig, per_run: list[list[dict[str, Any
         "accuracy_by_objects": by_objects,
         "failures": dict(sorted(failures.items())),
         "errors": dict(sorted(failures.items())),  # the older name of ``failures``
-        "faults": dict(sorted(faults.items())),
-        "retries": dict(sorted(retries.items())),
-        "tokens": {role: t.as_dict() for role, t in roles.items()},
-        "tokens_by_step": {role: {s: t.as_dict() for s, t in sorted(steps.items())} for role, steps in sorted(usage.items())},
-        "cost": role_costs({"memory": (memory.spec, roles["memory"]), "task": (task.spec, roles["task"])}),
-        "hypothesis_f1": _hypothesis_f1(memories, data),
+        "faults": dict(sorted(tally.faults.items())),
+        "retries": dict(sorted(tally.retries.items())),
+        **tally.results(task.spec, memory.spec),
+        "hypothesis_f1": _hypothesis_f1(config.program, memories, data),
         "config": config_record,
     }
 
 
-def _hypothesis_f1(memories: list[dict[str, Any]], data: ExperienceTransferLevel) -> dict[str, Any] | None:
-    """Parser-read F1 of each run's hypotheses; None for programs that keep no semantic memory."""
-    if not any(m.get("hypotheses") for m in memories):
+def _hypothesis_f1(program: str, memories: list[dict[str, Any]], data: ExperienceTransferLevel) -> dict[str, Any] | None:
+    """Parser-read F1 of each run's hypotheses; None for programs that keep no semantic memory.
+
+    A program that keeps one scores 0 for a run whose memory came out empty (it wrote no rule)."""
+    if not reads_semantic_memory(program):
         return None
     scores = [score_hypotheses(m.get("hypotheses", []), data, "parse") for m in memories]
     f1, std = mean_std([s.f1 for s in scores])
     return {"mode": "parse", "mean": f1, "std": std, "per_run": [s.as_dict() for s in scores]}
 
 
-def _add_usage(usage: dict[str, dict[str, Tokens]], record: dict[str, Any]) -> None:
-    if "usage" in record:
-        for role, steps in (record["usage"] or {}).items():
-            for step, tokens in steps.items():
-                usage.setdefault(role, {})
-                usage[role][step] = usage[role].get(step, Tokens()) + Tokens.of(tokens)
-    elif "tokens" in record:  # a record from before steps were metered
-        role = "task" if "prediction" in record else "memory"
-        usage.setdefault(role, {})
-        usage[role]["all"] = usage[role].get("all", Tokens()) + Tokens.of(record["tokens"])
+def reads_semantic_memory(program: str) -> bool:
+    """Whether the registered program ``program`` answers from a semantic memory (hypotheses, rules, reflections)."""
+    reasoner = getattr(PROGRAMS[program].build(), "reasoner", None) if program in PROGRAMS else None
+    return bool(getattr(reasoner, "semantic", False))
 
 
 def _failure_kind(record: dict[str, Any]) -> str:

@@ -21,7 +21,8 @@ from typing import Any
 import dspy
 import optuna
 
-from memreason.eval.arc import KNOB_FIELDS, ArcConfig, adapter_for, evaluate_arc, verify_matrix
+from memreason.eval.arc import KNOB_FIELDS, ArcConfig, evaluate_arc, verify_matrix
+from memreason.eval.session import shared_adapter
 from memreason.eval.runs import write_json
 from memreason.programs import build_program
 
@@ -86,7 +87,7 @@ class ArcObjective(Objective):
                  for t in arc_training_tasks([t.id for t in self.tasks], limit=self.setup.train_size)]
         optimizer = dspy.BootstrapFewShot(metric=lambda e, p, t=None: arc_score(e, p) >= 1.0,
                                           max_bootstrapped_demos=demos, max_labeled_demos=0)
-        with dspy.context(lm=self.task.lm, adapter=adapter_for(self.task, self.memory)):
+        with dspy.context(lm=self.task.lm, adapter=shared_adapter(self.task, self.memory)):
             return optimizer.compile(program, trainset=train)
 
     def evaluate(self, params: dict[str, Any], trial: optuna.Trial, config_dir: Path) -> dict[str, Any]:

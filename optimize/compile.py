@@ -188,7 +188,7 @@ def compile_experience_transfer(args, program, knobs, task: LMChoice, memory: LM
 
 def compile_arc(args, program, knobs, task: LMChoice, memory: LMChoice, out: Path) -> dict[str, Any]:
     from memreason.datasets.arc import ArcDataError, load_split
-    from memreason.eval.arc import adapter_for
+    from memreason.eval.session import shared_adapter
     from memreason.programs.memory_file import MemoryFileError, load_memory
 
     from .arc_objective import save_state
@@ -206,7 +206,7 @@ def compile_arc(args, program, knobs, task: LMChoice, memory: LMChoice, out: Pat
     trainset = examples[: args.trainset_size]
     valset = examples[args.trainset_size:][: args.limit or max(1, args.trainset_size // 2)]
     metric = ArcFeedback()
-    with dspy.context(lm=task.lm, adapter=adapter_for(task, memory)):
+    with dspy.context(lm=task.lm, adapter=shared_adapter(task, memory)):
         optimizer = make_optimizer(args.optimizer, metric, task=task, memory=memory, args=args, trainset_size=len(trainset))
         compiled = run_optimizer(optimizer, args.optimizer, program, trainset, valset, args)
         scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]

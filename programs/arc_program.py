@@ -13,7 +13,7 @@ so a harness may solve a batch in parallel; after each full batch of k, the veri
 solutions of that batch are written (a trailing partial batch is not: no later
 problem would read it). Which solutions count as verified is the ``write_gate``:
 ``"train"`` (default) -- a program reproduces every train output, no test label is
-read; ``"test"`` -- it matches every test output, as the paper's released code does.
+read; ``"test"`` -- it also matches every test output, as the paper's released code requires.
 """
 
 from __future__ import annotations
@@ -93,16 +93,19 @@ class ArcProgram(dspy.Module):
         return dspy.Prediction(attempts=self.solver(task=task, concepts=concepts).attempts, read=read)
 
     def feedback(self, task: ArcTask, attempts: Sequence[Attempt] | None) -> Feedback:
-        """GETFEEDBACK by the write gate: the first attempt whose final program qualifies."""
+        """GETFEEDBACK by the write gate: the first attempt whose final program qualifies.
+
+        ``train``: it passes every train pair. ``test``: it passes every train pair and gets
+        every test output right (as the paper's released code requires)."""
+        gate = "train" if self.write_gate == "train" else "train and test"
         for attempt in attempts or []:
             step = attempt.final
-            if self.write_gate == "train":
-                ok = step.passed_train
-            else:
-                ok = task.labelled and step.test_outputs == [p.output for p in task.test]
+            ok = step.passed_train
+            if self.write_gate == "test":
+                ok = ok and task.labelled and step.test_outputs == [p.output for p in task.test]
             if ok:
-                return Feedback(True, step.program, f"attempt {attempt.index} passes the {self.write_gate} pairs")
-        return Feedback(False, None, f"no attempt passes the {self.write_gate} pairs")
+                return Feedback(True, step.program, f"attempt {attempt.index} passes the {gate} pairs")
+        return Feedback(False, None, f"no attempt passes the {gate} pairs")
 
     # -- Algorithm 1 -------------------------------------------------------------------
 

@@ -77,3 +77,36 @@ def test_monotone_in_k():
 def test_invalid_inputs_raise(verify, k):
     with pytest.raises(ValueError):
         oracle_at_k(verify, k)
+
+
+def test_pooled_oracle_counts_a_run_that_failed_before_any_attempt():
+    """attempts=1, runs=2: run 0 solved the task, run 1 failed before its attempt (no verify rows)."""
+    from memreason.eval.arc import pooled_oracle_at_k
+
+    per_run = [[[True]], []]
+    assert pooled_oracle_at_k(per_run, attempts=1, tests=1, k=1) == pytest.approx(0.5)  # one of two attempts solved it
+    assert pooled_oracle_at_k(per_run, attempts=1, tests=1, k=2) == pytest.approx(1.0)  # the only pair holds it
+    # two test pairs, two attempts per run: run 1 stopped after one attempt that got test 1 only
+    per_run = [[[True, False], [False, False]], [[False, True]]]
+    assert pooled_oracle_at_k(per_run, attempts=2, tests=2, k=1) == pytest.approx(brute_oracle(
+        [[True, False], [False, False], [False, True], [False, False]], 1))
+
+
+def test_pooled_oracle_in_a_run_summary(tmp_path):
+    from memreason.datasets.arc import ArcTask
+    from memreason.eval.arc import ArcConfig, summarise
+    from memreason.lm import LMChoice
+
+    task = ArcTask.from_json("t", {"train": [{"input": [[1]], "output": [[2]]}], "test": [{"input": [[1]], "output": [[2]]}]})
+    solved = {"verify": [[True]], "attempts": [], "error": None, "read": {}, "passed_train": True,
+              "scores": {"by_retries": {}}}
+    failed = {"verify": [], "attempts": [], "error": "timeout: gave up", "read": {}, "passed_train": False,
+              "failure": {"kind": "timeout", "reason": "gave up"}}
+    from memreason.eval.arc.scoring import task_scores
+    for record in (solved, failed):
+        record["scores"] = {**task_scores(record["verify"]), "by_retries": {"0": task_scores(record["verify"])}}
+    lm = LMChoice("scripted", None, local=False)
+    results = summarise(ArcConfig(program="baseline", attempts=1, runs=2), [task], [[solved], [failed]], [[], []], lm, lm)
+    assert results["oracle_at_k_pooled"]["1"] == pytest.approx(0.5)
+    assert results["oracle_at_k_pooled"]["2"] == pytest.approx(1.0)
+    assert results["oracle_at_k"]["1"] == pytest.approx(0.5)  # run mean: 1.0 and 0.0

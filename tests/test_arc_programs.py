@@ -146,19 +146,22 @@ def test_continual_writes_happen_exactly_every_k_problems_and_only_from_verified
     assert script.asked.count("pseudocode") == 3  # one abstraction per verified solution, no more
 
 
-def test_the_test_write_gate_reads_test_labels():
+def test_the_test_write_gate_needs_the_train_pairs_and_the_test_labels():
+    """As in the released code: a solution is written only if it also passes the train pairs."""
     program = build_program("arcmemo_ps", write_gate="test")
     task = flip_task()
 
-    class Step:
-        passed_train, program, test_outputs = False, FLIP, [[[6, 5]], [[9, 8, 7]]]
+    def attempt(passed_train: bool, test_outputs):
+        step = type("Step", (), {"passed_train": passed_train, "program": FLIP, "test_outputs": test_outputs})()
+        return type("Attempt", (), {"index": 0, "final": step})()
 
-    class Attempt:
-        index, final = 0, Step()
-
-    assert program.feedback(task, [Attempt()]) == Feedback(True, FLIP, "attempt 0 passes the test pairs")
+    right, wrong = [[[6, 5]], [[9, 8, 7]]], [[[5, 6]], [[9, 8, 7]]]
+    assert program.feedback(task, [attempt(True, right)]) == Feedback(True, FLIP, "attempt 0 passes the train and test pairs")
+    assert not program.feedback(task, [attempt(False, right)]).verified  # fails the train pairs
+    assert not program.feedback(task, [attempt(True, wrong)]).verified  # fails a test pair
     train_gate = build_program("arcmemo_ps")
-    assert not train_gate.feedback(task, [Attempt()]).verified  # fails the train pairs
+    assert train_gate.feedback(task, [attempt(True, wrong)]).verified  # the train gate reads no test label
+    assert not train_gate.feedback(task, [attempt(False, right)]).verified
     assert not train_gate.feedback(task, None).verified
 
 

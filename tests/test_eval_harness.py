@@ -186,3 +186,15 @@ def test_memory_building_runs_on_the_memory_lm_once_per_run(tmp_path, monkeypatc
     assert len(task.calls) == 10 and all("squares are odd" in c.user_text for c in task.calls)
     assert results["tokens"]["memory"]["calls"] == 2 and results["tokens"]["memory"]["prompt"] > 0
     assert results["tokens"]["task"]["calls"] == 10
+
+
+def test_an_hdr_memory_that_came_out_empty_scores_f1_zero_and_a_memoryless_program_none(tmp_path):
+    from scripted_answers import Script
+
+    memory = ScriptedEngine(Script(factors={"factors": ["colour", "shape"]}, hypotheses={"hypotheses": []},
+                                   verdicts={"verdicts": []}))
+    task = ScriptedEngine(lambda call: {"reasoning": "-", "count": 1})
+    hdr = evaluate(tmp_path / "hdr", task, program="hdr", memory_engine=memory, limit=2, knobs={"K": 1, "N": 1})
+    assert hdr["hypothesis_f1"]["mean"] == 0.0 and hdr["hypothesis_f1"]["per_run"][0]["f1"] == 0.0
+    episodic = evaluate(tmp_path / "episodic", ScriptedEngine(lambda call: {"count": 1}), limit=2)
+    assert episodic["hypothesis_f1"] is None

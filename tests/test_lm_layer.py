@@ -114,7 +114,7 @@ def test_json_requests_carry_a_signatures_list_bounds():
 
 
 def test_local_and_arc_routes_use_the_bounded_json_adapter():
-    from memreason.eval.arc import adapter_for
+    from memreason.eval.session import shared_adapter
     from memreason.lm.faults import ResilientAdapter
     from memreason.lm.bounded_json import BoundedJSONAdapter
     from memreason.lm.resolve import LMChoice
@@ -122,5 +122,5 @@ def test_local_and_arc_routes_use_the_bounded_json_adapter():
     local = LMChoice("embedded", dspy.LM("openai/x"), local=True)
     remote = LMChoice("openai/x", dspy.LM("openai/x"), local=False)
     assert isinstance(local.adapter(), BoundedJSONAdapter)
-    assert isinstance(adapter_for(remote, local), BoundedJSONAdapter)
+    assert isinstance(shared_adapter(remote, local), BoundedJSONAdapter)
     assert isinstance(ResilientAdapter.around(remote.adapter()).formats[1], BoundedJSONAdapter)

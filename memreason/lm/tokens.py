@@ -90,6 +90,13 @@ class Meter:
             "retries": dict(sorted(self.retries.items())),
         }
 
+    def take(self) -> dict[str, Any]:
+        """:meth:`record`, then start counting afresh (what was spent since the last take)."""
+        with self._lock:
+            spent = self.record()
+            self.usage, self.faults, self.retries = {}, Counter(), Counter()
+        return spent
+
 
 @contextmanager
 def metering(meter: Meter) -> Iterator[Meter]:

@@ -1,0 +1,158 @@
+"""Seed a memory file from verified solutions: solved here by the baseline solver, or the user's own."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import dspy
+from tqdm import tqdm
+
+from memreason.datasets.arc import ArcTask
+from memreason.lm import LMChoice
+from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
+from memreason.lm.tokens import Meter, metering
+from memreason.programs import build_program
+from memreason.programs.arc_solver import error_text
+from memreason.programs.memory_file import empty_memory, load_memory, save_memory
+
+from ..loop import run_each
+from ..resume import read_examples
+from ..runs import JsonlWriter
+from ..session import RunSession
+from ..usage import UsageTally
+from .config import BuildConfig
+from .scoring import lm_failure, verify_matrix
+
+
+def passes_all(task: ArcTask, program: str, sandbox) -> bool:
+    """Whether ``program`` reproduces every train and test output of ``task``."""
+    pairs = list(task.train) + list(task.test)
+    outcomes = sandbox.run(program, [p.input for p in pairs])
+    return all(o.output is not None and o.output == p.output for o, p in zip(outcomes, pairs))
+
+
+def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_dir: Path, sandbox,
+                 progress: bool = True, policy: RetryPolicy | None = None, max_errors: int | None = None) -> dict[str, Any]:
+    """Seed a memory file from verified solutions (solved here, or the user's); returns the results.
+
+    Continues what ``run_dir`` holds: tasks already recorded are not solved again and the memory
+    is restored from the snapshot taken after the last of them that was written."""
+    started = time.perf_counter()
+    tasks, given = config.load()
+    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True)
+    writer_program = build_program({"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
+                                   sandbox=sandbox)
+    writer_program.set_memory_lm(session.memory_lm)
+    solver = build_program("baseline", attempts=config.attempts, retries=config.retries, cot=config.cot,
+                           temperature=config.temperature, sandbox=sandbox)
+    solver.solver.parallel = config.threads > 1
+    run_dir.mkdir(parents=True, exist_ok=True)
+    finished = read_examples(run_dir / "examples.jsonl")
+    kept: list[dict[str, Any]] = []
+    for item in tasks:  # records are written in task order: keep the finished prefix
+        if (0, item.id) not in finished:
+            break
+        kept.append(finished[(0, item.id)])
+    snapshot = max((i for i in range(1, len(kept) + 1) if (run_dir / "memory" / f"step-{i:04d}.json").exists()), default=0)
+    writer_program.use_memory(load_memory(run_dir / "memory" / f"step-{snapshot:04d}.json") if snapshot
+                              else empty_memory(config.format))
+    out = Path(config.out)
+    save_memory(writer_program.memory, out)
+    writer = JsonlWriter(run_dir / "examples.jsonl")
+    records = list(kept)
+
+    def solve(item: ArcTask) -> tuple[dict[str, Any], Meter] | None:
+        if session.errors.stopping:
+            return None
+        meter = Meter(root=solver)
+        return _solve(item, meter), meter
+
+    def _solve(item: ArcTask, meter: Meter) -> dict[str, Any]:
+        if item.id in given:
+            ok = passes_all(item, given[item.id], sandbox)
+            return {"run": 0, "id": item.id, "source": "user", "solution": given[item.id], "verified": ok, "attempts": []}
+        with session.task_context(), metering(meter):
+            try:
+                attempts = solver(task=item).attempts
+            except Exception as exc:
+                failure = failure_of(exc)
+                return {"run": 0, "id": item.id, "source": "solved", "solution": None, "verified": False, "attempts": [],
+                        "failure": failure, "error": f"{failure['kind']}: {failure['reason']}"}
+        solution = next((a.final.program for a in attempts
+                         if a.final.passed_train and all(verify_matrix(item, [a])[0])), None)
+        failure = lm_failure(attempts)
+        return {"run": 0, "id": item.id, "source": "solved", "solution": solution, "verified": solution is not None,
+                "attempts": [a.to_json() for a in attempts], "failure": failure,
+                "error": f"{failure['kind']}: {failure['reason']}" if failure else None}
+
+    todo = tasks[len(kept):]
+    try:
+        with tqdm(total=len(tasks), initial=len(kept), desc=f"build_memory {config.format}", disable=not progress,
+                  unit="task") as bar:
+            solved = run_each(todo, solve, threads=config.threads, bar=bar, errors=session.errors, ordered=True)
+            for i, (item, (record, meter)) in enumerate(solved, len(kept) + 1):  # abstraction in task order: memory grows
+                if record.get("failure"):
+                    session.errors.fail(record["failure"])
+                if record["verified"] and record["source"] == "solved":  # reusable: --solutions <run>/solutions
+                    (run_dir / "solutions").mkdir(exist_ok=True)
+                    (run_dir / "solutions" / f"{item.id}.py").write_text(record["solution"])
+                if record["verified"] or (config.unverified and record["solution"]):
+                    with session.task_context(), metering(meter):
+                        try:
+                            record["write"] = writer_program.write(item, record["solution"])
+                        except Exception as exc:
+                            record["write_error"] = error_text(exc)
+                    save_memory(writer_program.memory, run_dir / "memory" / f"step-{i:04d}.json")
+                    save_memory(writer_program.memory, out)
+                record.update(meter.record())
+                writer.write(record)
+                records.append(record)
+            if session.errors.stopping:
+                raise RunAborted(session.errors.why())
+    finally:
+        writer.close()
+    return _build_results(config, tasks, records, writer_program, out, session, time.perf_counter() - started, len(kept))
+
+
+def _build_results(config: BuildConfig, tasks: list[ArcTask], records: list[dict[str, Any]], writer_program, out: Path,
+                   session: RunSession, seconds: float, kept: int) -> dict[str, Any]:
+    errors, failures = Counter(), Counter()
+    tally = UsageTally()
+    verified = written = 0
+    for record in records:
+        if record.get("error"):
+            errors[record["error"].split(":")[0]] += 1
+        if record.get("write_error"):
+            errors["write: " + record["write_error"].split(":")[0]] += 1
+        if record.get("failure"):
+            failures[record["failure"]["kind"]] += 1
+        if record["verified"] or (config.unverified and record["solution"]):
+            verified += record["verified"]
+            written += "write" in record
+        tally.add(record, role="task")
+    return {
+        "task": "arc",
+        "command": "build_memory",
+        "program": "build_memory",
+        "format": config.format,
+        "split": config.split,
+        "lm": session.task.spec,
+        "memory_lm": session.memory.spec,
+        "examples": len(tasks),
+        "verified": verified,
+        "written": written,
+        "concepts": len(writer_program.memory),
+        "memory_file": str(out),
+        "failures": dict(sorted(failures.items())),
+        "faults": dict(sorted(tally.faults.items())),
+        "lm_retries": dict(sorted(tally.retries.items())),
+        "errors": dict(sorted(errors.items())),
+        **tally.results(session.task.spec, session.memory.spec),
+        "wall_seconds": round(seconds, 2),
+        "execution": session.execution(seconds=seconds, threads=config.threads, resumed=kept, answered=len(records) - kept),
+        "config": {k: v for k, v in asdict(config).items() if k != "threads"},
+    }

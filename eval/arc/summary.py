@@ -1,0 +1,83 @@
+"""The results of an ARC run, from its task records and memory writes alone (a resumed run reports the same)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict
+from typing import Any, Sequence
+
+from memreason.datasets.arc import ArcTask
+from memreason.lm import LMChoice
+
+from ..usage import UsageTally
+from .config import ArcConfig
+from .scoring import KS, _aggregate, _run_scores, pooled_oracle_at_k
+
+
+def summarise(config: ArcConfig, tasks: Sequence[ArcTask], per_run: list[list[dict[str, Any]]],
+              writes: list[list[dict[str, Any]]], task: LMChoice, memory: LMChoice) -> dict[str, Any]:
+    """The results of a run from its task records and memory writes (per run) alone."""
+    run_scores = [_run_scores(records, config.retries) for records in per_run]
+    by_retries = {}
+    for r in range(config.retries + 1):
+        by_retries[str(r)] = _aggregate([{**s["by_retries"][str(r)], "score_by_retries": {}, "passed_train": 0.0}
+                                         for s in run_scores])
+        for key in ("score_by_retries", "score_by_retries_std", "passed_train", "passed_train_std"):
+            by_retries[str(r)].pop(key)
+    pooled_n = config.attempts * config.runs
+    pooled = {str(k): sum(pooled_oracle_at_k([records[i]["verify"] for records in per_run], attempts=config.attempts,
+                                             tests=len(item.test), k=k) for i, item in enumerate(tasks)) / len(tasks)
+              if k <= pooled_n and tasks else None for k in KS}
+    errors, program_failures, failures = Counter(), Counter(), Counter()
+    tally = UsageTally()
+    hallucinated = selected = 0
+    for records in per_run:
+        for r in records:
+            if r.get("failure"):
+                failures[r["failure"]["kind"]] += 1
+            if r["error"]:
+                errors[r["error"].split(":")[0]] += 1
+            for attempt in r["attempts"]:
+                for step in attempt["steps"]:
+                    if step["error"]:
+                        errors["LM: " + step["error"].split(":")[0]] += 1
+                    for check in step["train"] + step["test"]:
+                        if check["failure"]:
+                            program_failures[check["failure"]] += 1
+            hallucinated += len(r["read"].get("hallucinated", []))
+            picked = r["read"].get("selected")
+            selected += len(picked) if isinstance(picked, list) else 0
+            tally.add(r, role="task")
+    written = 0
+    for entry in (e for run_writes in writes for e in run_writes):
+        for record in entry["records"]:
+            if record.get("error"):
+                errors["write: " + record["error"].split(":")[0]] += 1
+            else:
+                written += 1
+        tally.add(entry, role="memory")
+    return {
+        "task": "arc",
+        "program": config.program,
+        "split": config.split,
+        "lm": task.spec,
+        "memory_lm": memory.spec,
+        "examples": len(tasks),
+        "runs": config.runs,
+        "attempts": config.attempts,
+        "retries": config.retries,
+        **_aggregate(run_scores),
+        "oracle_at_k_pooled": pooled,
+        "by_retries": by_retries,
+        "per_run": run_scores,
+        "failures": dict(sorted(failures.items())),  # tasks scored 0 because their LM calls failed, by kind
+        "faults": dict(sorted(tally.faults.items())),  # every failed LM answer, by kind
+        "lm_retries": dict(sorted(tally.retries.items())),  # the faults asked again (``retries`` is the solver's depth)
+        "errors": dict(sorted(errors.items())),
+        "program_failures": dict(sorted(program_failures.items())),
+        "selection": {"selected": selected, "hallucinated": hallucinated},
+        "memory_writes": sum(len(w) for w in writes),  # write points (every k problems), with or without a verified solution
+        "memory_solutions_written": written,
+        **tally.results(task.spec, memory.spec),
+        "config": {k: v for k, v in asdict(config).items() if k != "threads"},
+    }

@@ -1,0 +1,78 @@
+"""One run session: what a process needs to run a program over examples, whatever the benchmark.
+
+    session = RunSession.start(task, memory, policy=RetryPolicy(), max_errors=10, unit="scenes")
+    with session.task_context():       # the task LM (role "task") and its adapter
+        program(...)
+    program.set_lm / set_memory_lm(session.memory_lm)   # the memory LM (role "memory")
+    session.execution(...)             # results["execution"]: how the run was executed
+
+Both LMs are wrapped in a :class:`GuardedLM` (transport faults retried and counted) and
+answered through a :class:`ResilientAdapter` (unparseable answers asked again). A local
+model decodes the same prompt the same way (greedy, under a JSON grammar), so its
+unparseable answers are not asked again. ``errors`` is the run's error budget.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import dspy
+
+from memreason.lm import LMChoice
+from memreason.lm.bounded_json import BoundedJSONAdapter
+from memreason.lm.faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy
+
+
+@dataclass
+class RunSession:
+    """Guarded task and memory LMs, their adapters, the retry policy and the error budget."""
+
+    task: LMChoice
+    memory: LMChoice
+    task_lm: GuardedLM
+    memory_lm: GuardedLM
+    task_adapter: dspy.Adapter
+    memory_adapter: dspy.Adapter
+    policy: RetryPolicy
+    errors: ErrorBudget
+
+    @classmethod
+    def start(cls, task: LMChoice, memory: LMChoice, *, policy: RetryPolicy | None = None,
+              max_errors: int | None = None, unit: str = "examples", one_adapter: bool = False) -> "RunSession":
+        """``one_adapter``: both roles share one adapter (JSON under grammar if either LM is local),
+        for programs whose memory calls run inside the task LM's context (ARC)."""
+        policy = policy or RetryPolicy()
+        if one_adapter:
+            shared = ResilientAdapter.around(shared_adapter(task, memory), _parse_policy(task.local or memory.local, policy))
+            adapters = (shared, shared)
+        else:
+            adapters = (ResilientAdapter.around(task.adapter(), _parse_policy(task.local, policy)),
+                        ResilientAdapter.around(memory.adapter(), _parse_policy(memory.local, policy)))
+        return cls(task, memory, GuardedLM(task.lm, role="task", policy=policy),
+                   GuardedLM(memory.lm, role="memory", policy=policy), *adapters, policy, ErrorBudget(max_errors, unit=unit))
+
+    def task_context(self) -> AbstractContextManager:
+        return dspy.context(lm=self.task_lm, adapter=self.task_adapter)
+
+    def memory_context(self) -> AbstractContextManager:
+        return dspy.context(lm=self.memory_lm, adapter=self.memory_adapter)
+
+    def execution(self, *, seconds: float, threads: int, resumed: int, answered: int) -> dict[str, Any]:
+        """How the run was executed (not part of its results proper: a resumed run differs here only)."""
+        out = {"wall_seconds": round(seconds, 2), "threads": threads, "resumed_examples": resumed,
+               "answered_examples": answered, "retry_policy": asdict(self.policy), "max_errors": self.errors.max_errors}
+        server = getattr(self.task.lm, "server", None)  # the local llama-server: its calls, reused prefix tokens, restarts
+        if self.task.local and server is not None:
+            out["engine"] = server.stats.as_dict()
+        return out
+
+
+def shared_adapter(task: LMChoice, memory: LMChoice) -> dspy.Adapter:
+    """Grammar-constrained JSON when either LM is a local model (JSON works for remote models too)."""
+    return BoundedJSONAdapter() if task.local or memory.local else dspy.ChatAdapter()
+
+
+def _parse_policy(local: bool, policy: RetryPolicy) -> RetryPolicy:
+    return replace(policy, retries=0) if local else policy
