@@ -33,13 +33,11 @@ from memreason.datasets.arc import SPLITS, ArcDataError
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.memory_file import MemoryFileError
 
-from memreason.lm.faults import RunAborted
-
 from .arc import KNOB_FIELDS, ArcConfig, BuildConfig, build_memory, evaluate_arc
 from .arc_tables import markdown_table
-from memreason.lm.faults import RetryPolicy
-from memreason.lm import SLOTS, LMConfigError, resolve_lm
-from .resume import RunDirError, check_same_config, exit_code, read_config, resumed_args
+from .options import (Parser, UsageError, add_fault_options, add_lm_options, add_run_options, check_out_path, number,
+                      resolve_lms, retry_policy, run_cli, temperature, whole)
+from .resume import RunDirError, check_same_config, read_config, resumed_args
 from .runs import new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
@@ -55,41 +53,6 @@ BUILD_IDENTITY = ("program", "format", "out", "split", "tasks", "limit", "soluti
                   "cot", "temperature", "timeout", "lm", "memory_lm", "max_tokens")
 DEFAULTS: dict[str, Any] = {"split": "val100", "attempts": 2, "retries": 0, "write_gate": "train", "cot": False,
                             "modality": "text", "temperature": 0.7, "timeout": 4.0, "runs": 1, "knobs": {}}
-
-
-class UsageError(Exception):
-    """Input the user can fix; reported as one line with exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise UsageError(message)
-
-
-def _whole(name: str, minimum: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be at least {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-def _positive_float(name: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 0, got {value}")
-        return value
-
-    return parse
 
 
 def _task_ids(text: str) -> list[str]:
@@ -111,47 +74,32 @@ def _common(parser: argparse.ArgumentParser, default_split: str) -> None:
     data.add_argument("--split", default=default_split,
                       help=f"{', '.join(SPLITS)}, or a directory of ARC JSON files (default {default_split})")
     data.add_argument("--tasks", type=_task_ids, help="only these comma-separated task ids of the split")
-    data.add_argument("--limit", type=_whole("--limit", 1), help="only the first N tasks")
+    data.add_argument("--limit", type=whole("--limit"), help="only the first N tasks")
     solve = parser.add_argument_group("solver")
-    solve.add_argument("--attempts", type=_whole("--attempts", 1), default=2, help="independent attempts per task (default 2)")
-    solve.add_argument("--retries", type=_whole("--retries", 0), default=0, help="retries per attempt with execution feedback")
+    solve.add_argument("--attempts", type=whole("--attempts"), default=2, help="independent attempts per task (default 2)")
+    solve.add_argument("--retries", type=whole("--retries", 0), default=0, help="retries per attempt with execution feedback")
     solve.add_argument("--cot", action="store_true", help="reason step by step before writing the program")
-    solve.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of attempts (default 0.7)")
-    solve.add_argument("--timeout", type=float, default=4.0, help="seconds a program may run per grid (default 4)")
-    models = parser.add_argument_group("language models")
-    models.add_argument("--lm", help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)")
-    models.add_argument("--memory-lm", help="LM for memory reads and writes (default: the task LM)")
-    models.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
-    models.add_argument("--max-tokens", type=_whole("--max-tokens", 1), help="generation cap per call")
-    models.add_argument("--no-cache", action="store_true", help="do not reuse cached LM answers")
-    models.add_argument("--cache", type=Path, help="DSPy response cache directory (default: <run>/dspy_cache)")
-    faults = parser.add_argument_group("LM faults")
-    faults.add_argument("--lm-retries", type=_whole("--lm-retries", 0), default=3,
-                        help="repeats of a failed LM call: rate limit, timeout, server error, empty or unparseable answer (default 3)")
-    faults.add_argument("--backoff", type=_positive_float("--backoff"), default=1.0,
-                        help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)")
-    faults.add_argument("--lm-timeout", type=_positive_float("--lm-timeout"), help="seconds before an API call counts as timed out")
-    faults.add_argument("--max-errors", type=_whole("--max-errors", 0),
-                        help="stop the run once more than N tasks have failed in this process (default: never)")
-    run = parser.add_argument_group("run")
-    run.add_argument("--threads", type=_whole("--threads", 1), default=1, help="tasks solved in parallel")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--no-report", action="store_true", help="do not write report.md and its plots")
+    solve.add_argument("--temperature", type=temperature, default=0.7, help="sampling temperature of attempts (default 0.7)")
+    solve.add_argument("--timeout", type=number("--timeout", 0.001), default=4.0,
+                       help="seconds a program may run per grid (default 4)")
+    add_lm_options(parser, memory_role="memory reads and writes", sampling=False)
+    add_fault_options(parser, "tasks")
+    add_run_options(parser, "tasks")
 
 
 def eval_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m eval", description="Evaluate an ARC program (ArcMemo paper).")
+    parser = Parser(prog="python -m eval", description="Evaluate an ARC program (ArcMemo paper).")
     parser.add_argument("program", nargs="?", help=f"one of: {', '.join(ARC_PROGRAMS)}")
     _common(parser, "val100")
     memory = parser.add_argument_group("memory")
     memory.add_argument("--memory", help="memory file from build_memory (default: start empty)")
-    memory.add_argument("--top-k", type=_whole("--top-k", 1), help="most concepts selected per task (OE default 5)")
-    memory.add_argument("--continual-every", type=_whole("--continual-every", 1),
+    memory.add_argument("--top-k", type=whole("--top-k"), help="most concepts selected per task (OE default 5)")
+    memory.add_argument("--continual-every", type=whole("--continual-every"),
                         help="update memory from verified solutions every k problems (default: frozen)")
     memory.add_argument("--write-gate", default="train", choices=["train", "test"],
                         help="what verifies a solution for a write: train pairs (default) or test labels")
     memory.add_argument("--modality", default="text", choices=["text", "image"], help="OE captions from text grids or an image")
-    parser.add_argument("--runs", type=_whole("--runs", 1), default=1, help="repetitions (mean and std)")
+    parser.add_argument("--runs", type=whole("--runs"), default=1, help="repetitions (mean and std)")
     parser.add_argument("--out", type=Path, help="run directory (default: runs/<program>-<split>-<time>); continued when it holds this run")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config")
     parser.add_argument("--retry-failed", action="store_true", help="when continuing a run, solve its failed tasks again")
@@ -165,7 +113,7 @@ def eval_parser() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m eval build_memory", description="Seed a memory file from verified solutions.")
+    parser = Parser(prog="python -m eval build_memory", description="Seed a memory file from verified solutions.")
     parser.add_argument("command")
     parser.add_argument("--format", required=True, choices=["ps", "oe", "cheatsheet"])
     parser.add_argument("--out", required=True, type=Path, help="the memory file to write")
@@ -194,17 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             args = resumed_args(parser, args, IDENTITY, programs=ARC_PROGRAMS, kind="an ARC evaluation")
         return _evaluate(args)
 
-    return exit_code(command, (UsageError, LMConfigError, ArcDataError, MemoryFileError, RunDirError, TunedError), RunAborted)
-
-
-def _lms(args: argparse.Namespace):
-    choose = dict(api_base=args.api_base, temperature=0.0, max_tokens=args.max_tokens, cache=not args.no_cache,
-                  slots=max(SLOTS, args.threads))  # requests the local server decodes together
-    if args.lm_timeout is not None:
-        choose["timeout"] = args.lm_timeout
-    task = resolve_lm(args.lm, **choose)
-    memory = resolve_lm(args.memory_lm, **choose) if args.memory_lm else task
-    return task, memory
+    return run_cli(command, bad_input=(ArcDataError, MemoryFileError, RunDirError, TunedError))
 
 
 def _check_run_dir(run_dir: Path | None, requested: dict[str, Any], keys: tuple[str, ...], flag: str) -> bool:
@@ -234,6 +172,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError(f"name a program ({', '.join(ARC_PROGRAMS)}) or --resume RUN_DIR")
     if args.program not in PROGRAMS or PROGRAMS[args.program].task != "arc":
         raise UsageError(f"unknown ARC program {args.program!r}; choose from: {', '.join(ARC_PROGRAMS)}")
+    check_out_path(args.out)
     knobs = _config_knobs(args)
     config = ArcConfig(
         program=args.program, split=args.split, tasks=args.tasks, limit=args.limit, memory=args.memory,
@@ -255,7 +194,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     task_ids = [t.id for t in tasks]
     tuned = dict(task_ids=task_ids, knobs=knobs, program_state_sha256=state_digest)
     continuing = _check_run_dir(args.out, _requested(args, **tuned), IDENTITY, "--out")  # before any model loads
-    task, memory = _lms(args)
+    task, memory = resolve_lms(args, temperature=0.0)
     if args.modality == "image" and memory.local:
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")
     split_name = Path(args.split).name if args.split not in SPLITS else args.split
@@ -265,11 +204,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     else:
         write_json(run_dir / "config.json", _requested(args, out=str(run_dir), resume=None, lm=task.spec,
                                                        memory_lm=memory.spec, **tuned))
-    policy = RetryPolicy(retries=args.lm_retries, backoff=args.backoff)
     with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
         results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
                                progress=not args.no_progress, tasks=tasks, initial_memory=memory_store,
-                               policy=policy, max_errors=args.max_errors, retry_failed=args.retry_failed)
+                               policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed)
     write_json(run_dir / "results.json", results)
     print(markdown_table([results]))
     if not args.no_report:
@@ -308,7 +246,7 @@ def _build(args: argparse.Namespace) -> int:
     )
     config.load()  # bad splits, ids, solution folders fail here, before any model loads
     continuing = _check_run_dir(args.run_dir, _requested(args, program="build_memory"), BUILD_IDENTITY, "--run-dir")
-    task, memory = _lms(args)
+    task, memory = resolve_lms(args, temperature=0.0)
     split_name = Path(args.split).name if args.split not in SPLITS else args.split
     run_dir = _open_run_dir(args.run_dir, f"build_memory-{args.format}-{split_name}", args.cache)
     if continuing:
@@ -316,10 +254,9 @@ def _build(args: argparse.Namespace) -> int:
     else:
         write_json(run_dir / "config.json", _requested(args, program="build_memory", run_dir=str(run_dir), lm=task.spec,
                                                        memory_lm=memory.spec))
-    policy = RetryPolicy(retries=args.lm_retries, backoff=args.backoff)
     with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
         results = build_memory(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
-                               progress=not args.no_progress, policy=policy, max_errors=args.max_errors)
+                               progress=not args.no_progress, policy=retry_policy(args), max_errors=args.max_errors)
     write_json(run_dir / "results.json", results)
     if not args.no_report:
         from .report import write_run_report

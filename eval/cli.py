@@ -23,78 +23,34 @@ from typing import Any
 from memreason.datasets.experience_transfer import LEVELS, RuleTableError
 from memreason.programs import PROGRAMS
 
-from .experience_transfer import MODALITIES, ExperienceTransferConfig, RunAborted, evaluate_experience_transfer
-from memreason.lm.faults import RetryPolicy
-from memreason.lm import SLOTS, LMConfigError, resolve_lm
-from .resume import IDENTITY, RunDirError, check_same_config, exit_code, read_config, resumed_args
+from .experience_transfer import MODALITIES, ExperienceTransferConfig, evaluate_experience_transfer
+from .options import (Parser, UsageError, add_fault_options, add_lm_options, add_run_options, check_out_path, resolve_lms,
+                      retry_policy, run_cli, whole)
+from .resume import IDENTITY, RunDirError, check_same_config, read_config, resumed_args
 from .runs import new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 
-class UsageError(Exception):
-    """Input the user can fix; reported as one line with exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line instead of usage + message
-        raise UsageError(message)
-
-
-def _number(name: str, kind=int, least: float = 1):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            noun = "a whole number" if kind is int else "a number"
-            raise argparse.ArgumentTypeError(f"{name} must be {noun}, got {text!r}") from None
-        if value < least:
-            raise argparse.ArgumentTypeError(f"{name} must be at least {least:g}, got {value}")
-        return value
-
-    return parse
-
-
-def _positive(name: str):
-    return _number(name, int, 1)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m eval", description="Evaluate a memory-for-reasoning program.")
+    parser = Parser(prog="python -m eval", description="Evaluate a memory-for-reasoning program.")
     parser.add_argument("program", nargs="?", help=f"one of: {', '.join(PROGRAMS)}")
     data = parser.add_argument_group("data")
     data.add_argument("--level", type=int, help=f"Experience-Transfer level {LEVELS}")
     data.add_argument("--modality", default="text", help="text (structured descriptions) or image (rendered PNGs)")
     data.add_argument("--rules", help="a rule table as JSON (default: the HDR paper's Table 1)")
-    data.add_argument("--limit", type=_positive("--limit"), help="evaluate only the first N test items")
+    data.add_argument("--limit", type=whole("--limit"), help="evaluate only the first N test items")
     data.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
-    models = parser.add_argument_group("language models")
-    models.add_argument("--lm", help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)")
-    models.add_argument("--memory-lm", help="LM for memory-building modules (default: the task LM)")
-    models.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
-    models.add_argument("--temperature", type=float, default=0.0)
-    models.add_argument("--max-tokens", type=_positive("--max-tokens"), help="generation cap per call")
-    models.add_argument("--timeout", type=_number("--timeout", float, 0.001), help="seconds before an API call counts as timed out")
-    models.add_argument("--no-cache", action="store_true", help="do not reuse cached LM answers")
-    models.add_argument("--cache", type=Path, help="DSPy response cache directory (default: <run>/dspy_cache)")
-    faults = parser.add_argument_group("faults")
-    faults.add_argument("--retries", type=_number("--retries", int, 0), default=3,
-                        help="repeats of a failed LM call: rate limit, timeout, server error, empty or unparseable answer (default 3)")
-    faults.add_argument("--backoff", type=_number("--backoff", float, 0), default=1.0,
-                        help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)")
-    faults.add_argument("--max-errors", type=_number("--max-errors", int, 0),
-                        help="stop the run once more than N examples have failed in this process (default: never)")
-    faults.add_argument("--retry-failed", action="store_true", help="when continuing a run, answer its failed examples again")
+    add_lm_options(parser)
+    add_fault_options(parser, "scenes", retry_failed=True)
     run = parser.add_argument_group("run")
-    run.add_argument("--runs", type=_positive("--runs"), default=1, help="repetitions (accuracy mean and std)")
+    run.add_argument("--runs", type=whole("--runs"), default=1, help="repetitions (accuracy mean and std)")
     run.add_argument("--config", type=Path, metavar="BEST.json",
                      help="the program's knobs from a JSON file's \"knobs\" (python -m optimize writes best.json)")
     run.add_argument("--program-state", type=Path, metavar="STATE.json",
                      help="a DSPy state file (program.save: demos, instructions) loaded into the program")
-    run.add_argument("--threads", type=_positive("--threads"), default=1, help="examples answered in parallel")
     run.add_argument("--out", type=Path, help="run directory (default: runs/<program>-L<level>-<time>); continued when it holds this run")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--no-report", action="store_true", help="do not write report.md and its plots")
+    add_run_options(parser, "scenes")
     return parser
 
 
@@ -107,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                                 programs=[name for name, spec in PROGRAMS.items() if spec.task == "experience_transfer"])
         return _run(args)
 
-    return exit_code(command, (UsageError, LMConfigError, RuleTableError, RunDirError, TunedError), RunAborted)
+    return run_cli(command, bad_input=(RuleTableError, RunDirError, TunedError))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -127,6 +83,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--level must be 1, 2 or 3, got {args.level}")
     if args.modality not in MODALITIES:
         raise UsageError(f"--modality must be text or image, got {args.modality!r}")
+    check_out_path(args.out)
     knobs, state_digest = _knobs_and_state(args)
     config = ExperienceTransferConfig(
         program=args.program, level=args.level, modality=args.modality, limit=args.limit,
@@ -144,12 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     elif run_dir is not None and (run_dir / "examples.jsonl").exists():
         raise RunDirError(f"{run_dir} holds examples but no config.json; choose another --out")
 
-    choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache,
-                  slots=max(SLOTS, args.threads))  # requests the local server decodes together
-    if args.timeout is not None:
-        choose["timeout"] = args.timeout
-    task = resolve_lm(args.lm, **choose)
-    memory = resolve_lm(args.memory_lm, **choose) if args.memory_lm else task
+    task, memory = resolve_lms(args)
     if args.modality == "image" and (task.local or memory.local):
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
 
@@ -162,10 +114,9 @@ def _run(args: argparse.Namespace) -> int:
         record = _config_record(args, run_dir, task.spec, memory.spec)
         write_json(run_dir / "config.json", {**record, "knobs": knobs, "program_state_sha256": state_digest})
 
-    policy = RetryPolicy(retries=args.retries, backoff=args.backoff)
     results = evaluate_experience_transfer(
         config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress, data=data,
-        policy=policy, max_errors=args.max_errors, retry_failed=args.retry_failed,
+        policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed,
     )
     write_json(run_dir / "results.json", results)
     print(summary_table([results]))

@@ -16,7 +16,6 @@ recomputed (cost, from tokens and LiteLLM's offline prices). Plots:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -25,6 +24,8 @@ from typing import Any
 
 from memreason.lm.cost import role_costs
 from memreason.lm.tokens import Tokens
+
+from .options import Parser, run_cli
 
 DASH = "—"
 
@@ -362,33 +363,22 @@ def _plot_arc_retries(ax, runs, labels) -> bool:
 # -- the command -------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line instead of usage + message
-        raise ReportError(message)
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m eval report RUN_DIR [RUN_DIR ...] [--out DIR]`` (``argv`` may start with "report")."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":
         argv = argv[1:]
-    parser = _Parser(prog="python -m eval report", description="Compare runs in one Markdown report with plots.")
+    parser = Parser(prog="python -m eval report", description="Compare runs in one Markdown report with plots.")
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="where report.md and the PNGs go (default: the run itself, or runs/report-<time>)")
-    try:
+
+    def command() -> int:
         args = parser.parse_args(argv)
-    except ReportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    for directory in args.runs:
-        if not directory.is_dir():
-            print(f"error: no run directory {directory}", file=sys.stderr)
-            return 2
-    out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("runs") / f"report-{time.strftime('%Y%m%d-%H%M%S')}")
-    try:
-        path = write_report(args.runs, out)
-    except ReportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"report: {path}")
-    return 0
+        for directory in args.runs:
+            if not directory.is_dir():
+                raise ReportError(f"no run directory {directory}")
+        out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("runs") / f"report-{time.strftime('%Y%m%d-%H%M%S')}")
+        print(f"report: {write_report(args.runs, out)}")
+        return 0
+
+    return run_cli(command, bad_input=(ReportError,))

@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
-from typing import Any, Callable, Collection
+from typing import Any, Collection
 
 # The config keys that decide a run's results; the rest only decide how it runs.
 IDENTITY = ("program", "level", "modality", "rules", "limit", "seed", "runs", "lm", "memory_lm", "temperature", "max_tokens", "knobs",
@@ -147,19 +146,3 @@ def resumed_program(argv: list[str]) -> str | None:
         return str(json.loads((Path(value) / "config.json").read_text()).get("program"))
     except (OSError, ValueError, AttributeError):
         return None  # the CLI reports the bad directory itself
-
-
-def exit_code(command: Callable[[], int], bad_input: tuple[type[BaseException], ...], stopped: type[BaseException]) -> int:
-    """Run a CLI ``command``: ``bad_input`` errors print one line and exit 2, a ``stopped`` run exits 1
-    (its work kept), Ctrl-C exits 130."""
-    try:
-        return command()
-    except bad_input as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except stopped as exc:
-        print(f"error: run stopped: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted; rerun the same command to continue", file=sys.stderr)
-        return 130

@@ -28,9 +28,10 @@ from typing import Any
 from memreason.datasets.experience_transfer import LEVELS, RuleTableError
 from memreason.programs import PROGRAMS
 
-from .experience_transfer import ExperienceTransferConfig, RunAborted, memorize
+from .experience_transfer import ExperienceTransferConfig, memorize
+from .options import Parser, run_cli, temperature, whole
 from .hypothesis_scoring import F1_MODES, memory_f1
-from memreason.lm import LMConfigError, resolve_lm
+from memreason.lm import resolve_lm
 from .metrics import mean_std
 from .runs import use_response_cache, write_json
 
@@ -109,13 +110,8 @@ class TableError(Exception):
     """Input the user can fix, or a cell that failed; one line, exit code 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise TableError(message)
-
-
 def build_parser(table: str) -> argparse.ArgumentParser:
-    parser = _Parser(prog=f"python -m eval {table}", description=TABLES[table].title)
+    parser = Parser(prog=f"python -m eval {table}", description=TABLES[table].title)
     parser.add_argument("table", choices=list(TABLES))
     parser.add_argument("--levels", default="1,2,3", help="comma-separated levels (default 1,2,3)")
     parser.add_argument("--rows", help="comma-separated programs to use as rows (default: the paper's rows)")
@@ -129,35 +125,27 @@ def build_parser(table: str) -> argparse.ArgumentParser:
     else:
         parser.add_argument("--lm", help="comma-separated task LMs, one column group each (default: embedded)")
         parser.add_argument("--memory-lm", help="LM for memory building (default: each task LM)")
-    parser.add_argument("--runs", type=int, default=1, help="repetitions per cell (mean and std)")
-    parser.add_argument("--limit", type=int, help="first N test scenes per cell")
+    parser.add_argument("--runs", type=whole("--runs"), default=1, help="repetitions per cell (mean and std)")
+    parser.add_argument("--limit", type=whole("--limit"), help="first N test scenes per cell")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--api-base")
-    parser.add_argument("--temperature", type=float, default=0.0)
-    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument("--threads", type=whole("--threads"), default=1, help="scenes answered in parallel in each cell")
+    parser.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
+    parser.add_argument("--temperature", type=temperature, default=0.0, help="sampling temperature of LM calls (default 0)")
+    parser.add_argument("--max-tokens", type=whole("--max-tokens"), help="generation cap per call")
     parser.add_argument("--out", type=Path, default=Path("runs/tables"), help="where cells and tables go (default runs/tables)")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
 
 def main(argv: list[str]) -> int:
-    try:
+    def command() -> int:
         if not argv or argv[0] not in TABLES:
             raise TableError(f"choose a table: {', '.join(TABLES)}")
         args = build_parser(argv[0]).parse_args(argv)
-        table = reproduce(args, command="python -m eval " + shlex.join(argv))
-    except (TableError, LMConfigError, RuleTableError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except RunAborted as exc:  # a memory-only cell (Table 5) whose memory could not be built
-        print(f"error: run stopped: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted; rerun the same command to finish the missing cells", file=sys.stderr)
-        return 130
-    print(table)
-    return 0
+        print(reproduce(args, command="python -m eval " + shlex.join(argv)))
+        return 0
+
+    return run_cli(command, bad_input=(TableError, RuleTableError), continue_hint="rerun the same command to finish the missing cells")
 
 
 # -- planning --------------------------------------------------------------------------------
@@ -212,9 +200,6 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
     """Run the missing cells of ``args.table``, then write and return its Markdown."""
     spec = TABLES[args.table]
     levels, rows = _levels(args.levels), _rows(spec, args.rows)
-    for name, value in (("--runs", args.runs), ("--threads", args.threads), ("--limit", args.limit or 1)):
-        if value < 1:
-            raise TableError(f"{name} must be at least 1, got {value}")
     if args.table == "table4":
         column_lms = [args.lm or "embedded"]
         row_memories = _lms(args.memory_lms)

@@ -26,15 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
-from memreason.lm.faults import RetryPolicy
-from memreason.lm import SLOTS, LMConfigError
+from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, resolve_lms, retry_policy,
+                                    run_cli, whole)
 from memreason.eval.runs import use_response_cache
 from memreason.programs import PROGRAMS, build_program
 
 from .demos import DEMO_SOURCES
 from .lms import resolve
-from .space import DEMOS, Space, SpaceError, _value, default_space, read_space_file, split_params
-from .study import DIRECTIONS, PRUNERS, SAMPLERS, StudyError, load_study, make_pruner, make_sampler, open_storage, \
+from .space import Space, SpaceError, _value, default_space, read_space_file, split_params
+from .study import PRUNERS, SAMPLERS, StudyError, load_study, make_pruner, make_sampler, open_storage, \
     run_workers, sqlite_url
 
 if TYPE_CHECKING:
@@ -43,43 +43,8 @@ if TYPE_CHECKING:
 MODALITIES = ("text", "image")
 
 
-class UsageError(Exception):
-    """Input the user can fix; reported as one line with exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise UsageError(message)
-
-
-def _whole(name: str, least: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if value < least:
-            raise argparse.ArgumentTypeError(f"{name} must be at least {least}, got {value}")
-        return value
-
-    return parse
-
-
-def add_lm_options(parser: argparse.ArgumentParser) -> None:
-    models = parser.add_argument_group("language models")
-    models.add_argument("--lm", help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)")
-    models.add_argument("--memory-lm", help="LM for memory building (default: the task LM)")
-    models.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
-    models.add_argument("--temperature", type=float, default=0.0)
-    models.add_argument("--max-tokens", type=_whole("--max-tokens", 1), help="generation cap per call")
-    models.add_argument("--timeout", type=float, help="seconds before an API call counts as timed out")
-    models.add_argument("--no-cache", action="store_true", help="do not reuse cached LM answers")
-    models.add_argument("--cache", type=Path, help="DSPy response cache directory (default: <out>/dspy_cache)")
-    models.add_argument("--retries", type=_whole("--retries", 0), default=3, help="repeats of a failed LM call (default 3)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m optimize", description=__doc__.split("\n\n")[0].strip("`"),
+    parser = Parser(prog="python -m optimize", description=__doc__.split("\n\n")[0].strip("`"),
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      epilog="Also: python -m optimize compile <program> --optimizer bootstrap|mipro|gepa|simba (--help there).")
     parser.add_argument("program", help=f"one of: {', '.join(PROGRAMS)}")
@@ -90,9 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--modality", default="text", help="text or image (Experience-Transfer)")
     data.add_argument("--rules", help="a rule table as JSON (default: the HDR paper's Table 1)")
     data.add_argument("--seed", type=int, default=0, help="data seed (default 0); demos come from seed + 1000")
-    data.add_argument("--limit", type=_whole("--limit", 1), help="evaluate each configuration on the first N examples")
+    data.add_argument("--limit", type=whole("--limit", 1), help="evaluate each configuration on the first N examples")
     study = parser.add_argument_group("study")
-    study.add_argument("--trials", type=_whole("--trials", 1), default=20, help="trials in the study, all workers together (default 20)")
+    study.add_argument("--trials", type=whole("--trials", 1), default=20, help="trials in the study, all workers together (default 20)")
     study.add_argument("--study", help="study name (default L<level> or the split); the directory is runs/optimize/<program>-<study>")
     study.add_argument("--storage", help="Optuna RDB URL shared by workers (default: sqlite in the study directory)")
     study.add_argument("--out", type=Path, help="study directory (default runs/optimize/<program>-<study>)")
@@ -107,28 +72,22 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--sampler-seed", type=int, help="seed the sampler (leave out when several workers share a study)")
     study.add_argument("--pruner", default="median",
                        help="median (default) or none; single-objective studies only: Optuna does not prune multi-objective ones")
-    study.add_argument("--chunks", type=_whole("--chunks", 1), default=3,
+    study.add_argument("--chunks", type=whole("--chunks", 1), default=3,
                        help="examples are answered in this many growing chunks, accuracy reported to the pruner after each (default 3)")
     study.add_argument("--demo-source", default="labeled", help=f"how demos are made: {' or '.join(DEMO_SOURCES)} (default labeled)")
-    study.add_argument("--train-size", type=_whole("--train-size", 1), default=40, help="training examples demos are drawn from (default 40)")
-    study.add_argument("--n-jobs", type=_whole("--n-jobs", 1), default=1, help="trials run at once in this process (threads)")
-    study.add_argument("--threads", type=_whole("--threads", 1), default=1, help="examples answered in parallel within a trial")
-    study.add_argument("--heartbeat", type=_whole("--heartbeat", 1), default=60,
+    study.add_argument("--train-size", type=whole("--train-size", 1), default=40, help="training examples demos are drawn from (default 40)")
+    study.add_argument("--n-jobs", type=whole("--n-jobs", 1), default=1, help="trials run at once in this process (threads)")
+    study.add_argument("--threads", type=whole("--threads", 1), default=1, help="examples answered in parallel within a trial")
+    study.add_argument("--heartbeat", type=whole("--heartbeat", 1), default=60,
                        help="seconds between a running trial's heartbeats; a trial silent for twice this is failed and retried")
-    add_lm_options(parser)
+    add_lm_options(parser, cache_home="<out>")
+    add_fault_options(parser, "examples", budget=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        return _run(args)
-    except (UsageError, SpaceError, StudyError, LMConfigError, RuleTableError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted; rerun the same command to continue the study", file=sys.stderr)
-        return 130
+    return run_cli(lambda: _run(build_parser().parse_args(argv)), bad_input=(SpaceError, StudyError, RuleTableError),
+                   continue_hint="rerun the same command to continue the study")
 
 
 def resolve_space(program: str, params: list[str], space_file: str | None) -> Space:
@@ -199,12 +158,7 @@ def _run(args: argparse.Namespace) -> int:
     study_dir.mkdir(parents=True, exist_ok=True)
     storage = open_storage(args.storage or sqlite_url(study_dir / "study.db"), heartbeat=args.heartbeat)
 
-    choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache,
-                  slots=max(SLOTS, args.threads * args.n_jobs))  # requests the local server decodes together
-    if args.timeout is not None:
-        choose["timeout"] = args.timeout
-    task = resolve(args.lm, **choose)
-    memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
+    task, memory = resolve_lms(args, slots=args.threads * args.n_jobs, resolve=resolve)
     if args.modality == "image" and (task.local or memory.local):
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
     use_response_cache(args.cache or study_dir / "dspy_cache")
@@ -213,7 +167,7 @@ def _run(args: argparse.Namespace) -> int:
                   seed=args.seed, limit=args.limit, objectives=objectives, chunks=args.chunks, demo_source=args.demo_source,
                   train_size=args.train_size, threads=args.threads, lm=task.spec, memory_lm=memory.spec,
                   temperature=args.temperature, max_tokens=args.max_tokens, memory_file=args.memory)
-    policy = RetryPolicy(retries=args.retries)
+    policy = retry_policy(args)
     if task_kind == "experience_transfer":
         from .objective import ExperienceTransferObjective
 

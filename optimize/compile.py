@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,13 +30,13 @@ import dspy
 
 from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
 from memreason.eval.experience_transfer import observation
-from memreason.lm.faults import RetryPolicy
-from memreason.lm import LMChoice, LMConfigError
+from memreason.eval.options import Parser, UsageError, add_fault_options, add_lm_options, resolve_lms, retry_policy, run_cli, whole
 from memreason.eval.runs import new_run_dir, use_response_cache, write_json
+from memreason.lm import LMChoice
 from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
-from .cli import UsageError, _Parser, _whole, add_lm_options, arc_data_flags
+from .cli import arc_data_flags
 from .demos import SceneAnswerer, arc_training_tasks, scene_examples, strip_memory, training_level
 from .lms import resolve
 from .metrics import ArcFeedback, CountFeedback
@@ -48,7 +47,7 @@ OPTIMIZERS = ("bootstrap", "mipro", "gepa", "simba")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m optimize compile", description="Compile a program's predictors with a DSPy optimizer.")
+    parser = Parser(prog="python -m optimize compile", description="Compile a program's predictors with a DSPy optimizer.")
     parser.add_argument("program", help=f"one of: {', '.join(PROGRAMS)}")
     parser.add_argument("--optimizer", required=True, help=f"one of {', '.join(OPTIMIZERS)}")
     parser.add_argument("--level", type=int, help=f"Experience-Transfer level {LEVELS}")
@@ -56,29 +55,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--memory", help="ARC: the concept memory file the program reads")
     parser.add_argument("--rules", help="a rule table as JSON (default: the HDR paper's Table 1)")
     parser.add_argument("--seed", type=int, default=0, help="data seed (default 0); training data comes from seed + 1000")
-    parser.add_argument("--limit", type=_whole("--limit", 1), help="at most N validation examples (default: half the trainset)")
-    parser.add_argument("--trainset-size", type=_whole("--trainset-size", 1), default=20, help="training examples (default 20)")
+    parser.add_argument("--limit", type=whole("--limit", 1), help="at most N validation examples (default: half the trainset)")
+    parser.add_argument("--trainset-size", type=whole("--trainset-size", 1), default=20, help="training examples (default 20)")
     parser.add_argument("--config", type=Path, help="start from a configuration's knobs (best.json of a study)")
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="a constructor knob, e.g. K=2")
-    parser.add_argument("--candidates", type=_whole("--candidates", 1),
+    parser.add_argument("--candidates", type=whole("--candidates", 1),
                         help="MIPROv2: instruction/demo candidates and trials instead of auto=light; SIMBA: candidates")
-    parser.add_argument("--max-demos", type=_whole("--max-demos", 0), default=4, help="demos per predictor (default 4)")
-    parser.add_argument("--budget", type=_whole("--budget", 1), help="GEPA: metric calls (default 20 x trainset)")
+    parser.add_argument("--max-demos", type=whole("--max-demos", 0), default=4, help="demos per predictor (default 4)")
+    parser.add_argument("--budget", type=whole("--budget", 1), help="GEPA: metric calls (default 20 x trainset)")
     parser.add_argument("--out", type=Path, help="output directory (default runs/compiled/<program>-<optimizer>-<time>)")
-    parser.add_argument("--threads", type=_whole("--threads", 1), default=1, help="optimizer threads")
-    add_lm_options(parser)
+    parser.add_argument("--threads", type=whole("--threads", 1), default=1, help="optimizer threads")
+    add_lm_options(parser, cache_home="<out>")
+    add_fault_options(parser, "examples", budget=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _run(build_parser().parse_args(argv))
-    except (UsageError, LMConfigError, RuleTableError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_cli(lambda: _run(build_parser().parse_args(argv)), bad_input=(RuleTableError,),
+                   continue_hint="the answers so far are cached: rerun the same command")
 
 
 def _knobs(args: argparse.Namespace) -> dict[str, Any]:
@@ -109,9 +103,7 @@ def _run(args: argparse.Namespace) -> int:
     arc = PROGRAMS[args.program].task == "arc"
     if not arc and args.level not in LEVELS:
         raise UsageError(f"{args.program} needs --level {{1,2,3}}")
-    choose = dict(api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens, cache=not args.no_cache)
-    task = resolve(args.lm, **choose)
-    memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
+    task, memory = resolve_lms(args, resolve=resolve)
     out = args.out or new_run_dir(Path("runs") / "compiled", f"{args.program}-{args.optimizer}")
     out.mkdir(parents=True, exist_ok=True)
     use_response_cache(args.cache or out / "dspy_cache")
@@ -168,7 +160,7 @@ def compile_experience_transfer(args, program, knobs, task: LMChoice, memory: LM
     trainset = examples[: args.trainset_size]
     valset = examples[args.trainset_size:][: args.limit or max(1, args.trainset_size // 2)]
     episodes = [Episode(observation=observation(e, "text"), label=e.label) for e in data.episodes]
-    record = build_memory(program, episodes, data, memory, RetryPolicy(retries=args.retries))
+    record = build_memory(program, episodes, data, memory, retry_policy(args))
     write_json(out / "memory.json", record)
     metric = CountFeedback(data, program.hypotheses, scenes=train_level.test)
     student = SceneAnswerer(program)

@@ -34,7 +34,7 @@ def responder():
 @pytest.fixture
 def scripted(monkeypatch):
     engine = ScriptedEngine(responder())
-    monkeypatch.setattr(arc_cli, "resolve_lm", lambda spec, **kw: choice(engine, spec or "embedded"))
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: choice(engine, spec or "embedded"))
     monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     return engine
 
@@ -126,7 +126,7 @@ def test_build_memory_by_solving_keeps_only_solutions_verified_on_all_pairs(tmp_
     out = tmp_path / "oe.json"
     engine = ScriptedEngine(Script(program={"program": FLIP}, derivation={"derivation": ["Observation: o"]},
                                    concepts={"concepts": [{"situation": "s", "suggestion": "x"}]}))
-    monkeypatch.setattr(arc_cli, "resolve_lm", lambda spec, **kw: choice(engine))
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: choice(engine))
     assert arc_cli.main(["build_memory", "--format", "oe", "--split", str(tiny), "--attempts", "1", "--retries", "0",
                          "--out", str(out), "--run-dir", str(tmp_path / "log"), "--no-progress"]) == 0
     memory = json.loads(out.read_text())
@@ -206,7 +206,7 @@ def test_json_mode_as_the_embedded_model_is_driven(tmp_path, tiny, monkeypatch, 
 
     script = Script(program={"program": FLIP}, **memory_answers)
     engine = ScriptedEngine(script)
-    monkeypatch.setattr(arc_cli, "resolve_lm", lambda spec, **kw: LMChoice("embedded", engine.lm(), local=True))
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice("embedded", engine.lm(), local=True))
     monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     out = tmp_path / "run"
     assert arc_cli.main([program, "--split", str(tiny), "--attempts", "1", "--continual-every", "1",

@@ -42,7 +42,7 @@ def script():
 
 
 def use(monkeypatch, engine):
-    monkeypatch.setattr(arc_cli, "resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False))
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False))
     monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
 
 
@@ -94,7 +94,8 @@ def slow(call):  # time for the test to kill the run between two tasks' calls
     return answer(call)
 
 engine = ScriptedEngine(slow)
-arc_cli.resolve_lm = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False)
+import memreason.eval.options as options
+options.resolve_lm = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False)
 arc_cli.make_sandbox = lambda workers, wall_seconds: small_sandbox()
 sys.exit(arc_cli.main(sys.argv[1:]))
 """

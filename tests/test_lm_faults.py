@@ -37,7 +37,7 @@ def lines(out):
 def test_a_100_example_run_survives_a_faulty_server(tmp_path, api_key):
     out = tmp_path / "run"
     with StubServer(latency=0.2, fail_rate=0.2, seed=3, hang=1.0, lifetime=120) as stub:
-        code = cli.main(stub_argv(stub, out, "--limit", "100", "--threads", "8", "--timeout", "0.5"))
+        code = cli.main(stub_argv(stub, out, "--limit", "100", "--threads", "8", "--lm-timeout", "0.5"))
         served = stub.stats()["served"]
     assert code == 0
     records = lines(out)
@@ -60,7 +60,7 @@ def test_a_100_example_run_survives_a_faulty_server(tmp_path, api_key):
 def test_max_errors_stops_a_failing_run_and_keeps_its_work(tmp_path, api_key, capsys):
     out = tmp_path / "run"
     with StubServer(latency=0, fail_rate=1.0, faults=("server_error",)) as down:
-        code = cli.main(stub_argv(down, out, "--limit", "12", "--retries", "1", "--max-errors", "2"))
+        code = cli.main(stub_argv(down, out, "--limit", "12", "--lm-retries", "1", "--max-errors", "2"))
         assert down.served["server_error"] == 3 * 2  # three scenes, each tried twice
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "--max-errors 2" in err and "Traceback" not in err
@@ -87,7 +87,7 @@ def test_a_refused_key_stops_the_run_at_once(tmp_path, api_key, capsys):
 
 def test_memory_that_cannot_be_built_stops_the_run_and_it_resumes(tmp_path, api_key, capsys):
     out = tmp_path / "run"
-    argv = ["reflexion_all", "--level", "1", "--lm", "openai/stub", "--out", str(out), "--limit", "3", "--retries", "2", *FAST]
+    argv = ["reflexion_all", "--level", "1", "--lm", "openai/stub", "--out", str(out), "--limit", "3", "--lm-retries", "2", *FAST]
     with StubServer(latency=0, fail_rate=1.0, faults=("rate_limit",)) as down:
         assert cli.main([*argv, "--api-base", down.url]) == 1
         assert down.served["rate_limit"] == 3

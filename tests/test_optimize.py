@@ -203,7 +203,7 @@ def test_each_optimizer_compiles_and_python_m_eval_loads_the_state(tmp_path, mon
     assert all(set(d) <= {"query", "scene", "count", "reasoning", "augmented"} for d in state["reasoner.answer"]["demos"])
     if optimizer == "bootstrap":
         assert state["reasoner.answer"]["demos"]
-    monkeypatch.setattr(eval_cli, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
     run = tmp_path / f"eval-{optimizer}"
     assert eval_cli.main(["hdr", "--level", "1", "--limit", "3", "--config", str(out / "config.json"),
                           "--program-state", str(out / "program.json"), "--out", str(run), "--no-progress",
@@ -251,7 +251,7 @@ def test_a_state_that_does_not_fit_is_refused(tmp_path, capsys, monkeypatch):
     from memreason.programs import build_program
 
     build_program("hdr", cot=True).save(str(tmp_path / "cot.json"))
-    monkeypatch.setattr(eval_cli, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
     argv = ["hdr", "--level", "1", "--program-state", str(tmp_path / "cot.json"), "--out", str(tmp_path / "run"), *LMS]
     (tmp_path / "plain.json").write_text(json.dumps({"program": "hdr", "knobs": {"cot": False}}))
     assert eval_cli.main([*argv, "--config", str(tmp_path / "plain.json")]) == 2

@@ -37,7 +37,7 @@ def scripted(monkeypatch, sandbox):
     """Scripted LMs by name; programs run in the test sandbox (the CLIs' ARC programs use the shared one)."""
     monkeypatch.setenv(SCRIPTED_ENV, "1")
     monkeypatch.setattr(arc_solver, "_shared", sandbox)
-    monkeypatch.setattr(arc_cli, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
     monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
 
 

@@ -101,7 +101,7 @@ def test_a_finished_run_is_read_back_without_any_call(tmp_path):
 @pytest.fixture
 def scripted_cli(monkeypatch):
     engine = ScriptedEngine(oracle_counter())
-    monkeypatch.setattr(cli, "resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
     return engine
 
 
@@ -186,7 +186,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
 
     def argv(stub, out):
         return ["episodic", "--level", "1", "--limit", "40", "--threads", "4", "--lm", "openai/stub",
-                "--api-base", stub.url, "--out", str(out), "--backoff", "0.01", "--timeout", "0.5",
+                "--api-base", stub.url, "--out", str(out), "--backoff", "0.01", "--lm-timeout", "0.5",
                 "--no-progress", "--no-report"]
 
     def served_scenes(stub):

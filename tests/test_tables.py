@@ -7,7 +7,7 @@ import pytest
 import memreason.eval.cli as cli
 import memreason.eval.tables as tables
 from memreason.datasets.experience_transfer import make_level
-from memreason.lm import LMChoice, ScriptedEngine
+from memreason.lm import LMConfigError, LMChoice, ScriptedEngine
 
 from scripted_answers import Script, approve_all, given, oracle_counter
 
@@ -29,10 +29,10 @@ def engines(monkeypatch):
     def resolve(spec, **kw):
         name = spec or "good"
         if name not in found:
-            raise tables.LMConfigError(f"unknown LM {name!r}")
+            raise LMConfigError(f"unknown LM {name!r}")
         return LMChoice(name, found[name].lm(), local=False)
 
-    monkeypatch.setattr(cli, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
     monkeypatch.setattr(tables, "resolve_lm", resolve)
     return found
 

@@ -8,7 +8,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import dspy
 from tqdm import tqdm
 
 from memreason.datasets.arc import ArcTask
