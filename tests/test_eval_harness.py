@@ -119,7 +119,7 @@ def test_a_failing_answer_is_recorded_and_the_run_goes_on(tmp_path):
 @pytest.fixture
 def scripted_cli(monkeypatch):
     engine = ScriptedEngine(oracle_counter())
-    monkeypatch.setattr(cli, "resolve_lm", lambda spec, **kw: choice(engine))
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: choice(engine))
     return engine
 
 
