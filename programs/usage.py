@@ -26,8 +26,3 @@ def usage() -> Iterator[dict[str, int]]:
                 spent["completion"] += entry.get("completion_tokens") or 0
                 spent["calls"] += 1
 
-
-def add(total: dict[str, int], spent: dict[str, int]) -> dict[str, int]:
-    for key, value in spent.items():
-        total[key] = total.get(key, 0) + value
-    return total

@@ -14,8 +14,6 @@ component with ``steps_by_predictor = True`` also names its predictor that made 
 Tokens are those the answers took, whether they came from the provider or from DSPy's
 cache: a run resumed from its cache reports what an uninterrupted run reports. (What was
 paid in this process is what a provider's bill says; the cache makes it smaller.)
-
-``counting()`` is the older whole-block counter over ``dspy.track_usage`` (provider calls only).
 """
 
 from __future__ import annotations
@@ -156,16 +154,3 @@ def entry_usage(entry: dict[str, Any] | None) -> tuple[int, int, bool]:
     prompt = getattr(cached_usage, "input_tokens", None) or getattr(cached_usage, "prompt_tokens", 0)
     completion = getattr(cached_usage, "output_tokens", None) or getattr(cached_usage, "completion_tokens", 0)
     return int(prompt or 0), int(completion or 0), True
-
-
-@contextmanager
-def counting() -> Iterator[Tokens]:
-    """Count the tokens of every LM call made inside the block (in this thread)."""
-    tokens = Tokens()
-    with dspy.track_usage() as tracker:
-        yield tokens
-    for entries in tracker.usage_data.values():
-        for entry in entries:
-            tokens.prompt += entry.get("prompt_tokens") or 0
-            tokens.completion += entry.get("completion_tokens") or 0
-            tokens.calls += 1
