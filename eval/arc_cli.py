@@ -38,7 +38,7 @@ from .arc_tables import markdown_table
 from .options import (Parser, UsageError, add_fault_options, add_lm_options, add_run_options, check_out_path, number,
                       resolve_lms, retry_policy, run_cli, temperature, whole)
 from .resume import RunDirError, check_same_config, read_config, resumed_args
-from .runs import new_run_dir, use_response_cache, write_json
+from .runs import RunConfig, new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
@@ -155,11 +155,6 @@ def _check_run_dir(run_dir: Path | None, requested: dict[str, Any], keys: tuple[
     return False
 
 
-def _requested(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    return {**record, "lm": args.lm or "embedded", "memory_lm": args.memory_lm or args.lm or "embedded", **extra}
-
-
 def _open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
     run_dir = path or new_run_dir(Path("runs"), name)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -193,7 +188,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     task_ids = [t.id for t in tasks]
     tuned = dict(task_ids=task_ids, knobs=knobs, program_state_sha256=state_digest)
-    continuing = _check_run_dir(args.out, _requested(args, **tuned), IDENTITY, "--out")  # before any model loads
+    continuing = _check_run_dir(args.out, RunConfig.of(args, config, **tuned).to_json(), IDENTITY, "--out")  # before any model loads
     task, memory = resolve_lms(args, temperature=0.0)
     if args.modality == "image" and memory.local:
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")
@@ -202,8 +197,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if continuing:
         print(f"continuing the run in {run_dir}", file=sys.stderr)
     else:
-        write_json(run_dir / "config.json", _requested(args, out=str(run_dir), resume=None, lm=task.spec,
-                                                       memory_lm=memory.spec, **tuned))
+        RunConfig.of(args, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
     with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
         results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
                                progress=not args.no_progress, tasks=tasks, initial_memory=memory_store,
@@ -245,15 +239,16 @@ def _build(args: argparse.Namespace) -> int:
         cot=args.cot, temperature=args.temperature, threads=args.threads,
     )
     config.load()  # bad splits, ids, solution folders fail here, before any model loads
-    continuing = _check_run_dir(args.run_dir, _requested(args, program="build_memory"), BUILD_IDENTITY, "--run-dir")
+    continuing = _check_run_dir(args.run_dir, RunConfig.of(args, config, program="build_memory").to_json(), BUILD_IDENTITY,
+                                "--run-dir")
     task, memory = resolve_lms(args, temperature=0.0)
     split_name = Path(args.split).name if args.split not in SPLITS else args.split
     run_dir = _open_run_dir(args.run_dir, f"build_memory-{args.format}-{split_name}", args.cache)
     if continuing:
         print(f"continuing the build in {run_dir}", file=sys.stderr)
     else:
-        write_json(run_dir / "config.json", _requested(args, program="build_memory", run_dir=str(run_dir), lm=task.spec,
-                                                       memory_lm=memory.spec))
+        RunConfig.of(args, config, lm=task.spec, memory_lm=memory.spec, program="build_memory",
+                     run_dir=str(run_dir)).write(run_dir)
     with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
         results = build_memory(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
                                progress=not args.no_progress, policy=retry_policy(args), max_errors=args.max_errors)

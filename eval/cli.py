@@ -27,7 +27,7 @@ from .experience_transfer import MODALITIES, ExperienceTransferConfig, evaluate_
 from .options import (Parser, UsageError, add_fault_options, add_lm_options, add_run_options, check_out_path, resolve_lms,
                       retry_policy, run_cli, whole)
 from .resume import IDENTITY, RunDirError, check_same_config, read_config, resumed_args
-from .runs import new_run_dir, use_response_cache, write_json
+from .runs import RunConfig, new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 
@@ -93,8 +93,8 @@ def _run(args: argparse.Namespace) -> int:
     data = config.load_data()  # bad rules files fail here, before any model loads
 
     run_dir = args.out
-    requested = {**vars(args), "lm": args.lm or "embedded", "memory_lm": args.memory_lm or args.lm or "embedded",
-                 "knobs": knobs, "program_state_sha256": state_digest}
+    tuned = dict(knobs=knobs, program_state_sha256=state_digest)
+    requested = RunConfig.of(args, config, **tuned).to_json()
     continuing = run_dir is not None and (run_dir / "config.json").exists()
     if continuing:
         check_same_config(read_config(run_dir), requested, run_dir)  # before any model loads
@@ -111,8 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     if continuing:
         print(f"continuing the run in {run_dir}", file=sys.stderr)
     else:
-        record = _config_record(args, run_dir, task.spec, memory.spec)
-        write_json(run_dir / "config.json", {**record, "knobs": knobs, "program_state_sha256": state_digest})
+        RunConfig.of(args, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
 
     results = evaluate_experience_transfer(
         config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress, data=data,
@@ -137,11 +136,6 @@ def _knobs_and_state(args: argparse.Namespace) -> tuple[dict[str, Any], str | No
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--config {args.config}: {args.program} does not take these knobs: {exc}") from None
     return knobs, state_digest(program, f"{args.program} with knobs {knobs}", args.program_state)
-
-
-def _config_record(args: argparse.Namespace, run_dir: Path, task_spec: str, memory_spec: str) -> dict[str, Any]:
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    return {**record, "out": str(run_dir), "resume": None, "lm": task_spec, "memory_lm": memory_spec}
 
 
 def summary_table(rows: list[dict[str, Any]]) -> str:

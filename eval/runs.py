@@ -14,10 +14,12 @@ resumed run's results equal an uninterrupted run's: compare them with :func:`com
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import threading
 import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,39 @@ TIMING_KEYS = ("wall_seconds", "execution")
 def comparable(results: dict[str, Any]) -> dict[str, Any]:
     """``results`` without :data:`TIMING_KEYS`: equal for an interrupted-and-resumed run and an uninterrupted one."""
     return {key: value for key, value in results.items() if key not in TIMING_KEYS}
+
+
+@dataclass
+class RunConfig:
+    """``config.json``: what a run asked for, resolved.
+
+    ``harness`` is the harness's own config dataclass (``ExperienceTransferConfig``,
+    ``ArcConfig``, ``BuildConfig``: what decides the results), ``lm`` and ``memory_lm`` the
+    resolved model strings, ``options`` the command line's other options as given, and
+    ``extra`` what the CLI derived (the digest of a program state, the task ids, the run
+    directory). Written flat, with option names as keys, so ``--resume`` reads a run's own
+    options back and a continued run is checked key by key against it.
+    """
+
+    harness: Any
+    lm: str
+    memory_lm: str
+    options: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, harness: Any, *, lm: str | None = None, memory_lm: str | None = None,
+           **extra: Any) -> "RunConfig":
+        """The config of a run started from ``args`` (models default to what the options name)."""
+        options = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+        lm = lm or args.lm or "embedded"
+        return cls(harness, lm, memory_lm or getattr(args, "memory_lm", None) or lm, options, extra)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.options, **asdict(self.harness), "lm": self.lm, "memory_lm": self.memory_lm, **self.extra}
+
+    def write(self, run_dir: Path) -> None:
+        write_json(run_dir / "config.json", self.to_json())
 
 
 def read_json(path: Path) -> Any:
