@@ -36,7 +36,7 @@ from memreason.programs.memory_file import MemoryFileError
 from .arc import KNOB_FIELDS, ArcConfig, BuildConfig, build_memory, evaluate_arc
 from .arc_tables import markdown_table
 from .options import (Parser, UsageError, add_fault_options, add_lm_options, add_run_options, check_out_path, number,
-                      resolve_lms, retry_policy, run_cli, temperature, whole)
+                      publish, resolve_lms, retry_policy, run_cli, temperature, whole)
 from .resume import RunDirError, check_same_config, read_config, resumed_args
 from .runs import RunConfig, new_run_dir, use_response_cache, write_json
 from .tuned import TunedError, as_paths, config_knobs, state_digest
@@ -202,13 +202,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
                                progress=not args.no_progress, tasks=tasks, initial_memory=memory_store,
                                policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed)
-    write_json(run_dir / "results.json", results)
-    print(markdown_table([results]))
-    if not args.no_report:
-        from .report import write_run_report
-
-        print(f"report: {write_run_report(run_dir)}")
-    print(f"\nrun directory: {run_dir}")
+    publish(run_dir, results, markdown_table([results]), report=not args.no_report)
     return 0
 
 

@@ -24,10 +24,10 @@ from memreason.datasets.experience_transfer import LEVELS, RuleTableError
 from memreason.programs import PROGRAMS
 
 from .experience_transfer import MODALITIES, ExperienceTransferConfig, evaluate_experience_transfer
-from .options import (Parser, UsageError, add_fault_options, add_lm_options, add_run_options, check_out_path, resolve_lms,
-                      retry_policy, run_cli, whole)
+from .options import (Parser, UsageError, add_fault_options, add_lm_options, add_run_options, check_out_path, publish,
+                      resolve_lms, retry_policy, run_cli, whole)
 from .resume import IDENTITY, RunDirError, check_same_config, read_config, resumed_args
-from .runs import RunConfig, new_run_dir, use_response_cache, write_json
+from .runs import RunConfig, new_run_dir, use_response_cache
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 
@@ -117,13 +117,7 @@ def _run(args: argparse.Namespace) -> int:
         config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress, data=data,
         policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed,
     )
-    write_json(run_dir / "results.json", results)
-    print(summary_table([results]))
-    if not args.no_report:
-        from .report import write_run_report
-
-        print(f"report: {write_run_report(run_dir)}")
-    print(f"\nrun directory: {run_dir}")
+    publish(run_dir, results, summary_table([results]), report=not args.no_report)
     return 0
 
 

@@ -91,7 +91,6 @@ def evaluate_experience_transfer(
     data = data or config.load_data()
     scenes = data.test[: config.limit] if config.limit is not None else data.test
     episodes = [Episode(observation=observation(e, config.modality), label=e.label) for e in data.episodes]
-    started = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
     finished = read_examples(run_dir / "examples.jsonl")
     if retry_failed:
@@ -115,12 +114,8 @@ def evaluate_experience_transfer(
             per_run.append([done[s.id] for s in scenes])
     finally:
         writer.close()
-    seconds = time.perf_counter() - started
-    results = summarise(config, per_run, memories, task, memory, data)
-    results["wall_seconds"] = round(seconds, 2)
-    results["execution"] = session.execution(seconds=seconds, threads=config.threads, resumed=resumed,
-                                             answered=sum(len(r) for r in per_run) - resumed)
-    return results
+    return session.finish(summarise(config, per_run, memories, task, memory, data), threads=config.threads, resumed=resumed,
+                          answered=sum(len(r) for r in per_run) - resumed)
 
 
 def memorize(program_name: str, data: ExperienceTransferLevel, memory: LMChoice, run_dir: Path, runs: list[int], *,

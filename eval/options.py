@@ -132,6 +132,18 @@ def check_out_path(path: Path | None, flag: str = "--out") -> None:
         raise UsageError(f"{flag} {path} is a file, not a directory")
 
 
+def publish(run_dir: Path, results: dict, table: str, *, report: bool = True) -> None:
+    """Save a finished run's ``results.json``, print its ``table``, write its report, say where it all is."""
+    from .report import write_run_report  # matplotlib: only once there is something to plot
+    from .runs import write_json
+
+    write_json(run_dir / "results.json", results)
+    print(table)
+    if report:
+        print(f"report: {write_run_report(run_dir)}")
+    print(f"\nrun directory: {run_dir}")
+
+
 def run_cli(command: Callable[[], int], *, bad_input: tuple[type[BaseException], ...] = (),
             continue_hint: str = "rerun the same command to continue") -> int:
     """Run a CLI ``command``: bad input prints one line and exits 2, a stopped run exits 1 (its work kept),

@@ -14,8 +14,9 @@ unparseable answers are not asked again. ``errors`` is the run's error budget.
 
 from __future__ import annotations
 
+import time
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import dspy
@@ -37,6 +38,7 @@ class RunSession:
     memory_adapter: dspy.Adapter
     policy: RetryPolicy
     errors: ErrorBudget
+    started: float = field(default_factory=time.perf_counter)
 
     @classmethod
     def start(cls, task: LMChoice, memory: LMChoice, *, policy: RetryPolicy | None = None,
@@ -58,6 +60,13 @@ class RunSession:
 
     def memory_context(self) -> AbstractContextManager:
         return dspy.context(lm=self.memory_lm, adapter=self.memory_adapter)
+
+    def finish(self, results: dict[str, Any], *, threads: int, resumed: int, answered: int) -> dict[str, Any]:
+        """``results`` with the session's wall time and :meth:`execution` added."""
+        seconds = time.perf_counter() - self.started
+        results["wall_seconds"] = round(seconds, 2)
+        results["execution"] = self.execution(seconds=seconds, threads=threads, resumed=resumed, answered=answered)
+        return results
 
     def execution(self, *, seconds: float, threads: int, resumed: int, answered: int) -> dict[str, Any]:
         """How the run was executed (not part of its results proper: a resumed run differs here only)."""

@@ -15,6 +15,8 @@ distinct ``rollout_id`` and ``seed`` each (so DSPy's cache and a seeded local mo
 give distinct samples); ``seed`` offsets them, e.g. one per repeated run. With
 ``parallel`` set, the attempts run at once (in threads that inherit DSPy's context), so
 a server that batches requests decodes them together; the record is the same.
+Synchronous only (no ``aforward``): programs run in the sandbox's worker processes, and
+attempts are parallelised by threads.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, Protocol, Sequence
 import dspy
 
 from memreason.datasets.arc import ArcTask, Grid, grid_text, puzzle_text
+from memreason.lm.faults import LMFailure
 from memreason.signatures import RetryArcPuzzle, SolveArcPuzzle
 
 from .usage import usage
@@ -118,6 +121,18 @@ class ArcSolver(dspy.Module):
     def __init__(self, *, attempts: int = 2, retries: int = 0, with_concepts: bool = True, cot: bool = False,
                  temperature: float = 0.7, seed: int = 0, sandbox: Runner | None = None, shown_examples: int = 3,
                  parallel: bool = False):
+        """
+        Args:
+            attempts: independent attempts per task.
+            retries: retries per attempt, each given the execution feedback of the last program.
+            with_concepts: the prompts carry a ``concepts`` field (memory); False for memoryless programs.
+            cot: think step by step before writing the program.
+            temperature: sampling temperature of the attempts.
+            seed: offsets each attempt's seed and rollout id.
+            sandbox: where programs run (default: a shared sandbox started on first use).
+            shown_examples: how many wrong train examples a retry's feedback shows.
+            parallel: run a task's attempts at once, in threads that inherit DSPy's context.
+        """
         super().__init__()
         self.parallel = parallel
         if attempts < 1 or retries < 0:
@@ -186,12 +201,11 @@ class ArcSolver(dspy.Module):
 
 
 def error_text(exc: BaseException) -> str:
-    """``"<kind>: <reason>"``: the fault kind a harness's LM guard gave the error (``rate_limit``,
-    ``unparseable``, ...; see ``memreason.lm.faults.LMFailure``), else the exception's type, then its first line."""
-    kind, reason = getattr(exc, "kind", None), getattr(exc, "reason", None)
-    if not (isinstance(kind, str) and isinstance(reason, str)):
-        kind, reason = type(exc).__name__, str(exc).splitlines()[0] if str(exc).strip() else ""
-    return f"{kind}: {reason}"
+    """``"<kind>: <reason>"``: the fault kind of an :class:`LMFailure` (``rate_limit``, ``unparseable``,
+    ...), else the exception's type, then its first line."""
+    if isinstance(exc, LMFailure):
+        return f"{exc.kind}: {exc.reason}"
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc).strip() else ''}"
 
 
 def feedback(task: ArcTask, step: Step, shown: int = 3) -> str:

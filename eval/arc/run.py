@@ -45,7 +45,6 @@ def evaluate_arc(
     continuing whatever ``run_dir`` already holds; ``retry_failed`` solves again the tasks recorded as failures."""
     tasks = list(tasks) if tasks is not None else config.load_tasks()
     initial = initial_memory if initial_memory is not None else config.load_memory()
-    started = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
     finished = read_examples(run_dir / "examples.jsonl")
     if retry_failed:
@@ -64,12 +63,8 @@ def evaluate_arc(
             kept += run_kept
     finally:
         writer.close()
-    seconds = time.perf_counter() - started
-    results = summarise(config, tasks, per_run, writes, task, memory)
-    results["wall_seconds"] = round(seconds, 2)
-    results["execution"] = session.execution(seconds=seconds, threads=config.threads, resumed=kept,
-                                             answered=sum(len(r) for r in per_run) - kept)
-    return results
+    return session.finish(summarise(config, tasks, per_run, writes, task, memory), threads=config.threads, resumed=kept,
+                          answered=sum(len(r) for r in per_run) - kept)
 
 
 def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | None, finished, session: RunSession,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -40,7 +39,6 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
 
     Continues what ``run_dir`` holds: tasks already recorded are not solved again and the memory
     is restored from the snapshot taken after the last of them that was written."""
-    started = time.perf_counter()
     tasks, given = config.load()
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True)
     writer_program = build_program({"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
@@ -114,11 +112,12 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
                 raise RunAborted(session.errors.why())
     finally:
         writer.close()
-    return _build_results(config, tasks, records, writer_program, out, session, time.perf_counter() - started, len(kept))
+    results = _build_results(config, tasks, records, writer_program, out, session)
+    return session.finish(results, threads=config.threads, resumed=len(kept), answered=len(records) - len(kept))
 
 
 def _build_results(config: BuildConfig, tasks: list[ArcTask], records: list[dict[str, Any]], writer_program, out: Path,
-                   session: RunSession, seconds: float, kept: int) -> dict[str, Any]:
+                   session: RunSession) -> dict[str, Any]:
     errors, failures = Counter(), Counter()
     tally = UsageTally()
     verified = written = 0
@@ -151,7 +150,5 @@ def _build_results(config: BuildConfig, tasks: list[ArcTask], records: list[dict
         "lm_retries": dict(sorted(tally.retries.items())),
         "errors": dict(sorted(errors.items())),
         **tally.results(session.task.spec, session.memory.spec),
-        "wall_seconds": round(seconds, 2),
-        "execution": session.execution(seconds=seconds, threads=config.threads, resumed=kept, answered=len(records) - kept),
         "config": {k: v for k, v in asdict(config).items() if k != "threads"},
     }
