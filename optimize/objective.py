@@ -22,7 +22,7 @@ import math
 import os
 import socket
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -31,9 +31,10 @@ import optuna
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel
 from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer, observation
-from memreason.lm.faults import GuardedLM, ResilientAdapter, RetryPolicy
-from memreason.lm import LMChoice
 from memreason.eval.runs import read_json, write_json
+from memreason.eval.session import RunSession
+from memreason.lm import LMChoice
+from memreason.lm.faults import RetryPolicy
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 from memreason.signatures import Episode
@@ -200,10 +201,7 @@ def build_memory(program, episodes: list[Episode], data: ExperienceTransferLevel
     """``program.memorize`` under the memory LM, metered: the record ``python -m eval`` saves as memory-run0.json."""
     meter = Meter(root=program)
     started = time.perf_counter()
-    lm = GuardedLM(memory.lm, role="memory", policy=policy)
-    # a local model decodes one prompt one way (greedy, under a JSON grammar): re-asking cannot help
-    adapter = ResilientAdapter.around(memory.adapter(), replace(policy, retries=0) if memory.local else policy)
-    with dspy.context(lm=lm, adapter=adapter), metering(meter):
+    with RunSession.start(memory, memory, policy=policy).memory_context(), metering(meter):
         record = program.memorize(episodes, data.oracle_hypotheses)
     return {**record, **meter.record(), "tokens": meter.tokens().as_dict(),
             "wall_seconds": round(time.perf_counter() - started, 2)}
