@@ -1,9 +1,12 @@
-"""Hand-written few-shot demonstrations for the concept abstractor (one per step, ours, not the paper's).
+"""Hand-written ARC demonstrations for the concept abstractor (one per step, ours, not the paper's).
+
+    use_arc_demos(abstractor)    # what the ARC programs do (their ``demos`` knob)
 
 One small puzzle -- grey objects recoloured by size rank -- abstracted both ways:
 OE as situation/suggestion lessons from a post-hoc derivation, PS as typed concepts,
 one of them higher-order (a sort taking the key as a routine), one a revision of a
-concept already in memory.
+concept already in memory. The puzzle is stated as the ARC programs state theirs
+(:func:`memreason.programs.arc_problem.arc_problem`, without test inputs).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import dspy
 
 from memreason.signatures import OEConcept, Parameter, PSConcept
+
+from .arc_problem import ARC_INTRO
 
 PUZZLE = """Example 1
 input (4 rows x 5 columns):
@@ -104,7 +109,19 @@ def _demo(**fields) -> dspy.Example:
     return dspy.Example(**fields)
 
 
-OE_DERIVE_DEMOS = [_demo(puzzle=PUZZLE, solution=SOLUTION, derivation=DERIVATION)]
-OE_ABSTRACT_DEMOS = [_demo(puzzle=PUZZLE, solution=SOLUTION, derivation=DERIVATION, concepts=OE_CONCEPTS)]
+PROBLEM = f"{ARC_INTRO}\n\n{PUZZLE}"
+
+OE_DERIVE_DEMOS = [_demo(problem=PROBLEM, solution=SOLUTION, derivation=DERIVATION)]
+OE_ABSTRACT_DEMOS = [_demo(problem=PROBLEM, solution=SOLUTION, derivation=DERIVATION, concepts=OE_CONCEPTS)]
 PS_PSEUDOCODE_DEMOS = [_demo(solution=SOLUTION, pseudocode=PSEUDOCODE)]
 PS_ABSTRACT_DEMOS = [_demo(memory=MEMORY, pseudocode=PSEUDOCODE, solution=SOLUTION, concepts=PS_CONCEPTS)]
+
+
+def use_arc_demos(abstractor) -> None:
+    """Give each step of a :class:`ConceptAbstractor` its ARC demonstration (replacing any it had)."""
+    if abstractor.format == "oe":
+        steps = [(abstractor.derive, OE_DERIVE_DEMOS), (abstractor.abstract, OE_ABSTRACT_DEMOS)]
+    else:
+        steps = [(abstractor.pseudocode, PS_PSEUDOCODE_DEMOS), (abstractor.abstract, PS_ABSTRACT_DEMOS)]
+    for predictor, examples in steps:
+        predictor.demos = list(examples)

@@ -26,6 +26,7 @@ import dspy
 from memreason.datasets.arc import ArcTask
 
 from .arc_solver import ArcSolver, Attempt, Runner, error_text
+from .memory_parameter import fill_missing_memory
 
 WRITE_GATES = ("train", "test")
 
@@ -47,6 +48,17 @@ class ArcProgram(dspy.Module):
     def __init__(self, *, attempts: int = 2, retries: int = 0, cot: bool = False, temperature: float = 0.7,
                  seed: int = 0, continual_every: int | None = None, write_gate: str = "train",
                  sandbox: Runner | None = None):
+        """
+        Args:
+            attempts: independent solving attempts per task (oracle@k draws from them).
+            retries: retries per attempt, each with the execution feedback of the last program.
+            cot: the solver thinks step by step before writing the program.
+            temperature: sampling temperature of the attempts.
+            seed: offsets the attempts' seeds and rollout ids (e.g. one per repeated run).
+            continual_every: write verified solutions to memory after every k tasks (None: memory frozen).
+            write_gate: which solutions count as verified, ``"train"`` or ``"test"`` (see the module docs).
+            sandbox: where programs run (a :class:`memreason.sandbox.Sandbox`; default: one started on first use).
+        """
         super().__init__()
         if continual_every is not None and continual_every < 1:
             raise ValueError(f"continual_every must be >= 1, got {continual_every}")
@@ -76,6 +88,11 @@ class ArcProgram(dspy.Module):
     def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
         """MEMWRITE from one verified solution; returns a record (with ``tokens``)."""
         return {}
+
+    def load_state(self, state: dict[str, Any], *, allow_unsafe_lm_state: bool = False) -> "ArcProgram":
+        """DSPy's; a state saved before programs saved their memory leaves the memory as it is."""
+        super().load_state(fill_missing_memory(self, state), allow_unsafe_lm_state=allow_unsafe_lm_state)
+        return self
 
     def set_memory_lm(self, lm: dspy.LM | None) -> None:
         """Run memory reads and writes on ``lm`` (the solver keeps the context's task LM)."""

@@ -9,6 +9,9 @@ does not forfeit the puzzle: the solver goes on without concepts and the read re
 The memory is fixed unless ``continual_every`` is set (Algorithm 1, see
 :mod:`memreason.programs.arc_program`). Knobs: the solver's (attempts, retries, cot,
 temperature), ``top_k``, ``continual_every``, ``write_gate``, ``demos``, ``modality``.
+
+The selector and the abstractor know nothing of ARC: ``read`` and ``write`` state the task
+to them (:mod:`memreason.programs.arc_problem`) and give the abstractor its ARC demos.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from dspy.utils.exceptions import AdapterParseError
 
 from memreason.datasets.arc import ArcTask
 
+from .abstraction_demos import use_arc_demos
+from .arc_problem import arc_problem, arc_problem_image
 from .arc_program import ArcProgram
 from .concept_abstractor import ConceptAbstractor
 from .concept_memory import ConceptMemory
@@ -30,18 +35,36 @@ class ArcMemo(ArcProgram):
 
     def __init__(self, *, format: str = "ps", select: bool = True, top_k: int | None = None,
                  reasoning_selection: bool = True, modality: str = "text", demos: bool = True, **solver_knobs: Any):
+        """
+        Args:
+            format: concept format, ``"oe"`` or ``"ps"``.
+            select: read selected concepts (``False``: the whole memory, the ablation).
+            top_k: the most concepts a read keeps (OE default 5, PS no cap).
+            reasoning_selection: PS selection thinks step by step first.
+            modality: ``"text"`` (grids as digits) or ``"image"`` (OE captions read the task drawn as an image;
+                PS selection reads text either way).
+            demos: the abstractor's steps carry one hand-written ARC demonstration each.
+            **solver_knobs: :class:`ArcProgram`'s (attempts, retries, cot, temperature, seed,
+                continual_every, write_gate, sandbox).
+        """
+        if modality not in ("text", "image"):
+            raise ValueError(f"modality must be 'text' or 'image', got {modality!r}")
         self.memory_format = format
         super().__init__(**solver_knobs)
-        self.select_concepts = select
-        self.selector = ConceptSelector(format, top_k=top_k, reasoning=reasoning_selection, modality=modality) if select else None
-        self.abstractor = ConceptAbstractor(format, demos=demos)
+        self.select_concepts, self.modality = select, modality
+        self.selector = ConceptSelector(format, top_k=top_k, reasoning=reasoning_selection) if select else None
+        self.abstractor = ConceptAbstractor(format)
+        if demos:
+            use_arc_demos(self.abstractor)
         self.memory = ConceptMemory(format)
 
     def read(self, task: ArcTask) -> tuple[str, dict[str, Any]]:
         if not self.select_concepts:
             return self.memory.render(), {"selected": "all", "concepts": len(self.memory)}
+        image = self.modality == "image" and self.memory_format == "oe"  # PS selection reads the grids as text
+        problem = arc_problem_image(task) if image else arc_problem(task)
         try:
-            out = self.selector(task=task, memory=self.memory)
+            out = self.selector(problem=problem, memory=self.memory)
         except (AdapterParseError, RuntimeError) as exc:
             if not _unreadable_answer(exc):
                 raise
@@ -49,7 +72,9 @@ class ArcMemo(ArcProgram):
         return out.concepts, out.record
 
     def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
-        return self.abstractor(task=task, solution=solution, memory=self.memory).record
+        out = self.abstractor(problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory,
+                              source=task.id)
+        return {"task": task.id, **{k: v for k, v in out.record.items() if k != "source"}}
 
 
 def _unreadable_answer(error: Exception) -> bool:
@@ -59,9 +84,11 @@ def _unreadable_answer(error: Exception) -> bool:
 
 class ArcMemoOE(ArcMemo):
     def __init__(self, **knobs: Any):
+        """:class:`ArcMemo` with open-ended concepts; ``knobs`` as there, except ``format``."""
         super().__init__(format="oe", **knobs)
 
 
 class ArcMemoPS(ArcMemo):
     def __init__(self, **knobs: Any):
+        """:class:`ArcMemo` with program-synthesis concepts; ``knobs`` as there, except ``format``."""
         super().__init__(format="ps", **knobs)

@@ -26,6 +26,8 @@ class Cheatsheet(ArcProgram):
     memory_format = "cheatsheet"
 
     def __init__(self, **solver_knobs: Any):
+        """``solver_knobs``: :class:`ArcProgram`'s (attempts, retries, cot, temperature, seed,
+        continual_every, write_gate, sandbox)."""
         super().__init__(**solver_knobs)
         self.curate = dspy.Predict(CurateCheatsheet)
         self.memory = CheatsheetMemory()

@@ -1,13 +1,19 @@
-"""The Dynamic Cheatsheet memory: one text, rewritten whole at every update."""
+"""The Dynamic Cheatsheet memory: one text, rewritten whole at every update.
+
+A DSPy parameter (:mod:`memreason.programs.memory_parameter`): saved and loaded with the
+program that holds it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from .memory_parameter import MemoryParameter
+
 
 @dataclass
-class CheatsheetMemory:
+class CheatsheetMemory(MemoryParameter):
     text: str = ""
     sources: list[str] = field(default_factory=list)
     format: str = "cheatsheet"
@@ -17,6 +23,16 @@ class CheatsheetMemory:
 
     def to_json(self) -> dict[str, Any]:
         return {"format": "cheatsheet", "text": self.text, "sources": list(self.sources)}
+
+    def dump_state(self, json_mode: bool = True) -> dict[str, Any]:
+        return self.to_json()
+
+    def load_state(self, state: dict[str, Any] | None) -> "CheatsheetMemory":
+        """Take the text and sources of ``state`` (a :meth:`to_json`; ``None`` keeps these)."""
+        if state is not None:
+            loaded = CheatsheetMemory.from_json(state)
+            self.text, self.sources = loaded.text, loaded.sources
+        return self
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "CheatsheetMemory":

@@ -12,7 +12,9 @@ punctuation) keeps every field: a field the revision leaves empty keeps its old
 value; parameters (by name), relevance cues and implementation notes are merged
 without duplicates. OE entries are named by their number, "1", "2", ...
 
-Persisted as JSON by :mod:`memreason.programs.memory_file` (atomic writes, one snapshot per update).
+Persisted as JSON by :mod:`memreason.programs.memory_file` (atomic writes, one snapshot per update),
+and, being a DSPy parameter (:mod:`memreason.programs.memory_parameter`), saved and loaded
+with any program that holds it (``program.save`` / ``program.load``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic import ValidationError
 
 from memreason.signatures import OEConcept, Parameter, PSConcept
 
+from .memory_parameter import MemoryParameter
 from .normalise import distinct, normalise
 
 Format = Literal["oe", "ps"]
@@ -42,7 +45,7 @@ class Entry:
         return {**self.concept.model_dump(), "uses": self.uses, "sources": list(self.sources)}
 
 
-class ConceptMemory:
+class ConceptMemory(MemoryParameter):
     """OE or PS concepts with usage counts and sources; thread-safe."""
 
     def __init__(self, format: Format, entries: Iterable[Entry] = ()):
@@ -141,6 +144,19 @@ class ConceptMemory:
 
     def to_json(self) -> dict[str, Any]:
         return {"format": self.format, "concepts": [e.to_json() for e in self.entries]}
+
+    def dump_state(self, json_mode: bool = True) -> dict[str, Any]:
+        return self.to_json()
+
+    def load_state(self, state: dict[str, Any] | None) -> "ConceptMemory":
+        """Take the concepts of ``state`` (a :meth:`to_json`; ``None`` keeps these); the formats must agree."""
+        if state is not None:
+            loaded = ConceptMemory.from_json(state)
+            if loaded.format != self.format:
+                raise ValueError(f"a {loaded.format} concept memory cannot be loaded into a {self.format} one")
+            with self._lock:
+                self.entries = loaded.entries
+        return self
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ConceptMemory":

@@ -1,48 +1,59 @@
-"""ConceptSelector, ArcMemo's memory read (paper section 3.4).
+"""ConceptSelector, ArcMemo's memory read (paper section 3.4), for any problem given as text or an image.
 
-    OE:  caption  <- Caption(puzzle)                       # observations apart from speculation
+    OE:  caption  <- Caption(problem)                      # observations apart from speculation
          chosen   <- SelectOE(situations, caption, top_k)  # lesson numbers
-    PS:  chosen   <- SelectPS(compressed memory, puzzle)   # reasoning over cues and types, then titles
+    PS:  chosen   <- SelectPS(compressed memory, problem)  # reasoning over cues and types, then titles
     s = render(chosen, in full)
 
 Names that do not exist in memory are dropped and counted (``hallucinated``);
 repeats are dropped; at most ``top_k`` are kept (no cap for PS when ``top_k`` is
-None). The caption reads the text grids, or the task rendered as an image with
-``modality="image"`` (a vision model). An empty memory makes no call.
+None). An empty memory makes no call. The caller states the problem: the ARC programs
+pass the puzzle's grids as text (or drawn as an image) after a line on the format
+(:mod:`memreason.programs.arc_problem`).
 """
 
 from __future__ import annotations
 
 import dspy
 
-from memreason.datasets.arc import ArcTask, puzzle_text, task_image
-from memreason.signatures import CaptionArcPuzzle, SelectOEConcepts, SelectPSConcepts
+from memreason.signatures import CaptionProblem, SelectOEConcepts, SelectPSConcepts
 
 from .concept_memory import ConceptMemory
+from .steps import Steps, arun, call, run
 from .usage import usage
 
 
 class ConceptSelector(dspy.Module):
-    """Choose the concepts of a memory relevant to a task; return them rendered for the solver."""
+    """Choose the concepts of a memory relevant to a problem; return them rendered in full."""
 
-    def __init__(self, format: str = "ps", *, top_k: int | None = None, reasoning: bool = True, modality: str = "text"):
+    def __init__(self, format: str = "ps", *, top_k: int | None = None, reasoning: bool = True):
+        """
+        Args:
+            format: the memory's concept format, ``"oe"`` (situation/suggestion lessons) or ``"ps"`` (typed concepts).
+            top_k: the most concepts kept (OE default 5; PS default None, no cap).
+            reasoning: PS only: think step by step before naming titles (``dspy.ChainOfThought``).
+        """
         super().__init__()
         if format not in ("oe", "ps"):
             raise ValueError(f"format must be 'oe' or 'ps', got {format!r}")
-        if modality not in ("text", "image"):
-            raise ValueError(f"modality must be 'text' or 'image', got {modality!r}")
         if top_k is not None and top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
-        self.format, self.modality = format, modality
+        self.format = format
         self.top_k = top_k if top_k is not None or format == "ps" else 5
         if format == "oe":
-            self.caption = dspy.Predict(CaptionArcPuzzle)
+            self.caption = dspy.Predict(CaptionProblem)
             self.select = dspy.Predict(SelectOEConcepts)
         else:
             self.select = dspy.ChainOfThought(SelectPSConcepts) if reasoning else dspy.Predict(SelectPSConcepts)
 
-    def forward(self, task: ArcTask, memory: ConceptMemory) -> dspy.Prediction:
+    def forward(self, problem: str | dspy.Image, memory: ConceptMemory) -> dspy.Prediction:
         """``concepts``: the chosen concepts in full; ``names``; ``record`` (asked, kept, hallucinated, tokens)."""
+        return run(self.steps(problem, memory))
+
+    async def aforward(self, problem: str | dspy.Image, memory: ConceptMemory) -> dspy.Prediction:
+        return await arun(self.steps(problem, memory))
+
+    def steps(self, problem: str | dspy.Image, memory: ConceptMemory) -> Steps[dspy.Prediction]:
         if memory.format != self.format:
             raise ValueError(f"a {self.format.upper()} selector cannot read a {memory.format.upper()} memory")
         record: dict = {"asked": [], "selected": [], "hallucinated": [], "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
@@ -50,13 +61,13 @@ class ConceptSelector(dspy.Module):
             return dspy.Prediction(concepts="", names=[], record=record)
         with usage() as spent:
             if self.format == "oe":
-                puzzle = dspy.Image(task_image(task)) if self.modality == "image" else puzzle_text(task)
-                caption = self.caption(puzzle=puzzle)
-                asked = self.select(situations=memory.render(compressed=True), observations=caption.observations,
-                                    speculation=caption.speculation, top_k=self.top_k).chosen
+                caption = yield call(self.caption, problem=problem)
+                chosen = yield call(self.select, situations=memory.render(compressed=True), top_k=self.top_k,
+                                    observations=caption.observations, speculation=caption.speculation)
+                asked = chosen.chosen
                 record["caption"] = {"observations": caption.observations, "speculation": caption.speculation}
             else:
-                asked = self.select(memory=memory.render(compressed=True), puzzle=puzzle_text(task)).selected
+                asked = (yield call(self.select, memory=memory.render(compressed=True), problem=problem)).selected
         known, unknown = memory.resolve(asked)
         names = known[: self.top_k] if self.top_k else known
         memory.use(names)

@@ -15,27 +15,41 @@ from __future__ import annotations
 
 import dspy
 
-from memreason.signatures import Episode, FactorExtraction
+from memreason.signatures import FactorExtraction
 
+from .episodes import as_episodes
 from .normalise import distinct, normalise
+from .steps import Steps, arun, call, run
 
 
 class FactorExtractor(dspy.Module):
     """Extract candidate factors from the episodes in at most ``K`` refinement passes."""
 
     def __init__(self, K: int = 2):
+        """
+        Args:
+            K: the most extraction passes (each revises the last; 0 makes no call and finds no factor).
+        """
         super().__init__()
         if K < 0:
             raise ValueError(f"K must be >= 0, got {K}")
         self.K = K
         self.extract = dspy.Predict(FactorExtraction)
 
-    def forward(self, episodes: list[Episode]) -> dspy.Prediction:
+    def forward(self, episodes) -> dspy.Prediction:
         """``factors``: the final set F; ``passes``: F_1, F_2, ... as returned by each call."""
+        return run(self.steps(episodes))
+
+    async def aforward(self, episodes) -> dspy.Prediction:
+        return await arun(self.steps(episodes))
+
+    def steps(self, episodes) -> Steps[dspy.Prediction]:
+        episodes = as_episodes(episodes)
         factors: list[str] = []
         passes: list[list[str]] = []
         for _ in range(self.K):
-            revised = distinct(self.extract(episodes=episodes, current_factors=factors).factors)
+            out = yield call(self.extract, episodes=episodes, current_factors=factors)
+            revised = distinct(out.factors)
             passes.append(revised)
             unchanged = _as_set(revised) == _as_set(factors)
             factors = revised

@@ -9,26 +9,30 @@ compares HDR with the CoT "Episodic + Semantic" oracle row.
 
 from __future__ import annotations
 
-from typing import Any
+import dspy
 
 from memreason.signatures import Episode
 
 from .memory_consolidator import MemoryConsolidator
-from .memory_program import MemoryProgram
+from .memory_program import Consolidation, MemoryProgram
+from .steps import Steps, call
 
 
 class HDR(MemoryProgram):
     """Answer from the episodes and the hypotheses that survived N generate-verify rounds."""
 
-    def __init__(self, *, K: int = 2, N: int = 3, cot: bool = True):
-        super().__init__(episodic=True, semantic=True, cot=cot)
+    def __init__(self, *, K: int = 2, N: int = 3, cot: bool = True,
+                 signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            K: the most factor-extraction passes of the consolidator.
+            N: the consolidator's generate-verify rounds.
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
         self.consolidator = MemoryConsolidator(K=K, N=N)
-        self.consolidation: dict[str, Any] = {}
 
-    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
-        out = self.consolidator(episodes=episodes)
-        self.consolidation = out.record
-        return out.hypotheses
-
-    def memory_record(self) -> dict[str, Any]:
-        return {**super().memory_record(), **self.consolidation}
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
+        out = yield call(self.consolidator, episodes=episodes)
+        return dspy.Prediction(hypotheses=out.hypotheses, record=out.record)

@@ -11,39 +11,49 @@ HDR only in the stages it drops. The reasoner thinks step by step by default
 
 from __future__ import annotations
 
-from typing import Any
+import dspy
 
 from memreason.signatures import Episode
 
 from .factor_extractor import FactorExtractor
 from .hypothesis_generator import HypothesisGenerator
-from .memory_program import MemoryProgram
+from .memory_program import Consolidation, MemoryProgram
+from .steps import Steps, call
 
 
 class DirectHypothesis(MemoryProgram):
     """Hypotheses generated once, straight from the episodes, kept unverified with the episodes."""
 
-    def __init__(self, *, cot: bool = True):
-        super().__init__(episodic=True, semantic=True, cot=cot)
+    def __init__(self, *, cot: bool = True, signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
         self.generate = HypothesisGenerator()
 
-    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
-        return self.generate(episodes=episodes).hypotheses
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
+        out = yield call(self.generate, episodes=episodes)
+        return out.hypotheses
 
 
 class TwoStage(MemoryProgram):
     """Factors extracted (at most K passes), then hypotheses generated once, unverified."""
 
-    def __init__(self, *, K: int = 2, cot: bool = True):
-        super().__init__(episodic=True, semantic=True, cot=cot)
+    def __init__(self, *, K: int = 2, cot: bool = True, signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            K: the most factor-extraction passes.
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
         self.extract_factors = FactorExtractor(K)
         self.generate = HypothesisGenerator()
-        self.factor_record: dict[str, Any] = {}
 
-    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
-        stage1 = self.extract_factors(episodes=episodes)
-        self.factor_record = {"factors": stage1.factors, "factor_passes": stage1.passes}
-        return self.generate(episodes=episodes, factors=stage1.factors).hypotheses
-
-    def memory_record(self) -> dict[str, Any]:
-        return {**super().memory_record(), **self.factor_record}
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
+        stage1 = yield call(self.extract_factors, episodes=episodes)
+        out = yield call(self.generate, episodes=episodes, factors=stage1.factors)
+        record = {"factors": stage1.factors, "factor_passes": stage1.passes}
+        return dspy.Prediction(hypotheses=out.hypotheses, record=record)

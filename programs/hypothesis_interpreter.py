@@ -16,12 +16,14 @@ import dspy
 from memreason.signatures import InterpretHypothesis
 
 from .normalise import normalise
+from .steps import Steps, arun, call, run
 
 
 class HypothesisInterpreter(dspy.Module):
     """State, for every hypothesis and every attribute combination, the label implied or ``None``."""
 
     def __init__(self):
+        """No knobs: one call per hypothesis."""
         super().__init__()
         self.interpret = dspy.Predict(InterpretHypothesis)
 
@@ -29,13 +31,22 @@ class HypothesisInterpreter(dspy.Module):
         self, hypotheses: Sequence[str], combinations: Sequence[Mapping[str, str]], labels: Sequence[str]
     ) -> dspy.Prediction:
         """``implications``: one row per hypothesis, one label or ``None`` per combination."""
+        return run(self.steps(hypotheses, combinations, labels))
+
+    async def aforward(
+        self, hypotheses: Sequence[str], combinations: Sequence[Mapping[str, str]], labels: Sequence[str]
+    ) -> dspy.Prediction:
+        return await arun(self.steps(hypotheses, combinations, labels))
+
+    def steps(
+        self, hypotheses: Sequence[str], combinations: Sequence[Mapping[str, str]], labels: Sequence[str]
+    ) -> Steps[dspy.Prediction]:
         described = [describe(c) for c in combinations]
         by_key = {normalise(label): label for label in labels}
         rows = []
         for hypothesis in hypotheses:
-            implied = self.interpret(
-                labels=list(labels), combinations=described, hypotheses=list(hypotheses), hypothesis=hypothesis
-            ).implied
+            implied = (yield call(self.interpret, labels=list(labels), combinations=described,
+                                  hypotheses=list(hypotheses), hypothesis=hypothesis)).implied
             said = {normalise(k): by_key.get(normalise(v)) for k, v in implied.items()}
             rows.append([said.get(normalise(d)) for d in described])
         return dspy.Prediction(implications=rows)

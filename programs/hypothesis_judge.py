@@ -14,20 +14,28 @@ import dspy
 from memreason.signatures import MatchHypothesis
 
 from .normalise import normalise
+from .steps import Steps, arun, call, run
 
 
 class HypothesisJudge(dspy.Module):
     """Match every generated hypothesis to the reference rules it states."""
 
     def __init__(self):
+        """No knobs: one call per generated hypothesis."""
         super().__init__()
         self.match = dspy.Predict(MatchHypothesis)
 
     def forward(self, hypotheses: Sequence[str], rules: Sequence[str]) -> dspy.Prediction:
         """``matches``: for each hypothesis, the indices of the rules it states (possibly none)."""
+        return run(self.steps(hypotheses, rules))
+
+    async def aforward(self, hypotheses: Sequence[str], rules: Sequence[str]) -> dspy.Prediction:
+        return await arun(self.steps(hypotheses, rules))
+
+    def steps(self, hypotheses: Sequence[str], rules: Sequence[str]) -> Steps[dspy.Prediction]:
         index = {normalise(rule): i for i, rule in enumerate(rules)}
         matches = []
         for hypothesis in hypotheses:
-            named = self.match(rules=list(rules), hypothesis=hypothesis).matches
+            named = (yield call(self.match, rules=list(rules), hypothesis=hypothesis)).matches
             matches.append(sorted({index[normalise(n)] for n in named if normalise(n) in index}))
         return dspy.Prediction(matches=matches)

@@ -17,9 +17,11 @@ from typing import Literal, Sequence
 
 import dspy
 
-from memreason.signatures import Episode, HypothesisVerification, Verdict
+from memreason.signatures import HypothesisVerification, Verdict
 
+from .episodes import as_episodes
 from .normalise import distinct, normalise
+from .steps import Steps, arun, call, run
 
 Outcome = Literal["valid", "invalid", "unjudged"]
 
@@ -37,17 +39,24 @@ class HypothesisVerifier(dspy.Module):
     """Judge all hypotheses against the episodes in one call; keep the valid ones."""
 
     def __init__(self):
+        """No knobs: one call judges every hypothesis given (none given, no call)."""
         super().__init__()
         self.verify = dspy.Predict(HypothesisVerification)
 
-    def forward(self, episodes: list[Episode], factors: Sequence[str], hypotheses: Sequence[str]) -> dspy.Prediction:
+    def forward(self, episodes, factors: Sequence[str] = (), hypotheses: Sequence[str] = ()) -> dspy.Prediction:
         """``valid``: the hypotheses kept, in input order; ``judgements``: one per hypothesis, aligned."""
+        return run(self.steps(episodes, factors, hypotheses))
+
+    async def aforward(self, episodes, factors: Sequence[str] = (), hypotheses: Sequence[str] = ()) -> dspy.Prediction:
+        return await arun(self.steps(episodes, factors, hypotheses))
+
+    def steps(self, episodes, factors: Sequence[str] = (), hypotheses: Sequence[str] = ()) -> Steps[dspy.Prediction]:
         hypotheses = distinct(hypotheses)
         if not hypotheses:
             return dspy.Prediction(valid=[], judgements=[])
-        verdicts = self.verify(episodes=episodes, factors=list(factors), hypotheses=hypotheses).verdicts
+        out = yield call(self.verify, episodes=as_episodes(episodes), factors=list(factors), hypotheses=hypotheses)
         said: dict[str, list[Verdict]] = {}
-        for verdict in verdicts:
+        for verdict in out.verdicts:
             said.setdefault(normalise(verdict.hypothesis), []).append(verdict)
         judgements = [_judge(h, said.get(normalise(h), [])) for h in hypotheses]
         return dspy.Prediction(valid=[j.hypothesis for j in judgements if j.verdict == "valid"], judgements=judgements)

@@ -20,12 +20,12 @@ from typing import Any
 
 import dspy
 
-from memreason.signatures import Episode
-
+from .episodes import as_episodes
 from .factor_extractor import FactorExtractor
 from .hypothesis_generator import HypothesisGenerator
 from .hypothesis_verifier import HypothesisVerifier, Judgement
 from .normalise import normalise
+from .steps import Steps, arun, call, run
 
 
 @dataclass
@@ -44,6 +44,11 @@ class MemoryConsolidator(dspy.Module):
     """Build semantic memory from episodic memory: K factor passes, then N generate-verify rounds."""
 
     def __init__(self, K: int = 2, N: int = 3):
+        """
+        Args:
+            K: the most factor-extraction passes (stage 1; 0 skips it: no factors).
+            N: generate-verify rounds (stage 2; at least 1). M_semantic is the last round's survivors.
+        """
         super().__init__()
         if N < 1:
             raise ValueError(f"N must be >= 1, got {N}")
@@ -52,16 +57,23 @@ class MemoryConsolidator(dspy.Module):
         self.generate = HypothesisGenerator()
         self.verify = HypothesisVerifier()
 
-    def forward(self, episodes: list[Episode]) -> dspy.Prediction:
+    def forward(self, episodes) -> dspy.Prediction:
         """``hypotheses``: M_semantic = H_N; ``factors``: F; ``record``: a JSON-able account of the run."""
-        stage1 = self.extract_factors(episodes=episodes)
+        return run(self.steps(episodes))
+
+    async def aforward(self, episodes) -> dspy.Prediction:
+        return await arun(self.steps(episodes))
+
+    def steps(self, episodes) -> Steps[dspy.Prediction]:
+        episodes = as_episodes(episodes)
+        stage1 = yield call(self.extract_factors, episodes=episodes)
         factors = stage1.factors
         hypotheses: list[str] = []
         rounds: list[dict[str, Any]] = []
         histories: dict[str, HypothesisHistory] = {}
         for j in range(1, self.N + 1):
-            proposed = self.generate(episodes=episodes, factors=factors, previous=hypotheses).hypotheses
-            checked = self.verify(episodes=episodes, factors=factors, hypotheses=proposed)
+            proposed = (yield call(self.generate, episodes=episodes, factors=factors, previous=hypotheses)).hypotheses
+            checked = yield call(self.verify, episodes=episodes, factors=factors, hypotheses=proposed)
             hypotheses = checked.valid
             for judgement in checked.judgements:
                 key = normalise(judgement.hypothesis)

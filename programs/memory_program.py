@@ -1,10 +1,25 @@
-"""The shape every Experience-Transfer program shares: consolidate memory once, then answer scenes.
+"""The shape every HDR-style program shares: consolidate memory once, then answer queries from it.
 
     program.memorize(episodes, oracle_hypotheses)   # once per run: M_semantic = MC(M_episodic)
-    program(query=..., scene=...)                   # per scene:   y = R(T, M_episodic, M_semantic)
+    program(query=..., scene=...)                   # per query:   y = R(T, M_episodic, M_semantic)
+    await program.amemorize(...); await program.acall(...)      # the same, async
+    program.save("p.json"); Program().load("p.json")            # the memory travels with the state
 
 Subclasses decide what semantic memory is (nothing, the oracle rules, reflections,
-verified hypotheses) by overriding :meth:`consolidate`.
+verified hypotheses) by overriding :meth:`consolidate`: it returns the hypotheses, or a
+``dspy.Prediction`` with ``hypotheses`` and a JSON-able ``record`` of how they were built;
+an override that calls LMs may be a step function (:mod:`memreason.programs.steps`), which
+``memorize`` and ``amemorize`` share (``amemorize`` runs a plain one's calls synchronously).
+A program whose memory was never set (no ``memorize``, ``restore`` or ``load``) refuses to
+answer.
+
+What DSPy optimizers see: ``named_parameters()`` -- what an optimizer resets, gives demos
+and rewrites the instructions of -- is the reasoner (the per-query step, the only one a
+metric on answers can judge) and the memory. The consolidation's predictors run once per
+memory, before any query, and an optimizer's examples (``query, scene -> count``) do not
+fit them, so they are kept out of its reach: :meth:`consolidation_predictors` lists them,
+and ``save``/``load`` and ``set_lm`` still cover them. Compiling a program after
+``memorize`` therefore puts demos on the reasoner only.
 """
 
 from __future__ import annotations
@@ -15,39 +30,115 @@ import dspy
 
 from memreason.signatures import Episode
 
+from .episodes import as_episodes
+from .experience_memory import ExperienceMemory
+from .memory_parameter import fill_missing_memory
 from .reasoner import Reasoner
+from .steps import Steps, arun, as_steps, run
+
+Consolidation = list[str] | dspy.Prediction  # the hypotheses, or Prediction(hypotheses=..., record={...})
 
 
 class MemoryProgram(dspy.Module):
-    """Answer Experience-Transfer scenes from episodic and/or semantic memory."""
+    """Answer queries from episodic and/or semantic memory."""
 
-    def __init__(self, *, episodic: bool, semantic: bool, cot: bool = False):
+    def __init__(self, *, episodic: bool, semantic: bool, cot: bool = False,
+                 signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            episodic: the reasoner reads the episodes.
+            semantic: the reasoner reads the hypotheses (the semantic memory :meth:`consolidate` builds).
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
         super().__init__()
-        self.reasoner = Reasoner(episodic=episodic, semantic=semantic, cot=cot)
-        self.episodes: list[Episode] = []
-        self.hypotheses: list[str] = []
+        self.reasoner = Reasoner(episodic=episodic, semantic=semantic, cot=cot, signature=signature)
+        self.memory = ExperienceMemory()
 
-    def memorize(self, episodes: Sequence[Episode], oracle_hypotheses: Sequence[str] = ()) -> dict[str, Any]:
+    @property
+    def episodes(self) -> list[Episode] | None:
+        return self.memory.episodes
+
+    @property
+    def hypotheses(self) -> list[str] | None:
+        return self.memory.hypotheses
+
+    # -- building the memory -------------------------------------------------------------
+
+    def memorize(self, episodes: Sequence, oracle_hypotheses: Sequence[str] = ()) -> dict[str, Any]:
         """Store the episodes, consolidate semantic memory, and return it as a JSON-able record."""
-        self.episodes = list(episodes)
-        self.hypotheses = list(self.consolidate(self.episodes, list(oracle_hypotheses)))
+        return run(self._memorize(episodes, oracle_hypotheses))
+
+    async def amemorize(self, episodes: Sequence, oracle_hypotheses: Sequence[str] = ()) -> dict[str, Any]:
+        """:meth:`memorize`, with the consolidation's modules called through ``acall``."""
+        return await arun(self._memorize(episodes, oracle_hypotheses))
+
+    def _memorize(self, episodes: Sequence, oracle_hypotheses: Sequence[str]) -> Steps[dict[str, Any]]:
+        episodes = as_episodes(episodes)
+        out = yield from as_steps(self.consolidate(episodes, list(oracle_hypotheses)))
+        if isinstance(out, dspy.Prediction):
+            self.memory.set(episodes, out.hypotheses, out.get("record"))
+        else:
+            self.memory.set(episodes, out)
         return self.memory_record()
 
-    def restore(self, episodes: Sequence[Episode], record: dict[str, Any]) -> None:
+    def restore(self, episodes: Sequence, record: dict[str, Any]) -> None:
         """Take back the memory a :meth:`memorize` call returned as ``record``, without any LM call.
 
         A resumed run uses the saved snapshot instead of consolidating again (which costs
         calls and, at a temperature above zero, could build a different memory).
         """
-        self.episodes = list(episodes)
-        self.hypotheses = [str(h) for h in record.get("hypotheses", [])]
+        self.memory.set(episodes, record.get("hypotheses", []), {k: v for k, v in record.items() if k != "hypotheses"})
 
-    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
-        """The semantic memory built from ``episodes``; none by default."""
+    def consolidate(self, episodes: list[Episode],
+                    oracle_hypotheses: list[str]) -> Steps[Consolidation] | Consolidation:
+        """The semantic memory built from ``episodes`` (see the module docs); none by default."""
         return []
 
     def memory_record(self) -> dict[str, Any]:
-        return {"hypotheses": list(self.hypotheses)}
+        return {"hypotheses": list(self.hypotheses or []), **self.memory.consolidation}
 
-    def forward(self, query: str, scene) -> dspy.Prediction:
-        return self.reasoner(query=query, scene=scene, episodes=self.episodes, hypotheses=self.hypotheses)
+    # -- answering ------------------------------------------------------------------------
+
+    def forward(self, **inputs: Any) -> dspy.Prediction:
+        """The reasoner's answer to ``inputs`` (Experience-Transfer: ``query``, ``scene``) from the memory."""
+        return self.reasoner(**self._recall(), **inputs)
+
+    async def aforward(self, **inputs: Any) -> dspy.Prediction:
+        return await self.reasoner.acall(**self._recall(), **inputs)
+
+    def _recall(self) -> dict[str, Any]:
+        if not self.memory.is_set:
+            raise ValueError(f"{type(self).__name__} has no memory: call memorize(episodes) first "
+                             "(or restore(episodes, record), or load(path) of a program saved with its memory)")
+        return self.memory.recall()
+
+    # -- what optimizers see, and what is saved --------------------------------------------
+
+    def named_parameters(self) -> list[tuple[str, Any]]:
+        """The reasoner's predictors and the memory (the consolidation's predictors are left out)."""
+        return [(name, p) for name, p in super().named_parameters() if not _consolidates(name, p)]
+
+    def consolidation_predictors(self) -> list[tuple[str, dspy.Predict]]:
+        """The predictors that build the memory (``memorize`` runs them), by name."""
+        return [(name, p) for name, p in super().named_parameters() if _consolidates(name, p)]
+
+    def dump_state(self, json_mode: bool = True) -> dict[str, Any]:
+        state = super().dump_state(json_mode=json_mode)
+        return {**state, **{name: p.dump_state(json_mode=json_mode) for name, p in self.consolidation_predictors()}}
+
+    def load_state(self, state: dict[str, Any], *, allow_unsafe_lm_state: bool = False) -> "MemoryProgram":
+        super().load_state(fill_missing_memory(self, state), allow_unsafe_lm_state=allow_unsafe_lm_state)
+        for name, predictor in self.consolidation_predictors():
+            if name in state:
+                predictor.load_state(state[name], allow_unsafe_lm_state=allow_unsafe_lm_state)
+        return self
+
+    def set_lm(self, lm) -> None:
+        super().set_lm(lm)
+        for _, predictor in self.consolidation_predictors():
+            predictor.lm = lm
+
+
+def _consolidates(name: str, parameter: Any) -> bool:
+    return isinstance(parameter, dspy.Predict) and not name.startswith("reasoner.")

@@ -3,34 +3,54 @@
     Episodic memory:      M_semantic = {},    Input = M_episodic + T
     Semantic memory:      M_semantic = H_gt,  Input = M_semantic + T
     Episodic + Semantic:  M_semantic = H_gt,  Input = M_episodic + M_semantic + T
+
+No LM call builds these memories: ``memorize`` stores the episodes and the oracle
+hypotheses it is given.
 """
 
 from __future__ import annotations
 
+import dspy
+
 from memreason.signatures import Episode
 
-from .memory_program import MemoryProgram
+from .memory_program import Consolidation, MemoryProgram
 
 
 class EpisodicMemory(MemoryProgram):
     """All raw episodes in context, no abstraction."""
 
-    def __init__(self, *, cot: bool = False):
-        super().__init__(episodic=True, semantic=False, cot=cot)
+    def __init__(self, *, cot: bool = False, signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
+        super().__init__(episodic=True, semantic=False, cot=cot, signature=signature)
 
 
 class SemanticOracle(MemoryProgram):
     """Only the oracle hypotheses derived from the rule table."""
 
-    def __init__(self, *, cot: bool = False):
-        super().__init__(episodic=False, semantic=True, cot=cot)
+    def __init__(self, *, cot: bool = False, signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
+        super().__init__(episodic=False, semantic=True, cot=cot, signature=signature)
 
-    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Consolidation:
         return oracle_hypotheses
 
 
 class EpisodicSemanticOracle(SemanticOracle):
     """The raw episodes and the oracle hypotheses together."""
 
-    def __init__(self, *, cot: bool = False):
-        MemoryProgram.__init__(self, episodic=True, semantic=True, cot=cot)
+    def __init__(self, *, cot: bool = False, signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
+        MemoryProgram.__init__(self, episodic=True, semantic=True, cot=cot, signature=signature)

@@ -16,23 +16,32 @@ import dspy
 
 from memreason.signatures import Episode, ReflectOnEpisode, ReflectOnEpisodes
 
-from .memory_program import MemoryProgram
+from .memory_program import Consolidation, MemoryProgram
+from .steps import Steps, call
 
 
 class ReflexionIndividual(MemoryProgram):
     """One reflection per episode (one call each), kept with all the episodes."""
 
-    def __init__(self, *, cot: bool = True):
-        super().__init__(episodic=True, semantic=True, cot=cot)
+    def __init__(self, *, cot: bool = True, signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
         self.reflect = dspy.Predict(ReflectOnEpisode)
 
-    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
-        return [self.reflect(episode=episode).reflection for episode in episodes]
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
+        reflections = []
+        for episode in episodes:
+            reflections.append((yield call(self.reflect, episode=episode)).reflection)
+        return reflections
 
     def memory_record(self) -> dict[str, Any]:
         reflections = [
             {"episode": i, "label": episode.label, "reflection": reflection}
-            for i, (episode, reflection) in enumerate(zip(self.episodes, self.hypotheses))
+            for i, (episode, reflection) in enumerate(zip(self.episodes or [], self.hypotheses or []))
         ]
         return {**super().memory_record(), "reflections": reflections}
 
@@ -40,9 +49,15 @@ class ReflexionIndividual(MemoryProgram):
 class ReflexionAll(MemoryProgram):
     """One global reflection over all episodes, kept with the episodes."""
 
-    def __init__(self, *, cot: bool = True):
-        super().__init__(episodic=True, semantic=True, cot=cot)
+    def __init__(self, *, cot: bool = True, signature: type[dspy.Signature] | str | None = None):
+        """
+        Args:
+            cot: the reasoner thinks step by step before answering.
+            signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+        """
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
         self.reflect = dspy.Predict(ReflectOnEpisodes)
 
-    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> list[str]:
-        return [self.reflect(episodes=episodes).reflection]
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
+        out = yield call(self.reflect, episodes=episodes)
+        return [out.reflection]

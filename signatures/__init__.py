@@ -3,17 +3,18 @@
 from .arc_solver import RetryArcPuzzle, SolveArcPuzzle
 from .cheatsheet import CurateCheatsheet
 from .concept_abstraction import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
-from .concept_selection import CaptionArcPuzzle, SelectOEConcepts, SelectPSConcepts
+from .concept_selection import CaptionProblem, SelectOEConcepts, SelectPSConcepts
 from .concepts import OEConcept, Parameter, PSConcept
-from .experience_transfer import Episode, ReasonWithMemory
+from .experience_transfer import ReasonWithMemory
 from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
 from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
+from .memory import Episode, Observation, WithMemory
 from .reflection import ReflectOnEpisode, ReflectOnEpisodes
 
 __all__ = [
     "AbstractOEConcepts",
     "AbstractPSConcepts",
-    "CaptionArcPuzzle",
+    "CaptionProblem",
     "CurateCheatsheet",
     "DeriveSolutionTrace",
     "Episode",
@@ -23,6 +24,7 @@ __all__ = [
     "InterpretHypothesis",
     "MatchHypothesis",
     "OEConcept",
+    "Observation",
     "PSConcept",
     "Parameter",
     "ReasonWithMemory",
@@ -33,5 +35,6 @@ __all__ = [
     "SelectPSConcepts",
     "SolveArcPuzzle",
     "Verdict",
+    "WithMemory",
     "WritePseudocode",
 ]

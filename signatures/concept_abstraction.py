@@ -1,9 +1,12 @@
-"""Signatures of ArcMemo's memory write, concept abstraction (paper section 3.3).
+"""Signatures of ArcMemo's memory write, concept abstraction (paper section 3.3), for any problem.
 
-OE:  derivation = Derive(puzzle, solution)                 # post-hoc observations and thoughts
-     concepts   = AbstractOE(puzzle, solution, derivation) # situation / suggestion pairs
-PS:  pseudocode = Pseudocode(solution)                     # high-level steps, no implementation detail
-     concepts   = AbstractPS(memory, pseudocode, solution) # new or revised typed concepts
+OE:  derivation = Derive(problem, solution)                 # post-hoc observations and thoughts
+     concepts   = AbstractOE(problem, solution, derivation) # situation / suggestion pairs
+PS:  pseudocode = Pseudocode(solution)                      # high-level steps, no implementation detail
+     concepts   = AbstractPS(memory, pseudocode, solution)  # new or revised typed concepts
+
+The problem and its solution are text; the ARC programs pass a puzzle (with the grid format
+stated first) and the Python program that solves it.
 
 PS abstraction sees the existing memory in compressed form (first, so calls share
 a prefix) and revises a concept by reusing its exact title.
@@ -25,42 +28,43 @@ from .concepts import OEConcept, PSConcept
 
 
 class DeriveSolutionTrace(dspy.Signature):
-    """Reconstruct how one could have found this solution to an ARC puzzle.
+    """Reconstruct how one could have found this solution to the problem.
 
     Write an interleaved sequence of steps, each starting with "Observation:" (a concrete
-    fact visible in the example grids) or "Thought:" (an inference drawn from earlier
-    observations), ending with the rule the solution program implements."""
+    fact the problem shows, e.g. in its examples) or "Thought:" (an inference drawn from
+    earlier observations), ending with the rule or idea the solution implements."""
 
-    puzzle: str = dspy.InputField(desc="the example input/output pairs")
-    solution: str = dspy.InputField(desc="a Python program that solves every example")
+    problem: str = dspy.InputField(desc="the problem that was solved (for a puzzle: its examples)")
+    solution: str = dspy.InputField(desc="the solution, e.g. a program that solves every example")
     derivation: Annotated[list[str], Len(1, 8)] = dspy.OutputField(desc="the steps, each 'Observation: ...' or 'Thought: ...'")
 
 
 class AbstractOEConcepts(dspy.Signature):
-    """Turn a solved ARC puzzle into reusable lessons for future, different puzzles.
+    """Turn a solved problem into reusable lessons for future, different problems.
 
     Each lesson pairs a situation (the observations that call for the idea, stated in
-    general terms, not tied to this puzzle's exact colours or sizes) with a suggestion (what
-    to try). Keep ideas separate: one idea per lesson, so they can be recombined later."""
+    general terms, not tied to this problem's exact values such as colours, sizes or names)
+    with a suggestion (what to try). Keep ideas separate: one idea per lesson, so they can be
+    recombined later."""
 
-    puzzle: str = dspy.InputField(desc="the example input/output pairs")
-    solution: str = dspy.InputField(desc="a Python program that solves every example")
+    problem: str = dspy.InputField(desc="the problem that was solved (for a puzzle: its examples)")
+    solution: str = dspy.InputField(desc="the solution, e.g. a program that solves every example")
     derivation: list[str] = dspy.InputField(desc="observations and thoughts that lead to the solution")
     concepts: Annotated[list[OEConcept], Len(1, 4)] = dspy.OutputField(desc="one to four situation/suggestion lessons")
 
 
 class WritePseudocode(dspy.Signature):
-    """Rewrite a solution program as short high-level pseudocode.
+    """Rewrite a solution as short high-level pseudocode.
 
     Name the operations (find objects, sort by a key, recolour, tile, draw lines, ...) and
     leave out implementation details such as index arithmetic and loops over cells."""
 
-    solution: str = dspy.InputField(desc="a Python program that solves an ARC puzzle")
+    solution: str = dspy.InputField(desc="the solution, e.g. a program that solves a puzzle")
     pseudocode: str = dspy.OutputField(desc="a few numbered high-level steps")
 
 
 class AbstractPSConcepts(dspy.Signature):
-    """Record the concepts a solution uses in a library of reusable, typed puzzle pieces.
+    """Record the concepts a solution uses in a library of reusable, typed problem-solving pieces.
 
     A concept is a type, a structure or a routine, with typed parameters and a typed
     output, so concepts can be composed. Prefer general, parameterised concepts, and
@@ -71,5 +75,5 @@ class AbstractPSConcepts(dspy.Signature):
 
     memory: str = dspy.InputField(desc="the existing concepts, compressed: title, kind, typed signature, cues")
     pseudocode: str = dspy.InputField(desc="the solution's high-level steps")
-    solution: str = dspy.InputField(desc="the solution program")
+    solution: str = dspy.InputField(desc="the solution, e.g. a program")
     concepts: Annotated[list[PSConcept], Len(1, 4)] = dspy.OutputField(desc="one to four new or revised concepts, one idea each")

@@ -1,4 +1,4 @@
-"""ArcMemo's two concept formats (paper section 3.2 and Appendix A.1).
+"""ArcMemo's two concept formats (paper section 3.2 and Appendix A.1), for any problem.
 
 - Open-ended (OE): "under situation X, do Y" -- a ``situation`` and a ``suggestion``.
 - Program synthesis (PS): a typed, parameterised type / structure / routine, with
@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, field_validator
 class OEConcept(BaseModel):
     """An open-ended lesson: in this situation, try this."""
 
-    situation: str = Field(description="when the idea applies, in general terms (no puzzle ids, no exact grids)")
+    situation: str = Field(description="when the idea applies, in general terms (no problem ids, no exact values)")
     suggestion: str = Field(description="what to do in that situation")
 
 
@@ -39,8 +39,8 @@ class PSConcept(BaseModel):
     kind: Literal["type", "structure", "routine"] = Field(default="routine", description="type, structure or routine")
     parameters: list[Parameter] = Field(default_factory=list, description="what parametrises it; routines may be parameters")
     output_typing: str = Field(default="", description="what it returns, so routines can plug into each other")
-    relevance_cues: list[str] = Field(default_factory=list, description="signs in a puzzle that this concept applies")
-    implementation_notes: list[str] = Field(default_factory=list, description="how to implement it in Python")
+    relevance_cues: list[str] = Field(default_factory=list, description="signs in a problem that this concept applies")
+    implementation_notes: list[str] = Field(default_factory=list, description="how to implement it, e.g. in Python")
 
     @field_validator("kind", mode="before")
     @classmethod

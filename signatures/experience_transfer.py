@@ -1,24 +1,18 @@
 """Types and signatures for the Experience-Transfer task (HDR paper).
 
 An observation is either a text description or an image (``dspy.Image``): the same
-signatures serve both modalities. Inputs are ordered so that what stays the same
-across test scenes (memory, query) comes before what changes (the scene), which
-lets a local model reuse the shared prompt prefix.
+signatures serve both modalities (``Episode`` is any task's, from :mod:`.memory`). Inputs
+are ordered so that what stays the same across test scenes (memory, query) comes before
+what changes (the scene), which lets a local model reuse the shared prompt prefix.
 """
 
 from __future__ import annotations
 
 import dspy
-from pydantic import BaseModel, Field
 
-Observation = str | dspy.Image
+from .memory import Episode, Observation
 
-
-class Episode(BaseModel):
-    """One entry of episodic memory: an observed object and the label it was given."""
-
-    observation: Observation = Field(description="the object, as a text description or an image")
-    label: str = Field(description="the label the object carries")
+__all__ = ["Episode", "Observation", "ReasonWithMemory"]
 
 
 class ReasonWithMemory(dspy.Signature):

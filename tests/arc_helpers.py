@@ -80,6 +80,15 @@ def last_given(call, name: str):
         return text
 
 
+def puzzle_of(call) -> str:
+    """The puzzle a call carries: the solver's ``puzzle``, or the grids of a memory module's ``problem``."""
+    from memreason.programs.arc_problem import ARC_INTRO
+
+    if "[[ ## puzzle ## ]]" in call.user_text:
+        return last_given(call, "puzzle")
+    return last_given(call, "problem").removeprefix(ARC_INTRO).strip()
+
+
 def with_pair(task: ArcTask, task_id: str, grid_in, grid_out) -> ArcTask:
     """``task`` under another id with one more train pair (the same rule, a different puzzle text)."""
     data = task.to_json()

@@ -3,7 +3,9 @@
 import dspy
 import pytest
 
-from memreason.programs import PROGRAMS, ConceptAbstractor, ConceptMemory, ConceptSelector, build_program
+from memreason.datasets.arc import puzzle_text
+from memreason.programs import (PROGRAMS, ConceptAbstractor, ConceptMemory, ConceptSelector, arc_problem,
+                                arc_problem_image, build_program, use_arc_demos)
 from memreason.programs.arc_program import Feedback
 from memreason.signatures import OEConcept, PSConcept
 
@@ -30,24 +32,25 @@ def test_ps_selection_drops_and_counts_hallucinated_names():
     memory = ps_memory("flip rows", "sort objects", "tile grid")
     script = Script(selected={"reasoning": "cues", "selected": ["Flip Rows", "draw spiral", "tile grid", "flip rows", "made up"]})
     engine = ScriptedEngine(script)
-    out = in_context(engine, lambda: ConceptSelector("ps")(task=flip_task(), memory=memory))
+    out = in_context(engine, lambda: ConceptSelector("ps")(problem=arc_problem(flip_task()), memory=memory))
     assert out.names == ["flip rows", "tile grid"]
     assert out.record["hallucinated"] == ["draw spiral", "made up"]
     assert "## flip rows" in out.concepts and "## tile grid" in out.concepts and "sort objects" not in out.concepts
     assert [e.uses for e in memory.entries] == [1, 0, 1]
     shown = given(engine.calls[0], "memory")
     assert "- sort objects [routine] (grid: Grid) -> Grid; cues: outputs are mirror images" in shown
-    assert engine.calls[0].user_text.index("[[ ## memory ## ]]") < engine.calls[0].user_text.index("[[ ## puzzle ## ]]")
+    assert engine.calls[0].user_text.index("[[ ## memory ## ]]") < engine.calls[0].user_text.index("[[ ## problem ## ]]")
+    assert given(engine.calls[0], "problem") == arc_problem(flip_task())
     assert out.record["tokens"]["calls"] == 1
 
 
 def test_ps_selection_respects_top_k_and_skips_an_empty_memory():
     memory = ps_memory("a", "b", "c")
     engine = ScriptedEngine(Script(selected={"reasoning": "-", "selected": ["c", "b", "a"]}))
-    out = in_context(engine, lambda: ConceptSelector("ps", top_k=2)(task=flip_task(), memory=memory))
+    out = in_context(engine, lambda: ConceptSelector("ps", top_k=2)(problem="p", memory=memory))
     assert out.names == ["c", "b"]
     idle = ScriptedEngine(Script())
-    empty = in_context(idle, lambda: ConceptSelector("ps")(task=flip_task(), memory=ConceptMemory("ps")))
+    empty = in_context(idle, lambda: ConceptSelector("ps")(problem="p", memory=ConceptMemory("ps")))
     assert empty.names == [] and idle.calls == []
 
 
@@ -57,7 +60,7 @@ def test_oe_selection_captions_then_picks_top_k_numbers():
     script = Script(speculation={"observations": ["rows are mirrored"], "speculation": ["flip"]},
                     chosen={"chosen": [3, 9, 1, 2]})
     engine = ScriptedEngine(script)
-    out = in_context(engine, lambda: ConceptSelector("oe", top_k=2)(task=flip_task(), memory=memory))
+    out = in_context(engine, lambda: ConceptSelector("oe", top_k=2)(problem=arc_problem(flip_task()), memory=memory))
     assert script.asked == ["speculation", "chosen"]
     assert out.names == ["3", "1"] and out.record["hallucinated"] == ["9"]
     assert "suggestion: do 3" in out.concepts and "do 2" not in out.concepts
@@ -70,8 +73,16 @@ def test_oe_caption_can_read_an_image():
     memory = ConceptMemory("oe")
     memory.add([OEConcept(situation="s", suggestion="x")])
     engine = ScriptedEngine(Script(speculation={"observations": [], "speculation": []}, chosen={"chosen": [1]}))
-    in_context(engine, lambda: ConceptSelector("oe", modality="image")(task=flip_task(), memory=memory))
+    in_context(engine, lambda: ConceptSelector("oe")(problem=arc_problem_image(flip_task()), memory=memory))
     assert engine.calls[0].images == 1 and engine.calls[1].images == 0
+
+
+def test_arcmemo_oe_in_image_modality_captions_the_task_drawn():
+    program = build_program("arcmemo_oe", modality="image")
+    program.memory.add([OEConcept(situation="s", suggestion="x")])
+    engine = ScriptedEngine(Script(speculation={"observations": [], "speculation": []}, chosen={"chosen": [1]}))
+    concepts, read = in_context(engine, lambda: program.read(flip_task()))
+    assert engine.calls[0].images == 1 and read["selected"] == ["1"] and "suggestion: x" in concepts
 
 
 # -- ConceptAbstractor -------------------------------------------------------------------
@@ -84,7 +95,7 @@ def test_ps_abstraction_goes_through_pseudocode_and_sees_compressed_memory():
            "parameters": [{"name": "f", "type": "Callable[[int], int]", "description": "per-cell rule"}]}
     script = Script(pseudocode={"pseudocode": "1. reverse every row"}, concepts={"concepts": [revised, new]})
     engine = ScriptedEngine(script)
-    out = in_context(engine, lambda: ConceptAbstractor("ps")(task=flip_task(), solution=FLIP, memory=memory))
+    out = in_context(engine, lambda: ConceptAbstractor("ps")(problem="p", solution=FLIP, memory=memory, source="flip"))
     assert script.asked == ["pseudocode", "concepts"]
     call = engine.calls[1]
     assert last_given(call, "pseudocode") == "1. reverse every row"
@@ -98,13 +109,18 @@ def test_ps_abstraction_goes_through_pseudocode_and_sees_compressed_memory():
     assert memory.entries[0].sources == ["seed", "flip"]
 
 
-def test_abstraction_carries_few_shot_demos():
+def test_the_arc_programs_give_abstraction_its_few_shot_demos_the_module_carries_none():
+    with_demos = ConceptAbstractor("ps")
+    use_arc_demos(with_demos)
     engine = ScriptedEngine(Script(pseudocode={"pseudocode": "p"}, concepts={"concepts": []}))
-    in_context(engine, lambda: ConceptAbstractor("ps")(task=flip_task(), solution=FLIP, memory=ConceptMemory("ps")))
+    in_context(engine, lambda: with_demos(problem="p", solution=FLIP, memory=ConceptMemory("ps")))
     assert "sort objects" in engine.calls[1].user_text  # the demo's higher-order concept
     bare = ScriptedEngine(Script(pseudocode={"pseudocode": "p"}, concepts={"concepts": []}))
-    in_context(bare, lambda: ConceptAbstractor("ps", demos=False)(task=flip_task(), solution=FLIP, memory=ConceptMemory("ps")))
+    in_context(bare, lambda: ConceptAbstractor("ps")(problem="p", solution=FLIP, memory=ConceptMemory("ps")))
     assert not any("sort objects" in c.text for c in bare.calls)
+    assert build_program("arcmemo_ps").abstractor.abstract.demos and not build_program("arcmemo_ps", demos=False).abstractor.abstract.demos
+    oe = build_program("arcmemo_oe").abstractor
+    assert oe.derive.demos[0]["problem"].startswith(arc_problem(flip_task()).split("\n\n")[0])  # stated as the program states tasks
 
 
 def test_oe_abstraction_derives_then_abstracts_without_reading_memory():
@@ -112,11 +128,26 @@ def test_oe_abstraction_derives_then_abstracts_without_reading_memory():
     script = Script(derivation={"derivation": ["Observation: rows reversed", "Thought: mirror"]},
                     concepts={"concepts": [{"situation": "output mirrors input", "suggestion": "reverse rows"}]})
     engine = ScriptedEngine(script)
-    out = in_context(engine, lambda: ConceptAbstractor("oe")(task=flip_task(), solution=FLIP, memory=memory))
+    problem = arc_problem(flip_task(), test_inputs=False)
+    out = in_context(engine, lambda: ConceptAbstractor("oe")(problem=problem, solution=FLIP, memory=memory, source="flip"))
     assert script.asked == ["derivation", "concepts"]
     assert last_given(engine.calls[1], "derivation") == ["Observation: rows reversed", "Thought: mirror"]
-    assert "Test 1" not in last_given(engine.calls[0], "puzzle")
+    assert last_given(engine.calls[0], "problem") == problem and "Test 1" not in problem
     assert out.record["added"] == ["1"] and memory.entries[0].sources == ["flip"]
+
+
+def test_arcmemo_states_the_task_to_its_memory_modules(sandbox):
+    program = build_program("arcmemo_ps", attempts=1, continual_every=1, sandbox=sandbox)
+    program.use_memory(ps_memory("flip rows"))
+    script = Script(program={"program": FLIP}, selected={"reasoning": "-", "selected": ["flip rows"]},
+                    pseudocode={"pseudocode": "p"}, concepts={"concepts": [{"title": "c"}]})
+    engine = ScriptedEngine(script)
+    writes = []
+    in_context(engine, lambda: program.solve_all([flip_task("a")], on_write=lambda i, records: writes.append(records)))
+    select = engine.calls[script.asked.index("selected")]
+    assert last_given(select, "problem") == arc_problem(flip_task("a")) and puzzle_text(flip_task("a")) in select.user_text
+    assert writes[0][0]["task"] == "a" and writes[0][0]["added"] == ["c"] and "source" not in writes[0][0]
+    assert program.memory.entries[1].sources == ["a"]
 
 
 # -- programs and Algorithm 1 -------------------------------------------------------------

@@ -1,15 +1,20 @@
-"""HDR's modules on a scripted LM: factor loop, generate-verify rounds, strict verification, the record."""
+"""HDR's modules on a scripted LM: factor loop, generate-verify rounds, strict verification, the record;
+and every composite module as a part of any pipeline: acall, plain-string episodes, any task's reasoner."""
 
+import asyncio
 import json
+import logging
 
 import dspy
 import pytest
 
 from memreason.lm import ScriptedEngine
-from memreason.programs import FactorExtractor, HypothesisGenerator, HypothesisVerifier, MemoryConsolidator
-from memreason.signatures import Episode
+from memreason.programs import (ConceptAbstractor, ConceptMemory, ConceptSelector, FactorExtractor, HypothesisGenerator,
+                                HypothesisInterpreter, HypothesisJudge, HypothesisVerifier, Judgement, MemoryConsolidator,
+                                Reasoner, as_episodes, episode_from_json, episode_to_json)
+from memreason.signatures import Episode, OEConcept, PSConcept, ReasonWithMemory
 
-from scripted_answers import Script, approve_all, given
+from scripted_answers import Script, approve_all, async_lm, given
 
 EPISODES = [
     Episode(observation="A red square on a white background.", label="anomaly"),
@@ -162,3 +167,176 @@ def test_knobs_are_checked():
         MemoryConsolidator(N=0)
     with pytest.raises(ValueError):
         FactorExtractor(K=-1)
+
+
+# -- every composite module, async ------------------------------------------------------------
+
+
+def oe_memory():
+    memory = ConceptMemory("oe")
+    memory.add([OEConcept(situation=f"situation {i}", suggestion=f"do {i}") for i in (1, 2)])
+    return memory
+
+
+def ps_memory():
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(title="flip rows", relevance_cues=["mirrored"])])
+    return memory
+
+
+COMPOSITES = {  # name: (build the module, its inputs, the script's answers)
+    "factor_extractor": (lambda: FactorExtractor(K=3), lambda: {"episodes": EPISODES},
+                         {"factors": [{"factors": ["colour"]}, {"factors": ["colour", "shape"]}, {"factors": ["shape", "colour"]}]}),
+    "hypothesis_generator": (HypothesisGenerator, lambda: {"episodes": EPISODES, "factors": ["colour"]},
+                             {"hypotheses": {"hypotheses": ["Red is odd.", "red is odd"]}}),
+    "hypothesis_verifier": (HypothesisVerifier, lambda: {"episodes": EPISODES, "hypotheses": ["A", "B"]},
+                            {"verdicts": lambda call: rejecting("B")(call)}),
+    "memory_consolidator": (lambda: MemoryConsolidator(K=1, N=2), lambda: {"episodes": EPISODES},
+                            {"factors": {"factors": ["colour"]}, "hypotheses": [{"hypotheses": ["A", "B"]}, {"hypotheses": ["A"]}],
+                             "verdicts": lambda call: rejecting("B")(call)}),
+    "reasoner": (lambda: Reasoner(cot=True), lambda: {"episodes": EPISODES, "hypotheses": ["A"], "query": "How many?", "scene": "s"},
+                 {"count": {"reasoning": "r", "count": 2}}),
+    "reasoner_any_task": (lambda: Reasoner(signature="question -> yes: bool", semantic=False),
+                          lambda: {"episodes": ["a red square: anomaly"], "question": "Is a red square odd?"}, {"yes": {"yes": True}}),
+    "hypothesis_interpreter": (HypothesisInterpreter, lambda: {"hypotheses": ["Red is odd."], "labels": ["odd", "fine"],
+                                                               "combinations": [{"colour": "red"}, {"colour": "blue"}]},
+                               {"implied": {"implied": {"colour: red": "odd", "colour: blue": "silent"}}}),
+    "hypothesis_judge": (HypothesisJudge, lambda: {"hypotheses": ["Red is odd.", "x"], "rules": ["Red is odd"]},
+                         {"matches": [{"matches": ["red is odd."]}, {"matches": []}]}),
+    "concept_selector_oe": (lambda: ConceptSelector("oe", top_k=1), lambda: {"problem": "Is it ripe?", "memory": oe_memory()},
+                            {"speculation": {"observations": ["o"], "speculation": ["s"]}, "chosen": {"chosen": [2, 1]}}),
+    "concept_selector_ps": (ConceptSelector, lambda: {"problem": "Mirror it.", "memory": ps_memory()},
+                            {"selected": {"reasoning": "cues", "selected": ["Flip Rows", "ghost"]}}),
+    "concept_abstractor_oe": (lambda: ConceptAbstractor("oe"), lambda: {"problem": "p", "solution": "s", "memory": oe_memory(), "source": "x"},
+                              {"derivation": {"derivation": ["Thought: t"]},
+                               "concepts": {"concepts": [{"situation": "new", "suggestion": "try"}]}}),
+    "concept_abstractor_ps": (ConceptAbstractor, lambda: {"problem": "p", "solution": "s", "memory": ps_memory(), "source": "x"},
+                              {"pseudocode": {"pseudocode": "1. flip"}, "concepts": {"concepts": [{"title": "flip rows"}]}}),
+}
+
+
+def outputs_of(prediction) -> dict:
+    return dict(prediction.items())
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_every_composite_module_answers_the_same_through_acall(name):
+    build, inputs, answers = COMPOSITES[name]
+    sync_engine, async_engine = ScriptedEngine(Script(**answers)), ScriptedEngine(Script(**answers))
+    with dspy.context(lm=sync_engine.lm(), adapter=dspy.ChatAdapter()):
+        expected = build()(**inputs())
+    with dspy.context(lm=async_lm(async_engine), adapter=dspy.ChatAdapter()):
+        got = asyncio.run(build().acall(**inputs()))
+    assert outputs_of(got) == outputs_of(expected)
+    assert [c.text for c in async_engine.calls] == [c.text for c in sync_engine.calls] and sync_engine.calls
+
+
+def test_an_lm_error_inside_acall_reaches_the_caller():
+    def broken(call):
+        raise RuntimeError("the model is down")
+
+    with dspy.context(lm=async_lm(ScriptedEngine(broken)), adapter=dspy.ChatAdapter()):
+        with pytest.raises(Exception, match="the model is down"):
+            asyncio.run(MemoryConsolidator(K=1, N=1).acall(episodes=EPISODES))
+
+
+def test_an_interrupt_inside_a_module_unwinds_its_steps():
+    def interrupted(call):
+        raise KeyboardInterrupt  # Ctrl-C while the LM answers
+
+    for via_acall in (False, True):
+        with dspy.context(lm=async_lm(ScriptedEngine(interrupted)), adapter=dspy.ChatAdapter()):
+            with pytest.raises(KeyboardInterrupt) as stopped:  # its traceback keeps the steps alive
+                selector = ConceptSelector()
+                asyncio.run(selector.acall(problem="p", memory=ps_memory())) if via_acall else selector(problem="p", memory=ps_memory())
+            assert dspy.settings.usage_tracker is None and stopped  # the selector's usage count closed where it opened
+
+
+# -- episodes as users give them ------------------------------------------------------------
+
+
+def test_plain_strings_and_dicts_are_episodes_without_a_type_warning(caplog):
+    mixed = ["a yellow banana with brown spots: ripe", {"observation": "a hard green banana", "label": "unripe"}, EPISODES[0]]
+    with caplog.at_level(logging.WARNING):
+        out, engine = run(HypothesisGenerator(), Script(hypotheses={"hypotheses": ["h"]}), episodes=mixed)
+    assert out.hypotheses == ["h"] and not [r for r in caplog.records if "mismatch" in r.getMessage()]
+    assert given(engine.calls[0], "episodes") == [
+        {"observation": "a yellow banana with brown spots: ripe"},  # no label key: the text states the outcome
+        {"observation": "a hard green banana", "label": "unripe"},
+        {"observation": "A red square on a white background.", "label": "anomaly"},
+    ]
+    with pytest.raises(TypeError, match="episodes must be a list"):
+        as_episodes("one string")
+    with pytest.raises(TypeError, match="episode 1 is a int"):
+        as_episodes(["ok", 3])
+
+
+def test_episodes_round_trip_through_json_images_included():
+    image = dspy.Image(url="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
+    for episode in [Episode(observation=image, label="anomaly"), Episode(observation="text"), EPISODES[0]]:
+        data = json.loads(json.dumps(episode_to_json(episode)))
+        assert episode_from_json(data) == episode
+
+
+def test_the_verifier_defaults_factors_as_the_generator_does():
+    out, engine = run(HypothesisVerifier(), Script(verdicts=approve_all), episodes=EPISODES, hypotheses=["A"])
+    assert out.valid == ["A"] and given(engine.calls[0], "factors") == []
+    assert isinstance(out.judgements[0], Judgement)
+
+
+# -- the Reasoner, for any task --------------------------------------------------------------
+
+
+def test_the_default_reasoner_is_experience_transfers_unchanged():
+    for episodic, semantic in [(True, True), (True, False), (False, True)]:
+        for cot in (False, True):
+            reasoner = Reasoner(episodic=episodic, semantic=semantic, cot=cot)
+            predictor = reasoner.answer.predict if cot else reasoner.answer
+            expected = ReasonWithMemory
+            for name, kept in (("episodes", episodic), ("hypotheses", semantic)):
+                expected = expected if kept else expected.delete(name)
+            assert predictor.signature.instructions == ReasonWithMemory.instructions
+            fields = {k: v for k, v in predictor.signature.fields.items() if k != "reasoning"}
+            assert list(fields) == list(expected.fields) and all(
+                (fields[k].annotation, fields[k].json_schema_extra) == (f.annotation, f.json_schema_extra)
+                for k, f in expected.fields.items())
+
+
+def test_a_reasoner_answers_any_signature_with_neutral_instructions_and_its_memory_first():
+    reasoner = Reasoner(signature="question: str -> ripe: bool")
+    signature = reasoner.answer.signature
+    assert list(signature.input_fields) == ["episodes", "hypotheses", "question"] and list(signature.output_fields) == ["ripe"]
+    assert "memory of past experience" in signature.instructions and "whole number" not in signature.instructions
+
+    class Ripe(dspy.Signature):
+        """Say whether the fruit is ripe."""
+
+        fruit: str = dspy.InputField()
+        ripe: bool = dspy.OutputField()
+
+    own = Reasoner(signature=Ripe, episodic=False).answer.signature
+    assert own.instructions == "Say whether the fruit is ripe." and list(own.input_fields) == ["hypotheses", "fruit"]
+    out, engine = run(Reasoner(signature=Ripe), Script(ripe={"ripe": True}), episodes=["a spotted banana: ripe"], hypotheses=[],
+                      fruit="a spotted banana")
+    assert out.ripe is True and given(engine.calls[0], "hypotheses") == []  # an empty memory is a memory
+
+
+def test_a_reasoner_that_reads_memory_refuses_none():
+    reasoner = Reasoner(episodic=True, semantic=True)
+    with pytest.raises(ValueError, match="reads episodic memory"):
+        reasoner(query="q", scene="s", hypotheses=[])
+    with pytest.raises(ValueError, match="reads semantic memory"):
+        reasoner(query="q", scene="s", episodes=[])
+    with pytest.raises(ValueError, match="reads semantic memory"):
+        asyncio.run(reasoner.acall(query="q", scene="s", episodes=[]))
+
+
+def test_a_reasoners_demos_never_repeat_the_memory():
+    reasoner = Reasoner(cot=False)
+    reasoner.answer.demos = [dspy.Example(episodes=[EPISODES[0]], hypotheses=["A"], query="q", scene="demo scene", count=1),
+                             {"query": "q", "scene": "other scene", "count": 0, "episodes": []}]
+    _, engine = run(reasoner, Script(count={"count": 1}), episodes=EPISODES, hypotheses=["B"], query="q", scene="now")
+    text = engine.calls[0].user_text
+    assert "demo scene" in text and "other scene" in text
+    assert text.count("[[ ## episodes ## ]]") == 1 and text.count("[[ ## hypotheses ## ]]") == 1
+    assert "episodes" in reasoner.answer.demos[0]  # what is shown is filtered; the demos stay as they were

@@ -1,5 +1,8 @@
-"""HDR and its baselines as registered programs, through the Experience-Transfer harness."""
+"""HDR and its baselines as registered programs, through the Experience-Transfer harness, and as DSPy
+programs of their own: prompts kept, async, save/load with memory, a memory that must be set, compilation."""
 
+import asyncio
+import hashlib
 import json
 import re
 
@@ -9,11 +12,12 @@ import pytest
 from memreason.datasets.experience_transfer import RuleTable, make_level
 from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm import LMChoice, ScriptedEngine
-from memreason.programs import PROGRAMS, build_program
+from memreason.programs import HDR, PROGRAMS, build_program
+from memreason.signatures import Episode
 
 from scripted_answers import oracle_counter
 from custom_table import CUSTOM
-from scripted_answers import Script, approve_all, given
+from scripted_answers import Script, approve_all, async_lm, given
 
 NEW_PROGRAMS = ["hdr", "reflexion_individual", "reflexion_all", "direct_hypothesis", "two_stage"]
 HYPOTHESES = ["Red objects are anomalies on a white background.", "Green objects are normal on a white background."]
@@ -145,3 +149,196 @@ def test_two_stage_extracts_factors_then_generates_once_unverified(tmp_path):
     assert given(memory.calls[-1], "factors") == ["colour", "shape", "background"]
     record = json.loads((tmp_path / "memory-run0.json").read_text())
     assert record["factors"] == ["colour", "shape", "background"] and record["hypotheses"] == HYPOTHESES
+
+
+# -- the programs as DSPy programs -------------------------------------------------------------
+
+MEMORY_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "experience_transfer"]
+
+# What every registered program sent (memory build, then one scene; text and image; Chat and JSON adapters)
+# before the modules were opened to any task: the response cache of saved runs depends on these prompts.
+PROMPTS = {
+    "episodic": "7c411ccfefd989d3",
+    "episodic_cot": "56fa031714b94251",
+    "semantic_oracle": "4769f2852abf9b71",
+    "semantic_oracle_cot": "01e1dea4bd726d6a",
+    "episodic_semantic_oracle": "045c020107bf90be",
+    "episodic_semantic_oracle_cot": "46ad432ff23198d2",
+    "hdr": "b76934f1da5ed012",
+    "reflexion_individual": "a9573dc3cf12def0",
+    "reflexion_all": "62ba3d98ed360c2e",
+    "direct_hypothesis": "1cad73555ea9be0e",
+    "two_stage": "6028a3df7cabed5a",
+}
+
+
+def observe(item, modality: str):
+    return item.text() if modality == "text" else dspy.Image(item.image)
+
+
+def prompts_of(name: str, modality: str, adapter: dspy.Adapter) -> str:
+    data = make_level(2, seed=0)
+    episodes = [Episode(observation=observe(e, modality), label=e.label) for e in data.episodes[:6]]
+    memory = ScriptedEngine(Script(factors={"factors": ["colour", "shape"]}, hypotheses={"hypotheses": ["Red is odd.", "Blue is fine."]},
+                                   verdicts=approve_all, reflection={"reflection": "a lesson"}))
+    task = ScriptedEngine(lambda call: {"reasoning": "r", "count": 1})
+    program = build_program(name)
+    with dspy.context(lm=memory.lm(), adapter=adapter):
+        program.memorize(episodes, data.oracle_hypotheses)
+    with dspy.context(lm=task.lm(), adapter=adapter):
+        program(query=data.query, scene=observe(data.test[0], modality))
+    return "\n\x00".join(f"{c.system}\n{c.user_text}\n{c.images}\n{json.dumps(c.response_format, sort_keys=True)}"
+                         for c in memory.calls + task.calls)
+
+
+@pytest.mark.parametrize("name", MEMORY_PROGRAMS)
+def test_every_programs_prompts_are_byte_for_byte_what_they_were(name):
+    digest = hashlib.sha256()
+    for modality in ("text", "image"):
+        for adapter in (dspy.ChatAdapter, dspy.JSONAdapter):
+            digest.update(prompts_of(name, modality, adapter()).encode())
+    assert digest.hexdigest()[:16] == PROMPTS[name]
+
+
+EPISODES = [Episode(observation="A red square on a white background.", label="anomaly"),
+            Episode(observation="A green circle on a white background.", label="normal")]
+
+
+def memorized(name: str, **knobs):
+    program = build_program(name, **knobs)
+    with dspy.context(lm=ScriptedEngine(memory_script()).lm(), adapter=dspy.ChatAdapter()):
+        program.memorize(EPISODES, ["oracle rule"])
+    return program
+
+
+def answer(program, engine: ScriptedEngine, *, via_acall: bool = False):
+    with dspy.context(lm=async_lm(engine), adapter=dspy.ChatAdapter()):
+        if via_acall:
+            return asyncio.run(program.acall(query="How many anomalies?", scene="A white background with 2 objects: x."))
+        return program(query="How many anomalies?", scene="A white background with 2 objects: x.")
+
+
+@pytest.mark.parametrize("name", MEMORY_PROGRAMS)
+def test_every_program_memorizes_and_answers_the_same_through_acall(name):
+    sync_memory, async_memory = ScriptedEngine(memory_script()), ScriptedEngine(memory_script())
+    program, twin = build_program(name), build_program(name)
+    with dspy.context(lm=sync_memory.lm(), adapter=dspy.ChatAdapter()):
+        record = program.memorize(EPISODES, ["oracle rule"])
+    with dspy.context(lm=async_lm(async_memory), adapter=dspy.ChatAdapter()):
+        assert asyncio.run(twin.amemorize(EPISODES, ["oracle rule"])) == record
+    assert [c.text for c in async_memory.calls] == [c.text for c in sync_memory.calls]
+    sync_task, async_task = ScriptedEngine(lambda call: {"reasoning": "r", "count": 2}), ScriptedEngine(lambda call: {"reasoning": "r", "count": 2})
+    assert answer(program, sync_task).count == answer(twin, async_task, via_acall=True).count == 2
+    assert [c.text for c in async_task.calls] == [c.text for c in sync_task.calls]
+
+
+@pytest.mark.parametrize("name", MEMORY_PROGRAMS)
+def test_every_program_saves_and_loads_its_memory(name, tmp_path):
+    program = memorized(name)
+    record = program.memory_record()
+    program.save(str(tmp_path / "program.json"))
+    fresh = build_program(name)
+    fresh.load(str(tmp_path / "program.json"))
+    assert fresh.episodes == EPISODES and fresh.hypotheses == program.hypotheses and fresh.memory_record() == record
+    before, after = ScriptedEngine(lambda call: {"reasoning": "r", "count": 1}), ScriptedEngine(lambda call: {"reasoning": "r", "count": 1})
+    answer(program, before), answer(fresh, after)
+    assert [c.text for c in after.calls] == [c.text for c in before.calls]  # the same prompt: the same memory
+
+
+def test_episodes_with_images_survive_save_and_load(tmp_path):
+    level = make_level(1)
+    episodes = [Episode(observation=dspy.Image(e.image), label=e.label) for e in level.episodes[:3]]
+    program = build_program("episodic")
+    program.memorize(episodes)
+    program.save(str(tmp_path / "program.json"))
+    fresh = build_program("episodic")
+    fresh.load(str(tmp_path / "program.json"))
+    assert fresh.episodes == episodes and all(isinstance(e.observation, dspy.Image) for e in fresh.episodes)
+
+
+def test_hdr_keeps_its_consolidation_record_through_restore_and_save(tmp_path):
+    hdr = build_program("hdr", N=2)
+    with dspy.context(lm=ScriptedEngine(memory_script()).lm(), adapter=dspy.ChatAdapter()):
+        record = hdr.memorize(EPISODES)
+    restored = build_program("hdr", N=2)
+    restored.restore(EPISODES, json.loads(json.dumps(record)))
+    restored.save(str(tmp_path / "hdr.json"))
+    loaded = build_program("hdr", N=2)
+    loaded.load(str(tmp_path / "hdr.json"))
+    assert loaded.memory_record() == record and [r["round"] for r in loaded.memory_record()["rounds"]] == [1, 2]
+
+
+@pytest.mark.parametrize("name", MEMORY_PROGRAMS)
+def test_a_program_whose_memory_was_never_set_refuses_to_answer(name, tmp_path):
+    program = build_program(name)
+    with pytest.raises(ValueError, match="has no memory: call memorize"):
+        answer(program, ScriptedEngine(lambda call: {"count": 0}))
+    with pytest.raises(ValueError, match="has no memory"):
+        answer(program, ScriptedEngine(lambda call: {"count": 0}), via_acall=True)
+    program.save(str(tmp_path / "empty.json"))  # saved without memory: loading it sets none
+    program.load(str(tmp_path / "empty.json"))
+    with pytest.raises(ValueError, match="has no memory"):
+        answer(program, ScriptedEngine(lambda call: {"count": 0}))
+
+
+def test_a_state_saved_before_programs_saved_memory_still_loads(tmp_path):
+    hdr = memorized("hdr")
+    state = hdr.dump_state()
+    del state["memory"]
+    state["metadata"] = {"dependency_versions": {}}
+    (tmp_path / "old.json").write_text(json.dumps(state))
+    hdr.load(str(tmp_path / "old.json"))  # the memory it has stays
+    assert hdr.hypotheses == HYPOTHESES
+    fresh = build_program("hdr")
+    fresh.load(str(tmp_path / "old.json"))
+    assert fresh.hypotheses is None
+
+
+def test_hdr_takes_any_task_and_plain_string_episodes():
+    hdr = HDR(K=1, N=1, cot=False, signature="fruit: str -> ripe: bool")
+    with dspy.context(lm=ScriptedEngine(memory_script(["Spotted bananas are ripe."])).lm(), adapter=dspy.ChatAdapter()):
+        hdr.memorize(["a spotted banana: ripe", "a green banana: unripe"])
+    task = ScriptedEngine(lambda call: {"ripe": "spotted" in call.user_text.rsplit("[[ ## fruit ## ]]", 1)[1]})
+    with dspy.context(lm=task.lm(), adapter=dspy.ChatAdapter()):
+        assert hdr(fruit="a spotted banana").ripe is True and hdr(fruit="a green banana").ripe is False
+    assert "Spotted bananas are ripe." in task.calls[0].user_text and "whole number" not in task.calls[0].system
+
+
+# -- compiling: demos go to the per-query predictor only ----------------------------------------
+
+
+def count_right(example, prediction, trace=None) -> bool:
+    return int(prediction.count) == int(example.count)
+
+
+def scene_trainset(n: int = 6) -> list:
+    level = make_level(1, seed=1000)
+    return [dspy.Example(query=level.query, scene=s.text(), count=s.target).with_inputs("query", "scene") for s in level.test[:n]]
+
+
+@pytest.mark.parametrize("name", ["hdr", "two_stage", "reflexion_individual", "episodic"])
+def test_compiling_a_memory_program_with_bootstrap_few_shot_gives_demos_to_the_reasoner_only(name, tmp_path):
+    program = memorized(name, cot=False)
+    with dspy.context(lm=ScriptedEngine(oracle_counter()).lm(), adapter=dspy.ChatAdapter()):
+        compiled = dspy.BootstrapFewShot(metric=count_right).compile(program, trainset=scene_trainset())  # DSPy's defaults
+    reasoner_demos = compiled.reasoner.answer.demos
+    assert reasoner_demos and all({"query", "scene", "count"} <= set(d) for d in reasoner_demos)
+    everything = dspy.Module.named_parameters(compiled)  # DSPy's own listing, memory side included
+    memory_side = [p for n, p in everything if isinstance(p, dspy.Predict) and not n.startswith("reasoner.")]
+    assert len(memory_side) == len(compiled.consolidation_predictors()) and all(p.demos == [] for p in memory_side)
+    assert [n for n, _ in compiled.named_predictors()] == ["reasoner.answer"]
+    assert compiled.hypotheses == program.hypotheses  # compiling kept the memory
+    compiled.save(str(tmp_path / "compiled.json"))
+    loaded = build_program(name, cot=False)
+    loaded.load(str(tmp_path / "compiled.json"))
+    assert len(loaded.reasoner.answer.demos) == len(reasoner_demos) and loaded.hypotheses == program.hypotheses
+    state = json.loads((tmp_path / "compiled.json").read_text())
+    assert {n for n, _ in compiled.consolidation_predictors()} <= set(state)  # still saved, with no demos
+
+
+def test_set_lm_reaches_the_consolidation_too():
+    hdr = build_program("hdr")
+    lm = ScriptedEngine(memory_script()).lm()
+    hdr.set_lm(lm)
+    assert hdr.consolidation_predictors() and all(p.lm is lm for _, p in hdr.consolidation_predictors())
+    assert all(p.lm is lm for _, p in hdr.named_predictors())

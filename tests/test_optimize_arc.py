@@ -21,8 +21,8 @@ from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
 from memreason.programs import ConceptMemory, arc_solver, build_program, save_memory
 from memreason.signatures import PSConcept
 
-from arc_helpers import CRASH, FLIP, PS_CONCEPT, RECOLOR, flip_task, last_given, recolor_task, sandbox, small_sandbox, \
-    with_pair, write_tasks  # noqa: F401
+from arc_helpers import CRASH, FLIP, PS_CONCEPT, RECOLOR, flip_task, recolor_task, sandbox, small_sandbox, \
+    puzzle_of, with_pair, write_tasks  # noqa: F401
 
 TASK, MEMORY, ORACLE = (f"scripted:optimize_arc_lms:{name}" for name in ("task", "memory", "oracle"))
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]
@@ -134,7 +134,7 @@ def test_an_interrupted_trial_continues_from_its_examples_without_asking_again(t
     task_before, memory_before = counts()
     assert cli.main(argv) == 0
     task_calls, memory_calls = calls_since(TASK, task_before), calls_since(MEMORY, memory_before)
-    asked = {last_given(c, "puzzle").strip() for c in task_calls + memory_calls}
+    asked = {puzzle_of(c).strip() for c in task_calls + memory_calls}
     assert asked == {puzzle_text(t).strip() for t in missing}  # never a finished task again
     assert len(task_calls) == 2 * len(missing) and len(memory_calls) == len(missing)
     text = (config_dir / "examples.jsonl").read_text()
