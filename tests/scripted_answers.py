@@ -74,25 +74,3 @@ class Script:
 
     def calls_to(self, engine: ScriptedEngine, name: str) -> list:
         return [c for c, asked in zip(engine.calls, self.asked) if asked == name]
-
-
-class _AsyncScripted:
-    """The async counterpart DSPy wants beside a custom engine, for ``acall``: the same script, awaited."""
-
-    def __init__(self, engine: ScriptedEngine):
-        self.engine = engine
-
-    async def complete(self, request):
-        return self.engine.complete(request)
-
-    async def stream(self, request):
-        for event in self.engine.stream(request):
-            yield event
-
-    async def aclose(self) -> None:
-        pass
-
-
-def async_lm(engine: ScriptedEngine):
-    """``engine.lm()`` that also answers ``acall`` (``module.acall``, ``aforward``) from the same script."""
-    return engine.lm(async_engine=_AsyncScripted(engine))

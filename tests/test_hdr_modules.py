@@ -14,7 +14,7 @@ from memreason.programs import (ConceptAbstractor, ConceptMemory, ConceptSelecto
                                 Reasoner, as_episodes, episode_from_json, episode_to_json)
 from memreason.signatures import Episode, OEConcept, PSConcept, ReasonWithMemory
 
-from scripted_answers import Script, approve_all, async_lm, given
+from scripted_answers import Script, approve_all, given
 
 EPISODES = [
     Episode(observation="A red square on a white background.", label="anomaly"),
@@ -225,7 +225,7 @@ def test_every_composite_module_answers_the_same_through_acall(name):
     sync_engine, async_engine = ScriptedEngine(Script(**answers)), ScriptedEngine(Script(**answers))
     with dspy.context(lm=sync_engine.lm(), adapter=dspy.ChatAdapter()):
         expected = build()(**inputs())
-    with dspy.context(lm=async_lm(async_engine), adapter=dspy.ChatAdapter()):
+    with dspy.context(lm=async_engine.lm(), adapter=dspy.ChatAdapter()):
         got = asyncio.run(build().acall(**inputs()))
     assert outputs_of(got) == outputs_of(expected)
     assert [c.text for c in async_engine.calls] == [c.text for c in sync_engine.calls] and sync_engine.calls
@@ -235,7 +235,7 @@ def test_an_lm_error_inside_acall_reaches_the_caller():
     def broken(call):
         raise RuntimeError("the model is down")
 
-    with dspy.context(lm=async_lm(ScriptedEngine(broken)), adapter=dspy.ChatAdapter()):
+    with dspy.context(lm=ScriptedEngine(broken).lm(), adapter=dspy.ChatAdapter()):
         with pytest.raises(Exception, match="the model is down"):
             asyncio.run(MemoryConsolidator(K=1, N=1).acall(episodes=EPISODES))
 
@@ -245,7 +245,7 @@ def test_an_interrupt_inside_a_module_unwinds_its_steps():
         raise KeyboardInterrupt  # Ctrl-C while the LM answers
 
     for via_acall in (False, True):
-        with dspy.context(lm=async_lm(ScriptedEngine(interrupted)), adapter=dspy.ChatAdapter()):
+        with dspy.context(lm=ScriptedEngine(interrupted).lm(), adapter=dspy.ChatAdapter()):
             with pytest.raises(KeyboardInterrupt) as stopped:  # its traceback keeps the steps alive
                 selector = ConceptSelector()
                 asyncio.run(selector.acall(problem="p", memory=ps_memory())) if via_acall else selector(problem="p", memory=ps_memory())

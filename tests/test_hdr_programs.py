@@ -17,7 +17,7 @@ from memreason.signatures import Episode
 
 from scripted_answers import oracle_counter
 from custom_table import CUSTOM
-from scripted_answers import Script, approve_all, async_lm, given
+from scripted_answers import Script, approve_all, given
 
 NEW_PROGRAMS = ["hdr", "reflexion_individual", "reflexion_all", "direct_hypothesis", "two_stage"]
 HYPOTHESES = ["Red objects are anomalies on a white background.", "Green objects are normal on a white background."]
@@ -212,7 +212,7 @@ def memorized(name: str, **knobs):
 
 
 def answer(program, engine: ScriptedEngine, *, via_acall: bool = False):
-    with dspy.context(lm=async_lm(engine), adapter=dspy.ChatAdapter()):
+    with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
         if via_acall:
             return asyncio.run(program.acall(query="How many anomalies?", scene="A white background with 2 objects: x."))
         return program(query="How many anomalies?", scene="A white background with 2 objects: x.")
@@ -224,7 +224,7 @@ def test_every_program_memorizes_and_answers_the_same_through_acall(name):
     program, twin = build_program(name), build_program(name)
     with dspy.context(lm=sync_memory.lm(), adapter=dspy.ChatAdapter()):
         record = program.memorize(EPISODES, ["oracle rule"])
-    with dspy.context(lm=async_lm(async_memory), adapter=dspy.ChatAdapter()):
+    with dspy.context(lm=async_memory.lm(), adapter=dspy.ChatAdapter()):
         assert asyncio.run(twin.amemorize(EPISODES, ["oracle rule"])) == record
     assert [c.text for c in async_memory.calls] == [c.text for c in sync_memory.calls]
     sync_task, async_task = ScriptedEngine(lambda call: {"reasoning": "r", "count": 2}), ScriptedEngine(lambda call: {"reasoning": "r", "count": 2})

@@ -57,8 +57,10 @@ class ScriptedEngine:
         self._lock = threading.Lock()
 
     def lm(self, **kwargs: Any) -> dspy.LM:
-        """A ``dspy.LM`` on this engine (DSPy's response cache off unless asked for)."""
+        """A ``dspy.LM`` on this engine, for ``module(...)`` and ``module.acall(...)`` alike
+        (DSPy's response cache off unless asked for)."""
         kwargs.setdefault("cache", False)
+        kwargs.setdefault("async_engine", _AsyncScripted(self))
         return dspy.LM(f"scripted/{self.model}", engine=self, **kwargs)
 
     def complete(self, request) -> Response:
@@ -74,6 +76,23 @@ class ScriptedEngine:
         return response_to_events(self.complete(request))
 
     def close(self) -> None:
+        pass
+
+
+class _AsyncScripted:
+    """The async counterpart DSPy wants beside a custom engine: the same script, awaited."""
+
+    def __init__(self, engine: ScriptedEngine):
+        self.engine = engine
+
+    async def complete(self, request) -> Response:
+        return self.engine.complete(request)
+
+    async def stream(self, request):
+        for event in self.engine.stream(request):
+            yield event
+
+    async def aclose(self) -> None:
         pass
 
 
