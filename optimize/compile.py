@@ -37,7 +37,7 @@ from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
 from .cli import arc_data_flags
-from .demos import SceneAnswerer, arc_training_tasks, scene_examples, strip_memory, training_level
+from .demos import arc_training_tasks, scene_examples, strip_memory, training_level
 from .lms import resolve
 from .metrics import ArcFeedback, CountFeedback
 from .objective import build_memory
@@ -163,10 +163,9 @@ def compile_experience_transfer(args, program, knobs, task: LMChoice, memory: LM
     record = build_memory(program, episodes, data, memory, retry_policy(args))
     write_json(out / "memory.json", record)
     metric = CountFeedback(data, program.hypotheses, scenes=train_level.test)
-    student = SceneAnswerer(program)
-    with dspy.context(lm=task.lm, adapter=task.adapter()):
+    with dspy.context(lm=task.lm, adapter=task.adapter()):  # optimizers see the reasoner only (and the memory, kept)
         optimizer = make_optimizer(args.optimizer, metric, task=task, memory=memory, args=args, trainset_size=len(trainset))
-        compiled = run_optimizer(optimizer, args.optimizer, student, trainset, valset, args)
+        compiled = run_optimizer(optimizer, args.optimizer, program, trainset, valset, args)
         scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
     program.reasoner = compiled.reasoner
     strip_memory(program)

@@ -26,22 +26,6 @@ DEMO_SOURCES = ("labeled", "bootstrap")
 MEMORY_FIELDS = ("episodes", "hypotheses")
 
 
-class SceneAnswerer(dspy.Module):
-    """The per-scene part of an Experience-Transfer program with its memory fixed: what optimizers compile.
-
-    It shares the program's ``reasoner``; copy a compiled one back with ``program.reasoner = compiled.reasoner``.
-    """
-
-    def __init__(self, program):
-        super().__init__()
-        self.reasoner = program.reasoner
-        self.episodes = list(program.episodes)
-        self.hypotheses = list(program.hypotheses)
-
-    def forward(self, query: str, scene) -> dspy.Prediction:
-        return self.reasoner(query=query, scene=scene, episodes=self.episodes, hypotheses=self.hypotheses)
-
-
 def training_level(data: ExperienceTransferLevel, *, seed: int, offset: int = TRAIN_SEED_OFFSET) -> ExperienceTransferLevel:
     """The evaluation level regenerated with seed ``seed + offset``, minus scenes described like evaluation ones."""
     train = make_level(data.level, seed=seed + offset, rules=data.rules)
@@ -82,7 +66,7 @@ def place_demos(program, trainset: Sequence[dspy.Example], k: int, *, source: st
         program.reasoner = dspy.LabeledFewShot(k=k).compile(program.reasoner, trainset=list(trainset))
     else:
         optimizer = dspy.BootstrapFewShot(metric=count_metric, max_bootstrapped_demos=k, max_labeled_demos=0)
-        program.reasoner = optimizer.compile(SceneAnswerer(program), trainset=list(trainset)).reasoner
+        program.reasoner = optimizer.compile(program, trainset=list(trainset)).reasoner  # optimizers see the reasoner only
     strip_memory(program)
 
 
