@@ -25,7 +25,6 @@ from typing import Any
 
 from memreason.programs.atomic_file import write_atomically
 
-
 # What depends on the process that produced the results (timings, threads, resumption).
 TIMING_KEYS = ("wall_seconds", "execution")
 

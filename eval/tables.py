@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from memreason.datasets.experience_transfer import LEVELS, RuleTableError
+from memreason.lm import resolve_lm
 from memreason.programs import PROGRAMS
 
 from .experience_transfer import ExperienceTransferConfig, memorize
-from .options import Parser, run_cli, temperature, whole
 from .hypothesis_scoring import F1_MODES, memory_f1
-from memreason.lm import resolve_lm
 from .metrics import mean_std
+from .options import Parser, run_cli, temperature, whole
 from .runs import use_response_cache, write_json
 
 

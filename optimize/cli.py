@@ -34,8 +34,8 @@ from memreason.programs import PROGRAMS, build_program
 from .demos import DEMO_SOURCES
 from .lms import resolve
 from .space import Space, SpaceError, _value, default_space, read_space_file, split_params
-from .study import PRUNERS, SAMPLERS, StudyError, load_study, make_pruner, make_sampler, open_storage, \
-    run_workers, sqlite_url
+from .study import (PRUNERS, SAMPLERS, StudyError, load_study, make_pruner, make_sampler, open_storage, run_workers,
+                    sqlite_url)
 
 if TYPE_CHECKING:
     from memreason.datasets.arc import ArcTask

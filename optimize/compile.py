@@ -30,7 +30,8 @@ import dspy
 
 from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
 from memreason.eval.experience_transfer import observation
-from memreason.eval.options import Parser, UsageError, add_fault_options, add_lm_options, resolve_lms, retry_policy, run_cli, whole
+from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, resolve_lms, retry_policy,
+                                    run_cli, whole)
 from memreason.eval.runs import new_run_dir, use_response_cache, write_json
 from memreason.lm import LMChoice
 from memreason.programs import PROGRAMS, build_program

@@ -22,8 +22,9 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm import LlamaServer, LMConfigError, resolve_lm
+
+from ..experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
 
 SLOTS = 16
 
