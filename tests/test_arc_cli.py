@@ -149,7 +149,7 @@ def test_arc_table_renders_run_directories(tmp_path, tiny, scripted, capsys):
 def test_the_entry_point_routes_arc_commands(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(sys, "argv", ["python -m eval", "arcmemo_ps", "--split", "nowhere"])
     with pytest.raises(SystemExit) as exit_:
-        runpy.run_module("eval", run_name="__main__")
+        runpy.run_module("memreason.eval", run_name="__main__")
     assert exit_.value.code == 2
     assert capsys.readouterr().err.startswith("error: unknown split 'nowhere'")
 

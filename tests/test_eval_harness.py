@@ -145,6 +145,9 @@ def test_cli_writes_a_run_directory(tmp_path, scripted_cli, capsys):
         (["episodic", "--level", "1", "--rules", "missing.json"], "cannot read rules file"),
         (["episodic", "--level", "1", "--lm", "nonsense-model-xyz"], "unknown LM"),
         (["episodic", "--level", "1", "--lm", "anthropic/claude-x"], "ANTHROPIC_API_KEY"),
+        (["hdr", "--level", "1", "--temperature", "-3"], "--temperature must be at least 0"),
+        (["hdr", "--level", "1", "--temperature", "3"], "--temperature must be in [0, 2]"),
+        (["hdr", "--level", "1", "--lm-retries", "x"], "--lm-retries must be a whole number"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, monkeypatch):
@@ -152,6 +155,15 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, monkeypatch):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_binary_rules_file_and_an_out_that_is_a_file_are_one_line(tmp_path, capsys):
+    (tmp_path / "rules.bin").write_bytes(bytes(range(256)))
+    assert cli.main(["hdr", "--level", "1", "--rules", str(tmp_path / "rules.bin")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: rules file {tmp_path / 'rules.bin'} is not valid JSON")
+    (tmp_path / "taken").write_text("x")
+    assert cli.main(["hdr", "--level", "1", "--limit", "1", "--out", str(tmp_path / "taken")]) == 2
+    assert capsys.readouterr().err == f"error: --out {tmp_path / 'taken'} is a file, not a directory\n"
 
 
 def test_inconsistent_rules_file_is_one_line(tmp_path, capsys):

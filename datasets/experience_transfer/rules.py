@@ -77,7 +77,7 @@ class RuleTable:
             data = json.loads(path.read_text())
         except OSError as exc:
             raise RuleTableError(f"cannot read rules file {path}: {exc.strerror or exc}") from exc
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RuleTableError(f"rules file {path} is not valid JSON: {exc}") from exc
         return cls.from_dict(data, source=str(path))
 
