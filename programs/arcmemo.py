@@ -21,6 +21,7 @@ from typing import Any
 from dspy.utils.exceptions import AdapterParseError
 
 from memreason.datasets.arc import ArcTask
+from memreason.lm.faults import LMFailure
 
 from .abstraction_demos import use_arc_demos
 from .arc_problem import arc_problem, arc_problem_image
@@ -78,8 +79,8 @@ class ArcMemo(ArcProgram):
 
 
 def _unreadable_answer(error: Exception) -> bool:
-    """DSPy's parse error, or the harness's ``LMFailure`` of kind unparseable/empty (eval.faults)."""
-    return isinstance(error, AdapterParseError) or getattr(error, "kind", None) in ("unparseable", "empty")
+    """DSPy's parse error, or an :class:`LMFailure` of kind unparseable or empty (the LM guard gave up)."""
+    return isinstance(error, AdapterParseError) or (isinstance(error, LMFailure) and error.kind in ("unparseable", "empty"))
 
 
 class ArcMemoOE(ArcMemo):
