@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from memreason.datasets.json_file import read_json_file
+
 from .atomic_file import write_atomically
 from .cheatsheet_memory import CheatsheetMemory
 from .concept_memory import ConceptMemory
@@ -39,12 +41,7 @@ def save_memory(memory: Memory, path: str | Path) -> None:
 
 def load_memory(path: str | Path) -> Memory:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise MemoryFileError(f"cannot read memory file {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MemoryFileError(f"memory file {path} is not valid JSON: {exc}") from None
+    data = read_json_file(path, MemoryFileError, "memory file")
     if not isinstance(data, dict) or data.get("format") not in FORMATS:
         raise MemoryFileError(f"memory file {path} has no known 'format' (one of {', '.join(FORMATS)})")
     try:

@@ -7,10 +7,11 @@ Anything else raises :class:`ArcDataError` with one line naming the task and the
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..json_file import read_json_file
 
 Grid = list[list[int]]
 MAX_SIDE = 30
@@ -53,12 +54,7 @@ class ArcTask:
     @classmethod
     def from_file(cls, path: str | Path) -> "ArcTask":
         path = Path(path)
-        try:
-            data = json.loads(path.read_text())
-        except OSError as exc:
-            raise ArcDataError(f"cannot read ARC task file {path}: {exc.strerror or exc}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ArcDataError(f"{path} is not valid JSON: {exc}") from None
+        data = read_json_file(path, ArcDataError, "ARC task file")
         try:
             return cls.from_json(path.stem, data)
         except ArcDataError as exc:

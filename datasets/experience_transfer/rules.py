@@ -13,13 +13,14 @@ shows in its episodes, plus the background-flip statement when the table has one
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 from typing import Any, Mapping
 
 from PIL import ImageColor
+
+from ..json_file import read_json_file
 
 SHAPES = ("square", "circle", "triangle")
 DRAWABLE_ATTRIBUTES = ("shape", "color", "background")
@@ -73,13 +74,7 @@ class RuleTable:
     @classmethod
     def from_json(cls, path: str | Path) -> "RuleTable":
         path = Path(path)
-        try:
-            data = json.loads(path.read_text())
-        except OSError as exc:
-            raise RuleTableError(f"cannot read rules file {path}: {exc.strerror or exc}") from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RuleTableError(f"rules file {path} is not valid JSON: {exc}") from exc
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(read_json_file(path, RuleTableError, "rules file"), source=str(path))
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "rule table") -> "RuleTable":
