@@ -1,11 +1,13 @@
 """One loop over examples: ``threads`` at a time, a progress bar, and the run's error budget.
 
-    for item, result in run_each(items, work, threads=8, bar=bar, errors=session.errors, postfix=score):
-        ...                      # each finished item, in the order they finish (``ordered=True``: input order)
+    done = run_each(items, work, threads=8, bar=bar, errors=session.errors, postfix=score)
+    # [(item, result), ...] in the order they finished (``ordered=True``: input order)
 
 ``work(item)`` returns a result, or None when it did not run (the error budget was spent:
-the item stays undone, and a resumed run does it). On Ctrl-C, items not started stay undone
-and started ones finish and are kept.
+the item stays undone, and a resumed run does it). ``on_result(item, result)`` is called
+in this thread as each result comes in (in input order with ``ordered=True``), before the
+bar moves. On Ctrl-C, or an error in ``on_result``, items not started stay undone and
+started ones finish before the exception leaves (their results are kept by ``work``).
 
 ``after_first`` is called once the first item has finished alone, before the others start:
 a local server then copies the prompt prefix all items share (instructions, episodes,
@@ -15,7 +17,7 @@ memory) from that slot into the others, instead of every slot computing it at on
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from memreason.lm.faults import ErrorBudget
 
@@ -25,12 +27,13 @@ R = TypeVar("R")
 
 def run_each(items: Sequence[T], work: Callable[[T], R | None], *, threads: int, bar, errors: ErrorBudget,
              postfix: Callable[[list[R]], dict[str, Any]] | None = None, ordered: bool = False,
-             after_first: Callable[[], None] | None = None) -> Iterator[tuple[T, R]]:
-    """Yield ``(item, result)`` for every item whose ``work`` ran, updating ``bar`` as each finishes."""
+             after_first: Callable[[], None] | None = None,
+             on_result: Callable[[T, R], None] | None = None) -> list[tuple[T, R]]:
+    """``(item, result)`` for every item whose ``work`` ran, updating ``bar`` as each finishes."""
+    done: list[tuple[T, R]] = []
     if not items:
-        return
+        return done
     pool = ThreadPoolExecutor(max_workers=threads)
-    done: list[R] = []
     try:
         futures: dict[Future, T] = {}
         if after_first is not None and threads > 1 and len(items) > 1:
@@ -45,10 +48,12 @@ def run_each(items: Sequence[T], work: Callable[[T], R | None], *, threads: int,
                 if ordered:
                     break
                 continue
-            done.append(result)
+            if on_result is not None:
+                on_result(futures[future], result)
+            done.append((futures[future], result))
             if postfix is not None:
-                bar.set_postfix(**postfix(done), failed=errors.failed)
+                bar.set_postfix(**postfix([r for _, r in done]), failed=errors.failed)
             bar.update()
-            yield futures[future], result
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    return done

@@ -23,6 +23,8 @@ from typing import Callable
 from memreason.lm import SLOTS, LMChoice, LMConfigError, resolve_lm
 from memreason.lm.faults import RetryPolicy, RunAborted
 
+from .runs import write_json
+
 
 class UsageError(Exception):
     """Input the user can fix; reported as one line with exit code 2."""
@@ -135,7 +137,6 @@ def check_out_path(path: Path | None, flag: str = "--out") -> None:
 def publish(run_dir: Path, results: dict, table: str, *, report: bool = True) -> None:
     """Save a finished run's ``results.json``, print its ``table``, write its report, say where it all is."""
     from .report import write_run_report  # matplotlib: only once there is something to plot
-    from .runs import write_json
 
     write_json(run_dir / "results.json", results)
     print(table)

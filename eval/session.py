@@ -4,7 +4,7 @@
     with session.task_context():       # the task LM (role "task") and its adapter
         program(...)
     program.set_lm / set_memory_lm(session.memory_lm)   # the memory LM (role "memory")
-    session.execution(...)             # results["execution"]: how the run was executed
+    session.finish(results, ...)       # + wall_seconds and results["execution"]: how the run was executed
 
 Both LMs are wrapped in a :class:`GuardedLM` (transport faults retried and counted) and
 answered through a :class:`ResilientAdapter` (unparseable answers asked again). A local
@@ -62,20 +62,16 @@ class RunSession:
         return dspy.context(lm=self.memory_lm, adapter=self.memory_adapter)
 
     def finish(self, results: dict[str, Any], *, threads: int, resumed: int, answered: int) -> dict[str, Any]:
-        """``results`` with the session's wall time and :meth:`execution` added."""
-        seconds = time.perf_counter() - self.started
-        results["wall_seconds"] = round(seconds, 2)
-        results["execution"] = self.execution(seconds=seconds, threads=threads, resumed=resumed, answered=answered)
-        return results
-
-    def execution(self, *, seconds: float, threads: int, resumed: int, answered: int) -> dict[str, Any]:
-        """How the run was executed (not part of its results proper: a resumed run differs here only)."""
-        out = {"wall_seconds": round(seconds, 2), "threads": threads, "resumed_examples": resumed,
-               "answered_examples": answered, "retry_policy": asdict(self.policy), "max_errors": self.errors.max_errors}
+        """``results`` with the session's wall time and ``execution``: how the run was executed (not part of
+        its results proper: a resumed run differs from an uninterrupted one here only)."""
+        seconds = round(time.perf_counter() - self.started, 2)
+        execution = {"wall_seconds": seconds, "threads": threads, "resumed_examples": resumed, "answered_examples": answered,
+                     "retry_policy": asdict(self.policy), "max_errors": self.errors.max_errors}
         server = getattr(self.task.lm, "server", None)  # the local llama-server: its calls, reused prefix tokens, restarts
         if self.task.local and server is not None:
-            out["engine"] = server.stats.as_dict()
-        return out
+            execution["engine"] = server.stats.as_dict()
+        results.update(wall_seconds=seconds, execution=execution)
+        return results
 
 
 def shared_adapter(task: LMChoice, memory: LMChoice) -> dspy.Adapter:

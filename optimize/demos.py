@@ -20,10 +20,10 @@ from typing import Any, Callable, Sequence
 import dspy
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel, make_level
+from memreason.programs.reasoner import MEMORY_FIELDS
 
 TRAIN_SEED_OFFSET = 1000
 DEMO_SOURCES = ("labeled", "bootstrap")
-MEMORY_FIELDS = ("episodes", "hypotheses")
 
 
 def training_level(data: ExperienceTransferLevel, *, seed: int, offset: int = TRAIN_SEED_OFFSET) -> ExperienceTransferLevel:
@@ -71,7 +71,10 @@ def place_demos(program, trainset: Sequence[dspy.Example], k: int, *, source: st
 
 
 def strip_memory(program: dspy.Module) -> None:
-    """Drop the memory fields (and bookkeeping ids) from every demo of ``program``'s predictors."""
+    """Drop the memory fields (and bookkeeping ids) from every demo of ``program``'s predictors.
+
+    The reasoner never shows them (see :class:`memreason.programs.Reasoner`); dropping them here
+    keeps a saved state from holding a copy of the memory per demo."""
     for _, predictor in program.named_predictors():
         predictor.demos = [_without_memory(d) for d in predictor.demos]
 

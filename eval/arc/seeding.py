@@ -86,30 +86,33 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
                 "attempts": [a.to_json() for a in attempts], "failure": failure,
                 "error": f"{failure['kind']}: {failure['reason']}" if failure else None}
 
+    def keep(item: ArcTask, solved: tuple[dict[str, Any], Meter]) -> None:  # in task order: memory grows
+        record, meter = solved
+        i = len(records) + 1
+        if record.get("failure"):
+            session.errors.fail(record["failure"])
+        if record["verified"] and record["source"] == "solved":  # reusable: --solutions <run>/solutions
+            (run_dir / "solutions").mkdir(exist_ok=True)
+            (run_dir / "solutions" / f"{item.id}.py").write_text(record["solution"])
+        if record["verified"] or (config.unverified and record["solution"]):
+            with session.task_context(), metering(meter):
+                try:
+                    record["write"] = writer_program.write(item, record["solution"])
+                except Exception as exc:
+                    record["write_error"] = error_text(exc)
+            save_memory(writer_program.memory, run_dir / "memory" / f"step-{i:04d}.json")
+            save_memory(writer_program.memory, out)
+        record.update(meter.record())
+        writer.write(record)
+        records.append(record)
+
     todo = tasks[len(kept):]
     try:
         with tqdm(total=len(tasks), initial=len(kept), desc=f"build_memory {config.format}", disable=not progress,
                   unit="task") as bar:
-            solved = run_each(todo, solve, threads=config.threads, bar=bar, errors=session.errors, ordered=True)
-            for i, (item, (record, meter)) in enumerate(solved, len(kept) + 1):  # abstraction in task order: memory grows
-                if record.get("failure"):
-                    session.errors.fail(record["failure"])
-                if record["verified"] and record["source"] == "solved":  # reusable: --solutions <run>/solutions
-                    (run_dir / "solutions").mkdir(exist_ok=True)
-                    (run_dir / "solutions" / f"{item.id}.py").write_text(record["solution"])
-                if record["verified"] or (config.unverified and record["solution"]):
-                    with session.task_context(), metering(meter):
-                        try:
-                            record["write"] = writer_program.write(item, record["solution"])
-                        except Exception as exc:
-                            record["write_error"] = error_text(exc)
-                    save_memory(writer_program.memory, run_dir / "memory" / f"step-{i:04d}.json")
-                    save_memory(writer_program.memory, out)
-                record.update(meter.record())
-                writer.write(record)
-                records.append(record)
-            if session.errors.stopping:
-                raise RunAborted(session.errors.why())
+            run_each(todo, solve, threads=config.threads, bar=bar, errors=session.errors, ordered=True, on_result=keep)
+        if session.errors.stopping:
+            raise RunAborted(session.errors.why())
     finally:
         writer.close()
     results = _build_results(config, tasks, records, writer_program, out, session)

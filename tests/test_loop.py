@@ -1,0 +1,54 @@
+"""run_each: the one loop over examples (threads, progress, error budget)."""
+
+import threading
+import time
+
+import pytest
+
+from memreason.eval.loop import run_each
+from memreason.lm.faults import ErrorBudget
+
+
+class Bar:
+    def __init__(self):
+        self.updates = 0
+
+    def update(self):
+        self.updates += 1
+
+    def set_postfix(self, **_):
+        pass
+
+
+def test_ordered_results_come_in_input_order_and_stop_at_the_first_item_not_run():
+    def work(i):
+        time.sleep(0.05 * (5 - i))  # later items finish first
+        return None if i == 3 else i * 10
+
+    seen = []
+    done = run_each(list(range(5)), work, threads=5, bar=Bar(), errors=ErrorBudget(None), ordered=True,
+                    on_result=lambda item, result: seen.append((item, result)))
+    assert seen == done == [(0, 0), (1, 10), (2, 20)]
+
+
+def test_an_error_while_keeping_a_result_leaves_no_started_item_running():
+    started, finished, lock = set(), set(), threading.Lock()
+
+    def work(i):
+        with lock:
+            started.add(i)
+        time.sleep(0.2)
+        with lock:
+            finished.add(i)
+        return i
+
+    def keep(item, result):
+        raise KeyboardInterrupt  # Ctrl-C while the first result is written
+
+    bar = Bar()
+    with pytest.raises(KeyboardInterrupt):
+        run_each(list(range(8)), work, threads=2, bar=bar, errors=ErrorBudget(None), ordered=True, on_result=keep)
+    with lock:
+        assert started and started == finished  # started ones finished before the interrupt left
+        assert len(started) < 8  # the rest were never started
+    assert bar.updates == 0
