@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--runs", type=whole("--runs"), default=1, help="repetitions (accuracy mean and std)")
     run.add_argument("--config", type=Path, metavar="BEST.json",
                      help="the program's knobs from a JSON file's \"knobs\" (python -m optimize writes best.json)")
+    run.add_argument("--per-object", action="store_true",
+                     help="the reasoner labels each object of the scene and the count is computed in code")
     run.add_argument("--program-state", type=Path, metavar="STATE.json",
                      help="a DSPy state file (program.save: demos, instructions) loaded into the program")
     run.add_argument("--out", type=Path, help="run directory (default: runs/<program>-L<level>-<time>); continued when it holds this run")
@@ -125,6 +127,8 @@ def _knobs_and_state(args: argparse.Namespace) -> tuple[dict[str, Any], str | No
     """The knobs of ``--config`` and the digest of ``--program-state``, checked by building the program and loading it."""
     as_paths(args)
     knobs = config_knobs(args.config, args.program)
+    if getattr(args, "per_object", False):
+        knobs["per_object"] = True
     try:
         program = PROGRAMS[args.program].build(**knobs)
     except (TypeError, ValueError) as exc:

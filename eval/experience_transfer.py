@@ -159,13 +159,14 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
         if session.errors.stopping:
             return None
         meter = Meter(root=program)
-        prediction, failure = None, None
+        prediction, failure, objects = None, None, None
         with session.task_context(), metering(meter):
             try:
                 out = program(query=data.query, scene=observation(scene, config.modality))
             except Exception as exc:  # one bad answer must not stop the run
                 failure = failure_of(exc)
         if failure is None:
+            objects = out.get("objects")  # a per-object reasoner's labels, one per object
             try:
                 prediction = int(out.count)
             except (TypeError, ValueError) as exc:
@@ -178,6 +179,7 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
             "target": scene.target,
             "prediction": prediction,
             "correct": prediction == scene.target,
+            **({"object_labels": objects, "true_labels": scene.labels} if objects is not None else {}),
             "tokens": spent["tokens"],
             "usage": spent["usage"],
             "faults": spent["faults"],

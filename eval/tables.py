@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memreason.datasets.experience_transfer import LEVELS, RuleTableError
+from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableError
 from memreason.lm import resolve_lm
 from memreason.programs import PROGRAMS
 
@@ -128,6 +128,10 @@ def build_parser(table: str) -> argparse.ArgumentParser:
     parser.add_argument("--runs", type=whole("--runs"), default=1, help="repetitions per cell (mean and std)")
     parser.add_argument("--limit", type=whole("--limit"), help="first N test scenes per cell")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rules", type=Path, help="a rule table as JSON (default: the HDR paper's Table 1)")
+    if table != "table5":
+        parser.add_argument("--per-object", action="store_true",
+                            help="every row's reasoner labels each object and the count is computed in code")
     parser.add_argument("--threads", type=whole("--threads"), default=1, help="scenes answered in parallel in each cell")
     parser.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
     parser.add_argument("--temperature", type=temperature, default=0.0, help="sampling temperature of LM calls (default 0)")
@@ -186,6 +190,10 @@ def cell_name(program: str, level: int, task: str, memory: str, args: argparse.N
     name = f"{program}-L{level}-{slug(task)}"
     if memory != task:
         name += f"-mem-{slug(memory)}"
+    if getattr(args, "rules", None) is not None:
+        name += f"-rules-{slug(Path(args.rules).stem)}"
+    if getattr(args, "per_object", False):
+        name += "-per-object"
     for flag, value, default in (("seed", args.seed, 0), ("limit", args.limit, None), ("runs", args.runs, 1),
                                  ("t", args.temperature, 0.0), ("max", args.max_tokens, None)):
         if value != default:
@@ -200,6 +208,10 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
     """Run the missing cells of ``args.table``, then write and return its Markdown."""
     spec = TABLES[args.table]
     levels, rows = _levels(args.levels), _rows(spec, args.rows)
+    if args.rules is not None:
+        RuleTable.from_json(args.rules)  # a bad rules file fails now, in one line
+    title = spec.title + (", per-object reasoning" if getattr(args, "per_object", False) else "") + (
+        f", rule table {args.rules}" if args.rules is not None else "")
     if args.table == "table4":
         column_lms = [args.lm or "embedded"]
         row_memories = _lms(args.memory_lms)
@@ -231,7 +243,7 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
 
     columns = [{"level": level, "lm": lm} for level in levels for lm in column_lms]
     table = {
-        "table": args.table, "title": spec.title, "value": spec.value, "command": command,
+        "table": args.table, "title": title, "value": spec.value, "command": command,
         "mark_names": list(spec.mark_names), "columns": columns, "rows": out_rows,
         "written": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
@@ -260,9 +272,12 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
                 "--threads", str(args.threads), "--temperature", str(args.temperature), "--out", str(directory)]
         if memory != task:
             argv += ["--memory-lm", memory]
-        for flag, value in (("--limit", args.limit), ("--api-base", args.api_base), ("--max-tokens", args.max_tokens)):
+        for flag, value in (("--limit", args.limit), ("--api-base", args.api_base), ("--max-tokens", args.max_tokens),
+                            ("--rules", args.rules)):
             if value is not None:
                 argv += [flag, str(value)]
+        if args.per_object:
+            argv.append("--per-object")
         if args.no_progress:
             argv.append("--no-progress")
         code = evaluate(argv)
@@ -282,7 +297,8 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args) -> di
     A finished accuracy cell with the same memory LM lends its memories; otherwise the
     memories are built here, without answering scenes, one file per run (kept on a crash).
     """
-    config = ExperienceTransferConfig(program=program, level=level, runs=args.runs, seed=args.seed)
+    config = ExperienceTransferConfig(program=program, level=level, runs=args.runs, seed=args.seed,
+                                      rules=str(args.rules) if args.rules else None)
     data = config.load_data()
     lender = cells_dir / cell_name(program, level, memory, memory, args)
     directory = cells_dir / f"memory-{cell_name(program, level, memory, memory, args)}"

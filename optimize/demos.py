@@ -36,12 +36,18 @@ def training_level(data: ExperienceTransferLevel, *, seed: int, offset: int = TR
 
 def scene_examples(level: ExperienceTransferLevel, observe: Callable[[Any], Any], limit: int | None = None,
                    shuffle_seed: int = 0) -> list[dspy.Example]:
-    """One ``dspy.Example(query, scene -> count)`` per scene, shuffled (object counts mixed), first ``limit``."""
+    """One ``dspy.Example(query, scene -> count)`` per scene, shuffled (object counts mixed), first ``limit``.
+
+    Each also carries the task's ``labels`` and the scene's ``objects`` with their true labels,
+    the inputs and output of a per-object reasoner (``LabelObjects``), so labelled demos serve it too.
+    """
     scenes = list(level.test)
     random.Random(shuffle_seed).shuffle(scenes)
     scenes = scenes[:limit] if limit is not None else scenes
-    return [dspy.Example(query=level.query, scene=observe(s), count=s.target, scene_id=s.id).with_inputs("query", "scene")
-            for s in scenes]
+    labels = list(level.rules.labels)
+    return [dspy.Example(query=level.query, labels=labels, scene=observe(s), count=s.target, scene_id=s.id,
+                         objects=[{"object": f"{o.color} {o.shape}", "label": label} for o, label in zip(s.objects, s.labels)])
+            .with_inputs("query", "scene") for s in scenes]
 
 
 def count_metric(example, prediction, trace=None) -> float:
@@ -71,17 +77,19 @@ def place_demos(program, trainset: Sequence[dspy.Example], k: int, *, source: st
 
 
 def strip_memory(program: dspy.Module) -> None:
-    """Drop the memory fields (and bookkeeping ids) from every demo of ``program``'s predictors.
+    """Keep in every demo of ``program``'s predictors only the fields its signature has, less the memory.
 
-    The reasoner never shows them (see :class:`memreason.programs.Reasoner`); dropping them here
-    keeps a saved state from holding a copy of the memory per demo."""
+    The reasoner never shows the memory (see :class:`memreason.programs.Reasoner`); dropping it
+    here keeps a saved state from holding a copy of the memory per demo, and the fields the other
+    form of the reasoner uses (``count`` or ``labels`` and ``objects``) and bookkeeping ids go too."""
     for _, predictor in program.named_predictors():
-        predictor.demos = [_without_memory(d) for d in predictor.demos]
+        keep = set(predictor.signature.fields) - set(MEMORY_FIELDS)
+        predictor.demos = [_only(d, keep) for d in predictor.demos]
 
 
-def _without_memory(demo) -> dspy.Example:
+def _only(demo, keep: set[str]) -> dspy.Example:
     data = demo.toDict() if hasattr(demo, "toDict") else dict(demo)
-    return dspy.Example({k: v for k, v in data.items() if k not in (*MEMORY_FIELDS, "scene_id")})
+    return dspy.Example({k: v for k, v in data.items() if k in keep})
 
 
 def arc_training_tasks(eval_ids: Sequence[str], *, limit: int, split: str = "arc1-training"):

@@ -1,9 +1,9 @@
 """The search space of a study: which knobs vary, over which values, declared per program and overridable.
 
-    space = default_space("hdr")                       # K 1-4, N 1-5, cot on/off, demos 0-8
+    space = default_space("hdr")                       # K 1-4, N 1-5, cot and per_object on/off, demos 0-8
     space = space.override(["K=1:3", "cot=false"])     # --param K=1:3 --param cot=false
     space = space.override(read_space_file("s.json"))  # --space s.json: {"K": "1:3", "cot": [true], "demos": 0}
-    params = space.suggest(trial)                      # {"K": 2, "N": 3, "cot": True, "demos": 4}
+    params = space.suggest(trial)                      # {"K": 2, "N": 3, "cot": True, "per_object": False, "demos": 4}
 
 A value spec is ``LOW:HIGH`` (whole numbers, both ends included), a comma list of
 choices (``true,false`` or ``1,3,5``), or one value (the knob is fixed). In a JSON
@@ -189,7 +189,7 @@ def default_space(program: str) -> Space:
         raise SpaceError(f"unknown program {program!r}; choose from: {', '.join(PROGRAMS)}")
     if PROGRAMS[program].task == "experience_transfer":
         params = [Param(name, low=lo, high=hi) for name, (lo, hi) in _ET_EXTRA.get(program, {}).items()]
-        return Space((*params, Param("cot", choices=BOOL), Param(DEMOS, low=0, high=8)))
+        return Space((*params, Param("cot", choices=BOOL), Param("per_object", choices=BOOL), Param(DEMOS, low=0, high=8)))
     names = _ARC.get(program, ["attempts", "retries"])
     params = [Param(name, low=_ARC_RANGES[name][0], high=_ARC_RANGES[name][1]) for name in names]
     return Space((*params, Param(DEMOS, low=0, high=2)))

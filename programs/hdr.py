@@ -22,15 +22,16 @@ class HDR(MemoryProgram):
     """Answer from the episodes and the hypotheses that survived N generate-verify rounds."""
 
     def __init__(self, *, K: int = 2, N: int = 3, cot: bool = True,
-                 signature: type[dspy.Signature] | str | None = None):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
         """
         Args:
             K: the most factor-extraction passes of the consolidator.
             N: the consolidator's generate-verify rounds.
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+            per_object: label each object and count in code (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
         self.consolidator = MemoryConsolidator(K=K, N=N)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:

@@ -24,13 +24,15 @@ from .steps import Steps, call
 class DirectHypothesis(MemoryProgram):
     """Hypotheses generated once, straight from the episodes, kept unverified with the episodes."""
 
-    def __init__(self, *, cot: bool = True, signature: type[dspy.Signature] | str | None = None):
+    def __init__(self, *, cot: bool = True,
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
         """
         Args:
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+            per_object: label each object and count in code (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
         self.generate = HypothesisGenerator()
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
@@ -41,14 +43,16 @@ class DirectHypothesis(MemoryProgram):
 class TwoStage(MemoryProgram):
     """Factors extracted (at most K passes), then hypotheses generated once, unverified."""
 
-    def __init__(self, *, K: int = 2, cot: bool = True, signature: type[dspy.Signature] | str | None = None):
+    def __init__(self, *, K: int = 2, cot: bool = True,
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
         """
         Args:
             K: the most factor-extraction passes.
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+            per_object: label each object and count in code (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
         self.extract_factors = FactorExtractor(K)
         self.generate = HypothesisGenerator()
 

@@ -43,16 +43,17 @@ class MemoryProgram(dspy.Module):
     """Answer queries from episodic and/or semantic memory."""
 
     def __init__(self, *, episodic: bool, semantic: bool, cot: bool = False,
-                 signature: type[dspy.Signature] | str | None = None):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
         """
         Args:
             episodic: the reasoner reads the episodes.
             semantic: the reasoner reads the hypotheses (the semantic memory :meth:`consolidate` builds).
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+            per_object: the reasoner labels each object and the count is computed in code (see :class:`Reasoner`).
         """
         super().__init__()
-        self.reasoner = Reasoner(episodic=episodic, semantic=semantic, cot=cot, signature=signature)
+        self.reasoner = Reasoner(episodic=episodic, semantic=semantic, cot=cot, signature=signature, per_object=per_object)
         self.memory = ExperienceMemory()
 
     @property

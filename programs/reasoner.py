@@ -14,6 +14,13 @@ it reads raises ``ValueError`` (an empty list is a memory: a consolidation may k
 hypothesis). Demonstrations never repeat the memory: it is the same on every call and is
 already in the prompt, so the memory fields of a demo (an optimizer's bootstrapped trace
 holds them) are left out when the demo is shown.
+
+``per_object=True`` (Experience-Transfer's task only) is the paper's y = sum_j l_j: the model
+labels every object of the scene with one of the task's labels (``LabelObjects``, a bounded
+output) and the count is computed in code (:mod:`.per_object`). The labels are the ones the
+episodes carry unless ``labels`` is given; the counted label is the one the query names
+unless ``count_label`` is given. The prediction holds ``count`` and ``objects`` (each
+object's description and label).
 """
 
 from __future__ import annotations
@@ -23,9 +30,10 @@ from typing import Any
 import dspy
 from dspy.signatures.signature import ensure_signature
 
-from memreason.signatures import ReasonWithMemory, WithMemory
+from memreason.signatures import LabelObjects, ReasonWithMemory, WithMemory
 
 from .episodes import as_episodes
+from .per_object import bounded, count_of, counted_label, task_labels
 
 MEMORY_FIELDS = ("episodes", "hypotheses")
 
@@ -34,7 +42,8 @@ class Reasoner(dspy.Module):
     """Answer a task from the memories given."""
 
     def __init__(self, *, episodic: bool = True, semantic: bool = True, cot: bool = False,
-                 signature: type[dspy.Signature] | str | None = None):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
+                 labels: list[str] | None = None, count_label: str | None = None):
         """
         Args:
             episodic: read episodic memory (``episodes``: past observations).
@@ -43,20 +52,50 @@ class Reasoner(dspy.Module):
             signature: the task, as a ``dspy.Signature`` class or a string such as
                 ``"question -> ripe: bool"``; ``None`` is Experience-Transfer's ``ReasonWithMemory``
                 (``query``, ``scene`` -> ``count: int``), whose prompt is kept as it is.
+            per_object: label each object of the scene and count in code (``LabelObjects``;
+                Experience-Transfer's task only, so ``signature`` must be ``None``).
+            labels: the labels an object may carry (per-object only; default: the episodes' labels).
+            count_label: the label counted (per-object only; default: the one the query names).
         """
         super().__init__()
         if not (episodic or semantic):
             raise ValueError("a Reasoner reads at least one memory: episodic, semantic or both")
-        self.episodic, self.semantic = episodic, semantic
-        task = memory_signature(signature, episodic=episodic, semantic=semantic)
+        if per_object and signature is not None:
+            raise ValueError("per_object answers Experience-Transfer's counting task; it takes no signature")
+        self.episodic, self.semantic, self.per_object = episodic, semantic, per_object
+        self.labels, self.count_label = (list(labels) if labels else None), count_label
+        if per_object:
+            task = LabelObjects.delete("hypotheses") if not semantic else LabelObjects
+            task = task.delete("episodes") if not episodic else task
+        else:
+            task = memory_signature(signature, episodic=episodic, semantic=semantic)
         self.answer = dspy.ChainOfThought(task) if cot else dspy.Predict(task)
 
     def forward(self, *, episodes=None, hypotheses=None, **inputs: Any) -> dspy.Prediction:
         """The task's outputs; ``inputs`` are the signature's own input fields."""
+        if self.per_object:
+            query, inputs, labels = self._per_object(episodes, inputs)
+            return self._counted(self.answer(**self._inputs(episodes, hypotheses, inputs)), query, labels)
         return self.answer(**self._inputs(episodes, hypotheses, inputs))
 
     async def aforward(self, *, episodes=None, hypotheses=None, **inputs: Any) -> dspy.Prediction:
+        if self.per_object:
+            query, inputs, labels = self._per_object(episodes, inputs)
+            return self._counted(await self.answer.acall(**self._inputs(episodes, hypotheses, inputs)), query, labels)
         return await self.answer.acall(**self._inputs(episodes, hypotheses, inputs))
+
+    def _per_object(self, episodes, inputs: dict[str, Any]) -> tuple[str, dict[str, Any], tuple[str, ...]]:
+        """The query, the inputs of ``LabelObjects`` (labels in, query out, the signature bounded), the labels."""
+        labels = task_labels(as_episodes(episodes) if episodes is not None else None, self.labels)
+        query = str(inputs.get("query", ""))
+        counted_label(query, labels, self.count_label)  # fail before the call, not after
+        own = {k: v for k, v in inputs.items() if k != "query"}
+        return query, {**own, "labels": list(labels), "signature": bounded(self._predictor().signature, labels)}, labels
+
+    def _counted(self, out: dspy.Prediction, query: str, labels: tuple[str, ...]) -> dspy.Prediction:
+        count, objects = count_of(out.objects, counted_label(query, labels, self.count_label))
+        extra = {"reasoning": out.reasoning} if "reasoning" in out else {}
+        return dspy.Prediction(**extra, objects=objects, count=count)
 
     def _inputs(self, episodes, hypotheses, inputs: dict[str, Any]) -> dict[str, Any]:
         memory: dict[str, Any] = {}

@@ -23,13 +23,15 @@ from .steps import Steps, call
 class ReflexionIndividual(MemoryProgram):
     """One reflection per episode (one call each), kept with all the episodes."""
 
-    def __init__(self, *, cot: bool = True, signature: type[dspy.Signature] | str | None = None):
+    def __init__(self, *, cot: bool = True,
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
         """
         Args:
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+            per_object: label each object and count in code (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
         self.reflect = dspy.Predict(ReflectOnEpisode)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
@@ -49,13 +51,15 @@ class ReflexionIndividual(MemoryProgram):
 class ReflexionAll(MemoryProgram):
     """One global reflection over all episodes, kept with the episodes."""
 
-    def __init__(self, *, cot: bool = True, signature: type[dspy.Signature] | str | None = None):
+    def __init__(self, *, cot: bool = True,
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
         """
         Args:
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
+            per_object: label each object and count in code (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
         self.reflect = dspy.Predict(ReflectOnEpisodes)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:

@@ -5,7 +5,7 @@ from .cheatsheet import CurateCheatsheet
 from .concept_abstraction import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
 from .concept_selection import CaptionProblem, SelectOEConcepts, SelectPSConcepts
 from .concepts import OEConcept, Parameter, PSConcept
-from .experience_transfer import ReasonWithMemory
+from .experience_transfer import LabelObjects, ObjectLabel, ReasonWithMemory
 from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
 from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
 from .memory import Episode, Observation, WithMemory
@@ -22,8 +22,10 @@ __all__ = [
     "HypothesisGeneration",
     "HypothesisVerification",
     "InterpretHypothesis",
+    "LabelObjects",
     "MatchHypothesis",
     "OEConcept",
+    "ObjectLabel",
     "Observation",
     "PSConcept",
     "Parameter",

@@ -4,15 +4,19 @@ An observation is either a text description or an image (``dspy.Image``): the sa
 signatures serve both modalities (``Episode`` is any task's, from :mod:`.memory`). Inputs
 are ordered so that what stays the same across test scenes (memory, query) comes before
 what changes (the scene), which lets a local model reuse the shared prompt prefix.
+
+``LabelObjects`` is the per-object form of the task (the paper's y = sum_j l_j): the model
+labels each object of the scene and the count is computed in code (``Reasoner(per_object=True)``).
 """
 
 from __future__ import annotations
 
 import dspy
+from pydantic import BaseModel, Field
 
 from .memory import Episode, Observation
 
-__all__ = ["Episode", "Observation", "ReasonWithMemory"]
+__all__ = ["Episode", "LabelObjects", "ObjectLabel", "Observation", "ReasonWithMemory"]
 
 
 class ReasonWithMemory(dspy.Signature):
@@ -27,3 +31,25 @@ class ReasonWithMemory(dspy.Signature):
     query: str = dspy.InputField()
     scene: Observation = dspy.InputField(desc="the test scene")
     count: int = dspy.OutputField(desc="the answer to the query, a whole number")
+
+
+class ObjectLabel(BaseModel):
+    """One object of a scene and the label given to it (``label`` is narrowed to the task's labels per call)."""
+
+    object: str = Field(description="the object, in a few words: its colour and shape")
+    label: str = Field(description="the label the memory implies for this object")
+
+
+class LabelObjects(dspy.Signature):
+    """Label every object in the test scene using memory of past experience.
+
+    The episodes are labelled past observations of single objects; the hypotheses are
+    rules, drawn from past experience, about which objects carry which label. Go through
+    the scene's objects in order and, for each one, name it and give the label the memory
+    implies for it: one of the labels given."""
+
+    episodes: list[Episode] = dspy.InputField(desc="episodic memory: labelled past observations, one object each")
+    hypotheses: list[str] = dspy.InputField(desc="semantic memory: rules about the labels drawn from past experience")
+    labels: list[str] = dspy.InputField(desc="the labels an object may carry")
+    scene: Observation = dspy.InputField(desc="the test scene")
+    objects: list[ObjectLabel] = dspy.OutputField(desc="every object of the scene, in order, with its label")

@@ -55,12 +55,13 @@ def start(argv, **env):
 
 def test_declared_spaces_and_overrides():
     hdr = default_space("hdr")
-    assert hdr.describe() == {"K": "1:4", "N": "1:5", "cot": "true,false", "demos": "0:8"}
-    assert default_space("episodic").names == ["cot", "demos"]
+    assert hdr.describe() == {"K": "1:4", "N": "1:5", "cot": "true,false", "per_object": "true,false", "demos": "0:8"}
+    assert default_space("episodic").names == ["cot", "per_object", "demos"]
     assert default_space("arcmemo_ps").names == ["top_k", "attempts", "retries", "demos"]
     assert default_space("arcmemo_ps")["top_k"].values == list(range(1, 11))
-    small = hdr.override(["K=1:2", "cot=false", "demos=0,3"])
-    assert small.grid() == {"K": [1, 2], "N": [1, 2, 3, 4, 5], "cot": [False], "demos": [0, 3]} and small.size() == 20
+    small = hdr.override(["K=1:2", "cot=false", "per_object=true", "demos=0,3"])
+    assert small.grid() == {"K": [1, 2], "N": [1, 2, 3, 4, 5], "cot": [False], "per_object": [True], "demos": [0, 3]}
+    assert small.size() == 20
     assert hdr.override({"N": {"low": 2, "high": 3}, "K": [2]}).grid()["N"] == [2, 3]
     for bad in (["Q=1:2"], ["K=3:1"], ["K"], ["K=a:b"]):
         with pytest.raises(SpaceError):
@@ -85,33 +86,33 @@ def test_demonstrations_never_come_from_the_evaluation_scenes():
 def test_the_study_finds_the_known_optimum_and_writes_its_outputs(tmp_path, capsys):
     out = tmp_path / "study"
     argv = ["hdr", "--level", "1", "--limit", "12", "--trials", "9", "--sampler", "grid", "--pruner", "none",
-            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "demos=0", "--out", str(out), *LMS]
+            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0", "--out", str(out), *LMS]
     assert cli.main(argv) == 0
     trials = trials_of(out)
     assert len(trials) == 9 and all(t.state == TrialState.COMPLETE for t in trials)
     perfect = [t.params for t in trials if t.value == 1.0]
-    assert perfect == [{"K": 2, "N": 2, "cot": False, "demos": 0}]  # the only configuration the script rewards
+    assert perfect == [{"K": 2, "N": 2, "cot": False, "per_object": False, "demos": 0}]  # the only configuration the script rewards
     best = json.loads((out / "best.json").read_text())
-    assert best["knobs"] == {"K": 2, "N": 2, "cot": False} and best["accuracy"] == 1.0 and best["program"] == "hdr"
+    assert best["knobs"] == {"K": 2, "N": 2, "cot": False, "per_object": False} and best["accuracy"] == 1.0 and best["program"] == "hdr"
     for name in ("best_program.json", "history.png", "pareto.png", "summary.md"):
         assert (out / name).stat().st_size > 0
-    assert "K=2, N=2, cot=False, demos=0: accuracy 100.0%" in (out / "summary.md").read_text()
+    assert "K=2, N=2, cot=False, per_object=False, demos=0: accuracy 100.0%" in (out / "summary.md").read_text()
     assert "python -m eval hdr --level 1 --config" in capsys.readouterr().out
 
 
 def test_two_objectives_give_a_pareto_front_and_the_pruner_stops_bad_trials(tmp_path):
     out = tmp_path / "multi"
     argv = ["hdr", "--level", "1", "--limit", "9", "--trials", "6", "--sampler", "grid", "--objectives", "accuracy,tokens",
-            "--param", "K=1:3", "--param", "N=2:3", "--param", "cot=false", "--param", "demos=0", "--out", str(out), *LMS]
+            "--param", "K=1:3", "--param", "N=2:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0", "--out", str(out), *LMS]
     assert cli.main(argv) == 0
     front = json.loads((out / "pareto.json").read_text())
-    assert front[0]["knobs"] == {"K": 2, "N": 2, "cot": False} and front[0]["accuracy"] == 1.0
+    assert front[0]["knobs"] == {"K": 2, "N": 2, "cot": False, "per_object": False} and front[0]["accuracy"] == 1.0
     assert all(a["tokens"] > b["tokens"] for a, b in zip(front, front[1:]))  # less accurate only if cheaper
     trials = trials_of(out)
     assert all(t.state == TrialState.COMPLETE for t in trials) and len(trials[0].values) == 2
     pruned = tmp_path / "pruned"
     argv = ["hdr", "--level", "1", "--limit", "12", "--trials", "9", "--sampler", "grid", "--sampler-seed", "0", "--chunks", "3",
-            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "demos=0", "--out", str(pruned), *LMS]
+            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0", "--out", str(pruned), *LMS]
     assert cli.main(argv) == 0
     states = [t.state for t in trials_of(pruned)]
     assert TrialState.PRUNED in states and states.count(TrialState.COMPLETE) + states.count(TrialState.PRUNED) == 9
@@ -123,7 +124,7 @@ def test_the_memory_cache_is_hit_when_only_demonstrations_change(tmp_path):
     memory = scripted_engine(MEMORY)
     before = len(memory.calls)
     argv = ["hdr", "--level", "1", "--limit", "4", "--trials", "2", "--sampler", "grid", "--pruner", "none",
-            "--param", "K=2", "--param", "N=2", "--param", "cot=false", "--param", "demos=0,3", "--out", str(out), *LMS]
+            "--param", "K=2", "--param", "N=2", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0,3", "--out", str(out), *LMS]
     assert cli.main(argv) == 0
     assert len(memory.calls) - before == 2 + 2 * 2  # one consolidation: K factor passes, N generate + verify rounds
     trials = sorted(trials_of(out), key=lambda t: t.number)
@@ -139,7 +140,7 @@ def test_the_memory_cache_is_hit_when_only_demonstrations_change(tmp_path):
 def test_a_killed_study_resumes_with_its_trials_intact(tmp_path):
     out = tmp_path / "killed"
     argv = ["hdr", "--level", "1", "--limit", "6", "--trials", "4", "--sampler", "grid", "--pruner", "none",
-            "--param", "K=1:2", "--param", "N=2:3", "--param", "cot=false", "--param", "demos=0",
+            "--param", "K=1:2", "--param", "N=2:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0",
             "--heartbeat", "1", "--out", str(out), *LMS]
     worker = start(argv, SCRIPTED_TASK_DELAY="0.15")
     deadline = time.time() + 60
@@ -170,7 +171,7 @@ def test_two_worker_processes_share_a_sqlite_study_and_finish_t_trials(tmp_path)
     out = tmp_path / "shared"
     total = 6
     argv = ["hdr", "--level", "1", "--limit", "4", "--trials", str(total), "--sampler", "grid", "--pruner", "none",
-            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "demos=0",
+            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0",
             "--storage", f"sqlite:///{tmp_path / 'shared.db'}", "--study", "shared", "--out", str(out), *LMS]
     workers = [start(argv, SCRIPTED_TASK_DELAY="0.05") for _ in range(2)]
     for w in workers:
