@@ -35,7 +35,7 @@ from memreason.lm.tokens import Meter, metering
 from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
-from .hypothesis_scoring import score_hypotheses
+from .hypothesis_scoring import memory_score
 from .loop import run_each
 from .metrics import accuracy, mean_std
 from .resume import read_examples
@@ -71,6 +71,17 @@ def observation(item, modality: str):
     return item.text() if modality == "text" else dspy.Image(item.image)
 
 
+def level_episodes(items, modality: str) -> list[Episode]:
+    """The level's episodes as memory: observation and label, and in text modality the attributes the text states.
+
+    The attributes (shape, colour, background: the categorical part of the structured
+    description) are never shown to the LM; ``hdr_grounded`` checks its rules against them.
+    An image carries none: a program that needs them perceives them.
+    """
+    return [Episode(observation=observation(e, modality), label=e.label,
+                    attributes=e.attributes() if modality == "text" else None) for e in items]
+
+
 def evaluate_experience_transfer(
     config: ExperienceTransferConfig,
     *,
@@ -90,7 +101,7 @@ def evaluate_experience_transfer(
     """
     data = data or config.load_data()
     scenes = data.test[: config.limit] if config.limit is not None else data.test
-    episodes = [Episode(observation=observation(e, config.modality), label=e.label) for e in data.episodes]
+    episodes = level_episodes(data.episodes, config.modality)
     run_dir.mkdir(parents=True, exist_ok=True)
     finished = read_examples(run_dir / "examples.jsonl")
     if retry_failed:
@@ -124,7 +135,7 @@ def memorize(program_name: str, data: ExperienceTransferLevel, memory: LMChoice,
 
     The same guarded, metered step an evaluation runs first (Table 5 scores memories alone)."""
     session = RunSession.start(memory, memory, policy=policy)
-    episodes = [Episode(observation=observation(e, modality), label=e.label) for e in data.episodes]
+    episodes = level_episodes(data.episodes, modality)
     run_dir.mkdir(parents=True, exist_ok=True)
     return [_memory(build_program(program_name), episodes, data, run, run_dir, session) for run in runs]
 
@@ -252,9 +263,10 @@ def _hypothesis_f1(program: str, memories: list[dict[str, Any]], data: Experienc
     A program that keeps one scores 0 for a run whose memory came out empty (it wrote no rule)."""
     if not reads_semantic_memory(program):
         return None
-    scores = [score_hypotheses(m.get("hypotheses", []), data, "parse") for m in memories]
+    scores = [memory_score(m, data) for m in memories]
     f1, std = mean_std([s.f1 for s in scores])
-    return {"mode": "parse", "mean": f1, "std": std, "per_run": [s.as_dict() for s in scores]}
+    mode = "rules" if any("rules" in m for m in memories) else "parse"
+    return {"mode": mode, "mean": f1, "std": std, "per_run": [s.as_dict() for s in scores]}
 
 
 def reads_semantic_memory(program: str) -> bool:

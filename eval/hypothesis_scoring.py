@@ -7,6 +7,9 @@ Three ways to read a hypothesis (DESIGN.md section 5), named by ``mode``:
 - ``interpret``: an interpreter LM states the label each hypothesis implies per combination.
 - ``judge``: an LM judge matches hypotheses to the level's oracle hypotheses (HypoBench-style).
 
+A memory that keeps structured rules (``hdr_grounded``'s ``rules``) is scored from them
+exactly, whatever the mode: each rule implies its label wherever its conditions match.
+
 The combinations scored are the ones the level's test scenes draw from, so at Level 3 the
 masked combinations count for recall although no episode shows them.
 """
@@ -51,8 +54,25 @@ def score_hypotheses(
         return hypothesis_match_f1(matches, len(data.oracle_hypotheses))
 
 
+def score_rules(rules: Sequence[Any], data: ExperienceTransferLevel) -> HypothesisScore:
+    """``hypothesis_f1`` of structured rules (``hdr_grounded``'s), read exactly: no parser, no LM."""
+    from memreason.programs.rule_check import implications
+
+    combinations, truth = scored_combinations(data)
+    return hypothesis_f1(implications(list(rules), combinations), truth)
+
+
+def memory_score(record: dict[str, Any], data: ExperienceTransferLevel, mode: str = "parse", lm: Any = None) -> HypothesisScore:
+    """The F1 of one memory record: its structured ``rules`` when it keeps them (any mode), else its hypotheses read by ``mode``."""
+    if "rules" in record:
+        from memreason.programs.rule_check import rules_from_record
+
+        return score_rules(rules_from_record(record), data)
+    return score_hypotheses(list(record.get("hypotheses", [])), data, mode, lm)
+
+
 def memory_f1(record: dict[str, Any], data: ExperienceTransferLevel, mode: str = "parse", lm: Any = None) -> dict[str, Any]:
-    """The score of one memory record (``memory-run<r>.json``), with the hypotheses it judged."""
+    """The score of one memory record (``memory-run<r>.json``), with the hypotheses it judged and how it read them."""
     hypotheses = list(record.get("hypotheses", []))
-    score = score_hypotheses(hypotheses, data, mode, lm)
-    return {"mode": mode, **score.as_dict(), "hypotheses": hypotheses}
+    score = memory_score(record, data, mode, lm)
+    return {"mode": "rules" if "rules" in record else mode, **score.as_dict(), "hypotheses": hypotheses}

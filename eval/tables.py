@@ -103,7 +103,10 @@ EXTRA_LABELS = {
     "episodic_semantic_oracle": "Episodic + Semantic", "episodic_semantic_oracle_cot": "Episodic + Semantic (CoT)",
     "reflexion_individual": "Reflection (Individual)", "reflexion_all": "Reflection (All)",
     "direct_hypothesis": "Direct hypothesis", "two_stage": "Simple two-stage", "hdr": "HDR (Ours)",
+    "hdr_grounded": "HDR, rules checked by code",
 }
+EXTRA_MARKS = {"table5": {"direct_hypothesis": (False, False), "two_stage": (True, False), "hdr": (True, True),
+                          "hdr_grounded": (True, True)}}
 
 
 class TableError(Exception):
@@ -173,8 +176,13 @@ def _rows(spec: TableSpec, text: str | None) -> list[Row]:
         if name not in PROGRAMS or PROGRAMS[name].task != "experience_transfer":
             raise TableError(f"--rows: {name!r} is not an Experience-Transfer program")
         paper = next((row for row in spec.rows if row.program == name), None)
-        rows.append(paper or Row(EXTRA_LABELS.get(name, name), name, tuple(False for _ in spec.mark_names)))
+        marks = EXTRA_MARKS.get(spec_name(spec), {}).get(name, tuple(False for _ in spec.mark_names))
+        rows.append(paper or Row(EXTRA_LABELS.get(name, name), name, marks))
     return rows
+
+
+def spec_name(spec: TableSpec) -> str:
+    return next(name for name, s in TABLES.items() if s is spec)
 
 
 def _lms(text: str | None) -> list[str]:
@@ -366,7 +374,7 @@ def render_markdown(table: dict[str, Any]) -> str:
         marks = ["✓" if mark else "" for mark in row["marks"]]
         lines.append("| " + " | ".join([row["label"], *marks, *cells]) + " |")
     if table["table"] == "table5":
-        lines += ["", f"F1 mode: {table['f1_mode']} (see eval/hypothesis_scoring.py)."]
+        lines += ["", f"F1 mode: {table['f1_mode']} (see eval/hypothesis_scoring.py); a memory of structured rules (hdr_grounded) is read from its rules."]
     lines += ["", f"Command: `{table['command']}`", "", "| program | level | LM | value | tokens (prompt + completion) | wall s | cell |",
               "|---|---|---|---|---|---|---|"]
     for row in table["rows"]:

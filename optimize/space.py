@@ -172,7 +172,7 @@ def read_space_file(path: str | Path) -> dict[str, Any]:
 # -- the declared spaces -------------------------------------------------------------------------
 
 BOOL = (True, False)
-_ET_EXTRA = {"hdr": {"K": (1, 4), "N": (1, 5)}, "two_stage": {"K": (1, 4)}}
+_ET_EXTRA = {"hdr": {"K": (1, 4), "N": (1, 5)}, "hdr_grounded": {"K": (0, 4), "N": (1, 5)}, "two_stage": {"K": (1, 4)}}
 _ARC = {
     "baseline": ["attempts", "retries"],
     "cheatsheet": ["attempts", "retries"],

@@ -16,7 +16,9 @@ from .concept_selector import ConceptSelector
 from .episodes import as_episodes, episode_from_json, episode_to_json
 from .experience_memory import ExperienceMemory
 from .factor_extractor import FactorExtractor
+from .grounded_consolidator import GroundedConsolidator
 from .hdr import HDR
+from .hdr_grounded import HDRGrounded
 from .hypothesis_baselines import DirectHypothesis, TwoStage
 from .hypothesis_generator import HypothesisGenerator
 from .hypothesis_interpreter import HypothesisInterpreter
@@ -24,13 +26,16 @@ from .hypothesis_judge import HypothesisJudge
 from .hypothesis_parser import parse_implications
 from .hypothesis_verifier import HypothesisVerifier, Judgement
 from .memory_consolidator import MemoryConsolidator
-from .memory_file import MemoryFileError, empty_memory, load_memory, save_memory
+from .memory_file import (MemoryFileError, empty_memory, load_memory,
+                          save_memory)
 from .memory_parameter import MemoryParameter
 from .memory_program import MemoryProgram
-from .oracle_baselines import EpisodicMemory, EpisodicSemanticOracle, SemanticOracle
+from .oracle_baselines import (EpisodicMemory, EpisodicSemanticOracle,
+                               SemanticOracle)
 from .reasoner import Reasoner, memory_signature
 from .reflexion import ReflexionAll, ReflexionIndividual
 from .registry import PROGRAMS, ProgramSpec, build_program
+from .rule_check import Rule
 
 __all__ = [
     "ArcMemo",
@@ -51,7 +56,9 @@ __all__ = [
     "ExperienceMemory",
     "FactorExtractor",
     "Feedback",
+    "GroundedConsolidator",
     "HDR",
+    "HDRGrounded",
     "HypothesisGenerator",
     "HypothesisInterpreter",
     "HypothesisJudge",
@@ -64,6 +71,7 @@ __all__ = [
     "PROGRAMS",
     "ProgramSpec",
     "Reasoner",
+    "Rule",
     "ReflexionAll",
     "ReflexionIndividual",
     "SemanticOracle",

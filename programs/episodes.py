@@ -42,6 +42,8 @@ def episode_to_json(episode: Episode) -> dict[str, Any]:
     data: dict[str, Any] = {"observation": {"image": observation.url} if image else observation}
     if episode.label is not None:
         data["label"] = episode.label
+    if episode.attributes is not None:
+        data["attributes"] = dict(episode.attributes)
     return data
 
 
@@ -50,4 +52,4 @@ def episode_from_json(data: dict[str, Any]) -> Episode:
     observation = data["observation"]
     if isinstance(observation, dict):
         observation = dspy.Image(url=observation["image"])
-    return Episode(observation=observation, label=data.get("label"))
+    return Episode(observation=observation, label=data.get("label"), attributes=data.get("attributes"))

@@ -11,6 +11,7 @@ from .arc_program import Baseline
 from .arcmemo import ArcMemoOE, ArcMemoPS
 from .cheatsheet import Cheatsheet
 from .hdr import HDR
+from .hdr_grounded import HDRGrounded
 from .hypothesis_baselines import DirectHypothesis, TwoStage
 from .oracle_baselines import EpisodicMemory, EpisodicSemanticOracle, SemanticOracle
 from .reflexion import ReflexionAll, ReflexionIndividual
@@ -38,6 +39,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec("episodic_semantic_oracle", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False),
         _spec("episodic_semantic_oracle_cot", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses, chain of thought", cot=True),
         _spec("hdr", "experience_transfer", HDR, "episodes and verified hypotheses (knobs: K, N, cot)"),
+        _spec("hdr_grounded", "experience_transfer", HDRGrounded, "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot); not the paper's"),
         _spec("reflexion_individual", "experience_transfer", ReflexionIndividual, "episodes and one reflection per episode (knob: cot)"),
         _spec("reflexion_all", "experience_transfer", ReflexionAll, "episodes and one reflection on all episodes (knob: cot)"),
         _spec("direct_hypothesis", "experience_transfer", DirectHypothesis, "episodes and unverified hypotheses, no factors (knob: cot)"),

@@ -2,11 +2,16 @@
 
 from .arc_solver import RetryArcPuzzle, SolveArcPuzzle
 from .cheatsheet import CurateCheatsheet
-from .concept_abstraction import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
-from .concept_selection import CaptionProblem, SelectOEConcepts, SelectPSConcepts
+from .concept_abstraction import (AbstractOEConcepts, AbstractPSConcepts,
+                                  DeriveSolutionTrace, WritePseudocode)
+from .concept_selection import (CaptionProblem, SelectOEConcepts,
+                                SelectPSConcepts)
 from .concepts import OEConcept, Parameter, PSConcept
 from .experience_transfer import LabelObjects, ObjectLabel, ReasonWithMemory
-from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
+from .grounded_hypotheses import (GroundedHypothesisGeneration, GroundedRule,
+                                  PerceiveAttributes, Rejection)
+from .hypotheses import (FactorExtraction, HypothesisGeneration,
+                         HypothesisVerification, Verdict)
 from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
 from .memory import Episode, Observation, WithMemory
 from .reflection import ReflectOnEpisode, ReflectOnEpisodes
@@ -21,6 +26,8 @@ __all__ = [
     "FactorExtraction",
     "HypothesisGeneration",
     "HypothesisVerification",
+    "GroundedHypothesisGeneration",
+    "GroundedRule",
     "InterpretHypothesis",
     "LabelObjects",
     "MatchHypothesis",
@@ -29,9 +36,11 @@ __all__ = [
     "Observation",
     "PSConcept",
     "Parameter",
+    "PerceiveAttributes",
     "ReasonWithMemory",
     "ReflectOnEpisode",
     "ReflectOnEpisodes",
+    "Rejection",
     "RetryArcPuzzle",
     "SelectOEConcepts",
     "SelectPSConcepts",

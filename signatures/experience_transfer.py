@@ -36,7 +36,8 @@ class ReasonWithMemory(dspy.Signature):
 class ObjectLabel(BaseModel):
     """One object of a scene and the label given to it (``label`` is narrowed to the task's labels per call)."""
 
-    object: str = Field(description="the object, in a few words: its colour and shape")
+    object: str = Field(description="the object in a few words: its colour, its shape and the scene's background")
+    evidence: str = Field(description="the memory that decides its label, copied: the rule or past episode with the same colour, shape and background")
     label: str = Field(description="the label the memory implies for this object")
 
 
@@ -45,8 +46,9 @@ class LabelObjects(dspy.Signature):
 
     The episodes are labelled past observations of single objects; the hypotheses are
     rules, drawn from past experience, about which objects carry which label. Go through
-    the scene's objects in order and, for each one, name it and give the label the memory
-    implies for it: one of the labels given."""
+    the scene's objects in order and, for each one, name it with the scene's background,
+    copy the rule or past episode that matches it (same colour, same shape, same
+    background), and give the label that memory implies for it: one of the labels given."""
 
     episodes: list[Episode] = dspy.InputField(desc="episodic memory: labelled past observations, one object each")
     hypotheses: list[str] = dspy.InputField(desc="semantic memory: rules about the labels drawn from past experience")

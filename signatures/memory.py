@@ -3,7 +3,9 @@
 An episode is one past observation (a text or an image) and, when it is kept apart, the
 label or outcome it had. A plain string is an episode too: its text is the observation and
 may state the outcome itself ("a yellow banana with brown spots: ripe"); an unlabelled
-episode is shown to the LM without a ``label`` key. ``WithMemory`` holds the two memory
+episode is shown to the LM without a ``label`` key. An episode may also carry its
+``attributes`` (a structured description: attribute -> value) for programs that check rules
+in code (``HDRGrounded``); they are never shown to the LM. ``WithMemory`` holds the two memory
 inputs and the task-neutral instructions a ``Reasoner`` given its own signature uses.
 """
 
@@ -20,6 +22,8 @@ class Episode(BaseModel):
 
     observation: Observation = Field(description="the observation, as a text or an image")
     label: str | None = Field(default=None, description="the label or outcome it had; None when the text states it")
+    attributes: dict[str, str] | None = Field(default=None, exclude=True,
+                                              description="its structured description, for code only (never in a prompt)")
 
     @model_serializer(mode="wrap")
     def _without_missing_label(self, handler: SerializerFunctionWrapHandler) -> dict:

@@ -42,6 +42,10 @@ class Episode:
     def text(self) -> str:
         return f"A {_describe(self.object)}, on a {self.background} background."
 
+    def attributes(self) -> dict[str, str]:
+        """The categorical part of the description (size and position are measurements, left out)."""
+        return {"shape": self.object.shape, "color": self.object.color, "background": self.background}
+
 
 @dataclass
 class Scene:

@@ -46,7 +46,7 @@ class OracleRule:
         background = self.conditions.get("background")
         noun = f"{shape}s" if shape else "objects of any shape"
         subject = f"{color} {noun}" if color else (noun if shape else "objects of any colour and shape")
-        where = f"On a {background} background, " if background else "On any background, "
+        where = f"On {_article(background)} {background} background, " if background else "On any background, "
         return f"{where}{subject} are labelled {self.label}."
 
     def to_dict(self) -> dict[str, Any]:
@@ -256,8 +256,8 @@ class RuleTable:
     def flip_statement(self) -> str:
         first, second = self.backgrounds
         return (
-            f"If an object of a given colour and shape has one label on a {first} background, "
-            f"the same object has the other label on a {second} background."
+            f"If an object of a given colour and shape has one label on {_article(first)} {first} background, "
+            f"the same object has the other label on {_article(second)} {second} background."
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -270,3 +270,7 @@ class RuleTable:
             "rules": [{**dict(zip(names, c)), "label": label} for c, label in self.rows.items()],
             "level3_mask": [dict(zip(names, c)) for c in self.level3_mask],
         }
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"

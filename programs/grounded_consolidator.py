@@ -1,0 +1,158 @@
+"""The memory consolidator of ``hdr_grounded``: hypotheses written as rules and checked by code.
+
+    Stage 1: F <- FactorExtractor(K)(M_episodic)                    # as HDR
+             a_i <- attributes of episode i                         # given, or Perceive(o_i) once
+    Stage 2: H_0 <- {}, rejected_0 <- {}
+             for j = 1 to N:
+                 R   <- RG(F, {(a_i, l_i)}, H_{j-1}, rejected_{j-1}, unexplained(H_{j-1}))
+                 H_j <- H_{j-1} + {r in R | r matches an episode and every episode it matches carries r's label}
+                 rejected_j <- {(r, its counterexamples) | r in R rejected}
+                 if unexplained(H_j) = {}: stop
+    M_semantic <- the statements of H_N
+
+This is hypothesis refinement with feedback (Qiu et al. 2024): the paper's LM verifier HV is
+replaced by an exact check of each rule against every labelled episode, and the episodes a
+rejected rule gets wrong go back to the generator in the next round. Verified rules stay
+verified (the episodes do not change), so the memory only grows; the generator is asked for
+rules that explain the episodes still unexplained. The record keeps every rule proposed with
+its coverage and counterexamples (episode indices), each round, and the episodes left
+unexplained at the end.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Literal, Sequence
+
+import dspy
+from pydantic import BaseModel, Field, create_model
+
+from memreason.signatures import Episode, GroundedHypothesisGeneration, GroundedRule, PerceiveAttributes, Rejection
+
+from .episodes import as_episodes
+from .factor_extractor import FactorExtractor
+from .rule_check import Observation, Rule, check, unexplained
+from .steps import Steps, arun, call, run
+
+PERCEIVED = ("shape", "color", "background")  # what is asked of an image episode that has no attributes
+MAX_COUNTEREXAMPLES = 4  # per rejected rule, in the generator's next prompt
+
+
+class GroundedConsolidator(dspy.Module):
+    """Build semantic memory from labelled episodes: K factor passes, then N rounds of generate-check."""
+
+    def __init__(self, K: int = 2, N: int = 3, perceive: Sequence[str] = PERCEIVED):
+        """
+        Args:
+            K: the most factor-extraction passes (0 skips them: no factors).
+            N: the most generate-check rounds (at least 1); it stops early once every episode is explained.
+            perceive: the attributes a perception call asks of an episode given without ``attributes``.
+        """
+        super().__init__()
+        if N < 1:
+            raise ValueError(f"N must be >= 1, got {N}")
+        self.K, self.N, self.perceived = K, N, tuple(perceive)
+        self.extract_factors = FactorExtractor(K)
+        self.perceive = dspy.Predict(PerceiveAttributes)
+        self.generate = dspy.Predict(GroundedHypothesisGeneration)
+
+    def forward(self, episodes) -> dspy.Prediction:
+        """``hypotheses``: the verified rules' statements; ``rules``: the rules; ``record``: how they were found."""
+        return run(self.steps(episodes))
+
+    async def aforward(self, episodes) -> dspy.Prediction:
+        return await arun(self.steps(episodes))
+
+    def steps(self, episodes) -> Steps[dspy.Prediction]:
+        episodes = as_episodes(episodes)
+        unlabelled = [i for i, e in enumerate(episodes) if not e.label]
+        if unlabelled:
+            raise ValueError(f"grounded refinement checks rules against labels; episode(s) {unlabelled[:5]} have none")
+        factors = (yield call(self.extract_factors, episodes=episodes)).factors
+        observations = []
+        for i, episode in enumerate(episodes):
+            attributes = yield from self._attributes(episode)
+            observations.append(Observation(i, attributes, episode.label))
+        signature = _bounded(self.generate.signature, observations)
+        verified: list[Rule] = []
+        rejected: list[Rejection] = []
+        rounds: list[dict[str, Any]] = []
+        for j in range(1, self.N + 1):
+            open_ = unexplained(verified, observations)
+            out = yield call(self.generate, signature=signature, factors=list(factors),
+                             episodes=_distinct(observations), verified=[r.statement() for r in verified],
+                             rejected=rejected, unexplained=_distinct(open_))
+            checks, rejected, known = [], [], {r.key() for r in verified}
+            for proposed in out.rules:
+                rule = Rule.of(_plain(proposed.conditions), proposed.label, proposed.sentence)
+                if rule.key() in known:
+                    continue
+                known.add(rule.key())
+                result = check(rule, observations)
+                checks.append(result)
+                if result.accepted:
+                    verified.append(rule)
+                else:
+                    bad = [observations[i].as_dict() for i in result.counterexamples[:MAX_COUNTEREXAMPLES]]
+                    rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
+            left = unexplained(verified, observations)
+            rounds.append({"round": j, "proposed": [c.as_dict() for c in checks],
+                           "verified": [r.statement() for r in verified], "unexplained": [o.index for o in left]})
+            if not left:
+                break
+        final = {r.key(): check(r, observations) for r in verified}
+        left = unexplained(verified, observations)
+        record = {
+            "K": self.K, "N": self.N, "factors": factors,
+            "attributes": [o.as_dict() for o in observations],
+            "rules": [final[r.key()].as_dict() for r in verified],
+            "rounds": rounds,
+            "unexplained": [o.index for o in left],
+            "explained_all": not left,
+        }
+        return dspy.Prediction(hypotheses=[r.statement() for r in verified], rules=verified, factors=factors, record=record)
+
+    def _attributes(self, episode: Episode) -> Steps[dict[str, str]]:
+        if episode.attributes is not None:
+            return {str(k): str(v) for k, v in episode.attributes.items()}
+        out = yield call(self.perceive, observation=episode.observation, attributes=list(self.perceived))
+        values = {str(k).strip().lower(): str(v).strip().lower() for k, v in (out.attribute_values or {}).items()}
+        return {name: values[name] for name in self.perceived if values.get(name)}
+
+
+def _distinct(observations: Sequence[Observation]) -> list[dict[str, str]]:
+    """The observations as attribute-and-label records, each distinct record once (episodes repeat combinations)."""
+    seen: dict[tuple, dict[str, str]] = {}
+    for o in observations:
+        record = o.as_dict()
+        seen.setdefault(tuple(sorted(record.items())), record)
+    return list(seen.values())
+
+
+def _plain(conditions: Any) -> dict[str, list[str]]:
+    data = conditions.model_dump() if isinstance(conditions, BaseModel) else dict(conditions or {})
+    return {str(k): [str(v) for v in (values or [])] for k, values in data.items()}
+
+
+def _bounded(signature: type[dspy.Signature], observations: Sequence[Observation]) -> type[dspy.Signature]:
+    """The generator's signature with conditions and labels narrowed to what the episodes show."""
+    vocabulary: dict[str, list[str]] = {}
+    for o in observations:
+        for attr, value in o.attributes.items():
+            values = vocabulary.setdefault(attr, [])
+            if value not in values:
+                values.append(value)
+    labels = tuple(dict.fromkeys(o.label for o in observations))
+    rule = _rule_model(tuple((a, tuple(v)) for a, v in vocabulary.items()), labels)
+    return signature.with_updated_fields("rules", type_=list[rule])
+
+
+@lru_cache(maxsize=32)
+def _rule_model(vocabulary: tuple[tuple[str, tuple[str, ...]], ...], labels: tuple[str, ...]) -> type[GroundedRule]:
+    fields = {attr: (list[Literal[values]], Field(default_factory=list, description=f"the {attr} values allowed; empty: any {attr}"))
+              for attr, values in vocabulary}
+    conditions = create_model("Conditions", **fields)
+    described = GroundedRule.model_fields
+    return create_model("GroundedRule", __base__=GroundedRule,
+                        conditions=(conditions, Field(description=described["conditions"].description)),
+                        label=(Literal[labels], Field(description=described["label"].description)))

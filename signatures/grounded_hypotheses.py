@@ -1,0 +1,67 @@
+"""Signatures of grounded hypothesis refinement (``hdr_grounded``): rules code can check.
+
+    attributes_i = Perceive(observation_i, names)                 # image episodes only, once each
+    R = RG(F, episodes as attributes + label, verified, rejected with counterexamples, unexplained)
+
+A rule is a sentence together with its structure: for each attribute, the values it allows
+(none listed: any value) and the label every matching object carries. The generator's
+output types are narrowed on every call to the attributes, values and labels the episodes
+show (a ``Literal`` per attribute), so a model decoding under a JSON schema cannot name
+anything else. As in :mod:`.hypotheses`, the instructions name no attribute value or label.
+"""
+
+from __future__ import annotations
+
+import dspy
+from pydantic import BaseModel, Field
+
+from .memory import Observation
+
+
+class GroundedRule(BaseModel):
+    """One hypothesis as a checkable rule (``conditions`` and ``label`` are narrowed per call)."""
+
+    sentence: str = Field(description="the rule in one plain sentence")
+    conditions: dict[str, list[str]] = Field(
+        description="for each attribute, the values the rule allows; an empty list means any value")
+    label: str = Field(description="the label every object matching the conditions carries")
+
+
+class Rejection(BaseModel):
+    """A rule the check rejected, and why."""
+
+    rule: str = Field(description="the rejected rule")
+    reason: str = Field(description="why it was rejected")
+    counterexamples: list[dict[str, str]] = Field(description="episodes it matches whose label is not the rule's")
+
+
+class GroundedHypothesisGeneration(dspy.Signature):
+    """Write rules that explain which label each episode carries.
+
+    Each episode is given as its attributes and its label. A rule says which objects
+    carry which label: its conditions list, for each attribute it depends on, the values
+    it allows (an empty list allows any value), and every object that matches them must
+    carry the rule's label. Every rule is checked against every episode: a rule that
+    matches an episode with another label is rejected. The verified rules passed that
+    check and stay in memory: do not repeat them. Each rejected rule comes with the
+    episodes that contradict it: narrow it so that it no longer matches them, or drop
+    it. Write rules that explain the unexplained episodes, as general as the episodes
+    allow (fewer conditions, several values of one attribute where they share a label)."""
+
+    factors: list[str] = dspy.InputField(desc="candidate factors that may explain the labels; may be empty")
+    episodes: list[dict[str, str]] = dspy.InputField(desc="every labelled episode, as its attributes and its label")
+    verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
+    rejected: list[Rejection] = dspy.InputField(desc="rules that failed the check, with the episodes that contradict them")
+    unexplained: list[dict[str, str]] = dspy.InputField(desc="episodes that no verified rule matches yet")
+    rules: list[GroundedRule] = dspy.OutputField(desc="new rules, one per hypothesis")
+
+
+class PerceiveAttributes(dspy.Signature):
+    """Describe the single object in the observation by the attributes named.
+
+    Give one short lowercase value per attribute (for example a colour name or a shape
+    name), as seen in the observation."""
+
+    observation: Observation = dspy.InputField(desc="one past observation of a single object")
+    attributes: list[str] = dspy.InputField(desc="the attributes to describe")
+    attribute_values: dict[str, str] = dspy.OutputField(desc="attribute -> its value in the observation")
