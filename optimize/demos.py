@@ -46,7 +46,7 @@ def scene_examples(level: ExperienceTransferLevel, observe: Callable[[Any], Any]
     scenes = scenes[:limit] if limit is not None else scenes
     labels = list(level.rules.labels)
     return [dspy.Example(query=level.query, labels=labels, scene=observe(s), count=s.target, scene_id=s.id,
-                         objects=[{"object": f"{o.color} {o.shape}", "label": label} for o, label in zip(s.objects, s.labels)])
+                         objects=[{"object_and_background": f"{o.color} {o.shape} on {s.background}", "evidence": "", "label": label} for o, label in zip(s.objects, s.labels)])
             .with_inputs("query", "scene") for s in scenes]
 
 

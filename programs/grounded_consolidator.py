@@ -22,7 +22,7 @@ unexplained at the end.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Literal, Sequence
+from typing import Annotated, Any, Literal, Sequence
 
 import dspy
 from pydantic import BaseModel, Field, create_model
@@ -36,6 +36,8 @@ from .steps import Steps, arun, call, run
 
 PERCEIVED = ("shape", "color", "background")  # what is asked of an image episode that has no attributes
 MAX_COUNTEREXAMPLES = 4  # per rejected rule, in the generator's next prompt
+MAX_RULES = 8  # per generator call (a JSON-schema bound): the rest comes in later rounds, for what is still unexplained
+GENERATOR_MAX_TOKENS = 2048  # a round's rules, written as JSON, outgrow a 1,024-token default cap
 
 
 class GroundedConsolidator(dspy.Module):
@@ -54,7 +56,7 @@ class GroundedConsolidator(dspy.Module):
         self.K, self.N, self.perceived = K, N, tuple(perceive)
         self.extract_factors = FactorExtractor(K)
         self.perceive = dspy.Predict(PerceiveAttributes)
-        self.generate = dspy.Predict(GroundedHypothesisGeneration)
+        self.generate = dspy.Predict(GroundedHypothesisGeneration, max_tokens=GENERATOR_MAX_TOKENS)
 
     def forward(self, episodes) -> dspy.Prediction:
         """``hypotheses``: the verified rules' statements; ``rules``: the rules; ``record``: how they were found."""
@@ -144,7 +146,7 @@ def _bounded(signature: type[dspy.Signature], observations: Sequence[Observation
                 values.append(value)
     labels = tuple(dict.fromkeys(o.label for o in observations))
     rule = _rule_model(tuple((a, tuple(v)) for a, v in vocabulary.items()), labels)
-    return signature.with_updated_fields("rules", type_=list[rule])
+    return signature.with_updated_fields("rules", type_=Annotated[list[rule], Field(max_length=MAX_RULES)])
 
 
 @lru_cache(maxsize=32)

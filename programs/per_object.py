@@ -62,5 +62,5 @@ def _object_label(labels: tuple[str, ...]) -> type[ObjectLabel]:
 def count_of(objects: Sequence[Any], label: str) -> tuple[int, list[dict[str, str]]]:
     """How many ``objects`` carry ``label``, and the objects as plain dicts (for records)."""
     plain = [{key: str(getattr(o, key, "") if not isinstance(o, dict) else o.get(key, ""))
-              for key in ("object", "evidence", "label")} for o in objects]
+              for key in ("object_and_background", "evidence", "label")} for o in objects]
     return sum(o["label"] == label for o in plain), plain

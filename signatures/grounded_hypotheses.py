@@ -53,7 +53,7 @@ class GroundedHypothesisGeneration(dspy.Signature):
     verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
     rejected: list[Rejection] = dspy.InputField(desc="rules that failed the check, with the episodes that contradict them")
     unexplained: list[dict[str, str]] = dspy.InputField(desc="episodes that no verified rule matches yet")
-    rules: list[GroundedRule] = dspy.OutputField(desc="new rules, one per hypothesis")
+    rules: list[GroundedRule] = dspy.OutputField(desc="new rules, one per hypothesis, at most 8 (more can follow in the next round)")
 
 
 class PerceiveAttributes(dspy.Signature):

@@ -125,7 +125,7 @@ def labeller(table=None, lie=0):
             label = table.rows[(shape, color, background)]
             if i < lie:
                 label = next(x for x in table.labels if x != label)
-            labelled.append({"object": f"{color} {shape}", "evidence": "-", "label": label})
+            labelled.append({"object_and_background": f"{color} {shape} on {background}", "evidence": "-", "label": label})
         return {"reasoning": "-", "objects": labelled, "count": 99}  # a count the model writes is never read
 
     return respond
@@ -147,8 +147,8 @@ def test_per_object_counts_are_computed_in_code_from_the_labels():
 
 
 def test_per_object_labels_are_bounded_and_the_counted_label_is_the_one_the_query_names():
-    engine = ScriptedEngine(lambda call: {"objects": [{"object": "a", "evidence": "-", "label": "ripe"},
-                                                     {"object": "b", "evidence": "-", "label": "unripe"}]})
+    engine = ScriptedEngine(lambda call: {"objects": [{"object_and_background": "a", "evidence": "-", "label": "ripe"},
+                                                     {"object_and_background": "b", "evidence": "-", "label": "unripe"}]})
     reasoner = Reasoner(episodic=True, semantic=False, per_object=True)
     episodes = [Episode(observation="a yellow banana", label="ripe"), Episode(observation="a green banana", label="unripe")]
     with dspy.context(lm=engine.lm(), adapter=BoundedJSONAdapter()):
