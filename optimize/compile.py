@@ -29,13 +29,12 @@ from typing import Any
 import dspy
 
 from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableError, make_level
-from memreason.eval.experience_transfer import observation
+from memreason.eval.experience_transfer import level_episodes, observation
 from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, resolve_lms, retry_policy,
                                     run_cli, whole)
 from memreason.eval.runs import new_run_dir, use_response_cache, write_json
 from memreason.lm import LMChoice
 from memreason.programs import PROGRAMS, build_program
-from memreason.signatures import Episode
 
 from .cli import arc_data_flags
 from .demos import arc_training_tasks, scene_examples, strip_memory, training_level
@@ -160,7 +159,7 @@ def compile_experience_transfer(args, program, knobs, task: LMChoice, memory: LM
     examples = scene_examples(train_level, lambda s: observation(s, "text"), limit=2 * args.trainset_size)
     trainset = examples[: args.trainset_size]
     valset = examples[args.trainset_size:][: args.limit or max(1, args.trainset_size // 2)]
-    episodes = [Episode(observation=observation(e, "text"), label=e.label) for e in data.episodes]
+    episodes = level_episodes(data.episodes, "text")
     record = build_memory(program, episodes, data, memory, retry_policy(args))
     write_json(out / "memory.json", record)
     metric = CountFeedback(data, program.hypotheses, scenes=train_level.test)

@@ -30,7 +30,8 @@ import dspy
 import optuna
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel
-from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer, observation
+from memreason.eval.experience_transfer import (ExperienceTransferConfig, evaluate_experience_transfer, level_episodes,
+                                                observation)
 from memreason.eval.runs import read_json, write_json
 from memreason.eval.session import RunSession
 from memreason.lm import LMChoice
@@ -143,7 +144,7 @@ class ExperienceTransferObjective(Objective):
         return self._train
 
     def episodes(self) -> list[Episode]:
-        return [Episode(observation=observation(e, self.setup.modality), label=e.label) for e in self.data.episodes]
+        return level_episodes(self.data.episodes, self.setup.modality)
 
     def evaluate(self, params: dict[str, Any], trial: optuna.Trial, config_dir: Path) -> dict[str, Any]:
         knobs, demos = split_params(params)

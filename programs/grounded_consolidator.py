@@ -4,7 +4,7 @@
              a_i <- attributes of episode i                         # given, or Perceive(o_i) once
     Stage 2: H_0 <- {}, rejected_0 <- {}
              for j = 1 to N:
-                 R   <- RG(F, {(a_i, l_i)}, H_{j-1}, rejected_{j-1}, unexplained(H_{j-1}))
+                 R   <- RG(F, H_{j-1}, rejected_{j-1}, {(a_i, l_i) | episode i unexplained by H_{j-1}})
                  H_j <- H_{j-1} + {r in R | r matches an episode and every episode it matches carries r's label}
                  rejected_j <- {(r, its counterexamples) | r in R rejected}
                  if unexplained(H_j) = {}: stop
@@ -13,8 +13,9 @@
 This is hypothesis refinement with feedback (Qiu et al. 2024): the paper's LM verifier HV is
 replaced by an exact check of each rule against every labelled episode, and the episodes a
 rejected rule gets wrong go back to the generator in the next round. Verified rules stay
-verified (the episodes do not change), so the memory only grows; the generator is asked for
-rules that explain the episodes still unexplained. The record keeps every rule proposed with
+verified (the episodes do not change), so the memory only grows; the generator sees only the
+episodes still unexplained (all of them in round 1), and code checks its rules against all.
+A proposal that repeats a rule already verified is recorded and skipped. The record keeps every rule proposed with
 its coverage and counterexamples (episode indices), each round, and the episodes left
 unexplained at the end.
 """
@@ -36,7 +37,7 @@ from .steps import Steps, arun, call, run
 
 PERCEIVED = ("shape", "color", "background")  # what is asked of an image episode that has no attributes
 MAX_COUNTEREXAMPLES = 4  # per rejected rule, in the generator's next prompt
-MAX_RULES = 8  # per generator call (a JSON-schema bound): the rest comes in later rounds, for what is still unexplained
+MAX_RULES = 8  # per generator call, and at least 1 (JSON-schema bounds): the rest comes in later rounds
 GENERATOR_MAX_TOKENS = 2048  # a round's rules, written as JSON, outgrow a 1,024-token default cap
 
 
@@ -82,12 +83,12 @@ class GroundedConsolidator(dspy.Module):
         for j in range(1, self.N + 1):
             open_ = unexplained(verified, observations)
             out = yield call(self.generate, signature=signature, factors=list(factors),
-                             episodes=_distinct(observations), verified=[r.statement() for r in verified],
-                             rejected=rejected, unexplained=_distinct(open_))
-            checks, rejected, known = [], [], {r.key() for r in verified}
+                             verified=[r.statement() for r in verified], rejected=rejected, to_explain=_distinct(open_))
+            checks, rejected, known, repeated = [], [], {r.key() for r in verified}, []
             for proposed in out.rules:
                 rule = Rule.of(_plain(proposed.conditions), proposed.label, proposed.sentence)
                 if rule.key() in known:
+                    repeated.append(rule.statement())
                     continue
                 known.add(rule.key())
                 result = check(rule, observations)
@@ -98,7 +99,7 @@ class GroundedConsolidator(dspy.Module):
                     bad = [observations[i].as_dict() for i in result.counterexamples[:MAX_COUNTEREXAMPLES]]
                     rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
             left = unexplained(verified, observations)
-            rounds.append({"round": j, "proposed": [c.as_dict() for c in checks],
+            rounds.append({"round": j, "proposed": [c.as_dict() for c in checks], "repeated": repeated,
                            "verified": [r.statement() for r in verified], "unexplained": [o.index for o in left]})
             if not left:
                 break
@@ -146,7 +147,7 @@ def _bounded(signature: type[dspy.Signature], observations: Sequence[Observation
                 values.append(value)
     labels = tuple(dict.fromkeys(o.label for o in observations))
     rule = _rule_model(tuple((a, tuple(v)) for a, v in vocabulary.items()), labels)
-    return signature.with_updated_fields("rules", type_=Annotated[list[rule], Field(max_length=MAX_RULES)])
+    return signature.with_updated_fields("rules", type_=Annotated[list[rule], Field(min_length=1, max_length=MAX_RULES)])
 
 
 @lru_cache(maxsize=32)

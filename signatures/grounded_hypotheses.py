@@ -1,10 +1,11 @@
 """Signatures of grounded hypothesis refinement (``hdr_grounded``): rules code can check.
 
     attributes_i = Perceive(observation_i, names)                 # image episodes only, once each
-    R = RG(F, episodes as attributes + label, verified, rejected with counterexamples, unexplained)
+    R = RG(F, verified, rejected with counterexamples, the episodes no verified rule explains yet)
 
-A rule is a sentence together with its structure: for each attribute, the values it allows
-(none listed: any value) and the label every matching object carries. The generator's
+A rule is its structure (for each attribute, the values it allows, none listed meaning any
+value, and the label every matching object carries) and then its sentence: structure first,
+so a small model copies attributes and labels from the episodes before it writes prose. The generator's
 output types are narrowed on every call to the attributes, values and labels the episodes
 show (a ``Literal`` per attribute), so a model decoding under a JSON schema cannot name
 anything else. As in :mod:`.hypotheses`, the instructions name no attribute value or label.
@@ -21,10 +22,10 @@ from .memory import Observation
 class GroundedRule(BaseModel):
     """One hypothesis as a checkable rule (``conditions`` and ``label`` are narrowed per call)."""
 
-    sentence: str = Field(description="the rule in one plain sentence")
     conditions: dict[str, list[str]] = Field(
         description="for each attribute, the values the rule allows; an empty list means any value")
     label: str = Field(description="the label every object matching the conditions carries")
+    sentence: str = Field(description="the rule in one plain sentence")
 
 
 class Rejection(BaseModel):
@@ -43,16 +44,16 @@ class GroundedHypothesisGeneration(dspy.Signature):
     it allows (an empty list allows any value), and every object that matches them must
     carry the rule's label. Every rule is checked against every episode: a rule that
     matches an episode with another label is rejected. The verified rules passed that
-    check and stay in memory: do not repeat them. Each rejected rule comes with the
-    episodes that contradict it: narrow it so that it no longer matches them, or drop
-    it. Write rules that explain the unexplained episodes, as general as the episodes
-    allow (fewer conditions, several values of one attribute where they share a label)."""
+    check and stay in memory. Each rejected rule comes with the episodes that contradict
+    it: narrow it so that it no longer matches them, or drop it. Write new rules that
+    explain the episodes to explain, as general as the episodes allow (fewer conditions,
+    several values of one attribute where they share a label)."""
 
     factors: list[str] = dspy.InputField(desc="candidate factors that may explain the labels; may be empty")
-    episodes: list[dict[str, str]] = dspy.InputField(desc="every labelled episode, as its attributes and its label")
     verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
     rejected: list[Rejection] = dspy.InputField(desc="rules that failed the check, with the episodes that contradict them")
-    unexplained: list[dict[str, str]] = dspy.InputField(desc="episodes that no verified rule matches yet")
+    to_explain: list[dict[str, str]] = dspy.InputField(
+        desc="the labelled episodes no verified rule matches yet (all of them at first), as attributes and label")
     rules: list[GroundedRule] = dspy.OutputField(desc="new rules, one per hypothesis, at most 8 (more can follow in the next round)")
 
 

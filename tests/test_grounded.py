@@ -16,7 +16,7 @@ from memreason.programs import HDRGrounded, Reasoner, build_program
 from memreason.signatures import Episode
 
 from custom_table import CUSTOM
-from scripted_answers import Script, given, scene_of
+from scripted_answers import Script, approve_all, given, scene_of
 
 # Four labelled episodes a code check can read: red -> anomaly, the rest normal.
 EPISODES = [
@@ -62,7 +62,7 @@ def test_a_rule_with_a_counterexample_is_rejected_and_the_episode_goes_back_to_t
     rejected = given(generator_calls[1], "rejected")
     assert {"shape": "square", "color": "green", "label": "normal"} in rejected[0]["counterexamples"]
     assert given(generator_calls[1], "verified") == ["Objects with color red are labelled anomaly."]
-    assert given(generator_calls[1], "unexplained") == [{"shape": "square", "color": "green", "label": "normal"},
+    assert given(generator_calls[1], "to_explain") == [{"shape": "square", "color": "green", "label": "normal"},
                                                         {"shape": "circle", "color": "blue", "label": "normal"}]
     kept = {r["statement"]: r for r in record["rules"]}
     assert kept["Objects with color red are labelled anomaly."]["coverage"] == [0, 1]
@@ -169,7 +169,7 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
 
     def one_rule_per_record(call):
         return {"rules": [rule(r["label"], **{k: [v] for k, v in r.items() if k != "label"})
-                          for r in given(call, "episodes")]}
+                          for r in given(call, "to_explain")]}
 
     engines = {"memory": ScriptedEngine(Script(factors={"factors": ["shape"]}, rules=one_rule_per_record)),
                "task": ScriptedEngine(labeller(table))}
@@ -186,3 +186,30 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
     assert [o["label"] for o in first["object_labels"]] == first["true_labels"]
     assert json.loads((out / "config.json").read_text())["knobs"] == {"per_object": True}
     assert "toxic" in engines["task"].calls[0].user_text and "anomaly" not in engines["task"].calls[0].user_text
+
+
+def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_rules(tmp_path, monkeypatch):
+    import memreason.eval.tables as tables
+
+    table_path = tmp_path / "toy.json"
+    table_path.write_text(json.dumps(CUSTOM))
+    table = RuleTable.from_json(table_path)
+
+    def one_rule_per_record(call):
+        return {"rules": [rule(r["label"], **{k: [v] for k, v in r.items() if k != "label"})
+                          for r in given(call, "to_explain")]}
+
+    engine = ScriptedEngine(Script(factors={"factors": []}, rules=one_rule_per_record, objects=labeller(table),
+                                   hypotheses={"hypotheses": ["Triangles are toxic."]}, verdicts=approve_all))
+    resolve = lambda spec, **kw: LMChoice("embedded", engine.lm(), local=False)  # noqa: E731
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    out = tmp_path / "tables"
+    common = ["--levels", "2", "--rules", str(table_path), "--limit", "3", "--out", str(out), "--no-progress"]
+    assert tables.main(["table3", "--rows", "hdr_grounded", "--per-object", *common]) == 0
+    cell = out / "cells" / "hdr_grounded-L2-embedded-rules-toy-per-object-limit3"
+    assert json.loads((cell / "results.json").read_text())["accuracy"]["mean"] == 1.0
+    assert "per-object reasoning" in (out / "table3.md").read_text()
+    assert tables.main(["table5", "--rows", "hdr,hdr_grounded", *common]) == 0
+    row = next(r for r in json.loads((out / "table5.json").read_text())["rows"] if r["program"] == "hdr_grounded")
+    assert row["marks"] == [True, True] and row["cells"][0]["value"] == 1.0
