@@ -186,6 +186,9 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
     assert [o["label"] for o in first["object_labels"]] == first["true_labels"]
     assert json.loads((out / "config.json").read_text())["knobs"] == {"per_object": True}
     assert "toxic" in engines["task"].calls[0].user_text and "anomaly" not in engines["task"].calls[0].user_text
+    answered = len(engines["task"].calls)
+    assert cli.main(["--resume", str(out), "--no-progress"]) == 0  # the saved config, --per-object included
+    assert len(engines["task"].calls) == answered
 
 
 def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_rules(tmp_path, monkeypatch):
