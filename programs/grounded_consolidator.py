@@ -6,7 +6,7 @@
              for j = 1 to N:
                  R   <- RG(F, H_{j-1}, rejected_{j-1}, {(a_i, l_i) | episode i unexplained by H_{j-1}})
                  H_j <- H_{j-1} + {r in R | r matches an episode and every episode it matches carries r's label}
-                 rejected_j <- {(r, its counterexamples) | r in R rejected}
+                 rejected_j <- rejected_{j-1} + {(r, its counterexamples) | r in R rejected}
                  if unexplained(H_j) = {}: stop
     M_semantic <- the statements of H_N
 
@@ -15,7 +15,8 @@ replaced by an exact check of each rule against every labelled episode, and the 
 rejected rule gets wrong go back to the generator in the next round. Verified rules stay
 verified (the episodes do not change), so the memory only grows; the generator sees only the
 episodes still unexplained (all of them in round 1), and code checks its rules against all.
-A proposal that repeats a rule already verified is recorded and skipped. The record keeps every rule proposed with
+Rejections accumulate in the generator's prompt (the latest 12); a proposal that repeats a
+rule already verified or rejected is recorded as repeated and not checked again. The record keeps every rule proposed with
 its coverage and counterexamples (episode indices), each round, and the episodes left
 unexplained at the end.
 """
@@ -38,6 +39,7 @@ from .steps import Steps, arun, call, run
 PERCEIVED = ("shape", "color", "background")  # what is asked of an image episode that has no attributes
 MAX_COUNTEREXAMPLES = 4  # per rejected rule, in the generator's next prompt
 MAX_RULES = 8  # per generator call, and at least 1 (JSON-schema bounds): the rest comes in later rounds
+MAX_REJECTED = 12  # rejected rules the generator is shown, the latest first kept
 GENERATOR_MAX_TOKENS = 2048  # a round's rules, written as JSON, outgrow a 1,024-token default cap
 
 
@@ -78,16 +80,17 @@ class GroundedConsolidator(dspy.Module):
             observations.append(Observation(i, attributes, episode.label))
         signature = _bounded(self.generate.signature, observations)
         verified: list[Rule] = []
-        rejected: list[Rejection] = []
+        rejected: list[Rejection] = []  # every rejection so far (the latest MAX_REJECTED), shown to the generator
+        known: set[tuple] = set()  # the structures proposed so far, verified or rejected
         rounds: list[dict[str, Any]] = []
         for j in range(1, self.N + 1):
             open_ = unexplained(verified, observations)
             out = yield call(self.generate, signature=signature, factors=list(factors),
                              verified=[r.statement() for r in verified], rejected=rejected, to_explain=_distinct(open_))
-            checks, rejected, known, repeated = [], [], {r.key() for r in verified}, []
+            checks, repeated = [], []
             for proposed in out.rules:
                 rule = Rule.of(_plain(proposed.conditions), proposed.label, proposed.sentence)
-                if rule.key() in known:
+                if rule.key() in known:  # verified or rejected before: the check would say the same
                     repeated.append(rule.statement())
                     continue
                 known.add(rule.key())
@@ -98,6 +101,7 @@ class GroundedConsolidator(dspy.Module):
                 else:
                     bad = [observations[i].as_dict() for i in result.counterexamples[:MAX_COUNTEREXAMPLES]]
                     rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
+            rejected = rejected[-MAX_REJECTED:]
             left = unexplained(verified, observations)
             rounds.append({"round": j, "proposed": [c.as_dict() for c in checks], "repeated": repeated,
                            "verified": [r.statement() for r in verified], "unexplained": [o.index for o in left]})

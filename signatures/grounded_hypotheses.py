@@ -44,10 +44,11 @@ class GroundedHypothesisGeneration(dspy.Signature):
     it allows (an empty list allows any value), and every object that matches them must
     carry the rule's label. Every rule is checked against every episode: a rule that
     matches an episode with another label is rejected. The verified rules passed that
-    check and stay in memory. Each rejected rule comes with the episodes that contradict
-    it: narrow it so that it no longer matches them, or drop it. Write new rules that
-    explain the episodes to explain, as general as the episodes allow (fewer conditions,
-    several values of one attribute where they share a label)."""
+    check and stay in memory. The rejected rules failed it, each shown with the episodes
+    that contradict it: never write them again; allow fewer values so that the rule no
+    longer matches those episodes. Write new rules for the episodes to explain: a rule
+    may describe one of them exactly (each attribute with its value) or several that
+    share a label."""
 
     factors: list[str] = dspy.InputField(desc="candidate factors that may explain the labels; may be empty")
     verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")

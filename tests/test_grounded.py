@@ -31,6 +31,11 @@ def rule(label, sentence="-", **conditions):
     return {"sentence": sentence, "conditions": {"shape": [], "color": [], **conditions}, "label": label}
 
 
+def one_rule_per_record(call):
+    """A generator that writes one exact rule for every episode it is asked to explain."""
+    return {"rules": [rule(r["label"], **{k: [v] for k, v in r.items() if k != "label"}) for r in given(call, "to_explain")]}
+
+
 def consolidate(script, episodes=EPISODES, **knobs):
     engine = ScriptedEngine(script)
     program = HDRGrounded(**{"K": 1, "N": 3, **knobs})
@@ -44,7 +49,7 @@ def test_a_rule_with_a_counterexample_is_rejected_and_the_episode_goes_back_to_t
         {"rules": [rule("anomaly", color=["red"]),                     # right
                    rule("anomaly", shape=["square"]),                  # the green square contradicts it
                    rule("normal", shape=["circle"], color=["green"])]},  # matches no episode: implies nothing
-        {"rules": [rule("normal", color=["green", "blue"])]},
+        {"rules": [rule("normal", color=["green", "blue"]), rule("anomaly", shape=["square"])]},  # a rejected rule again
     ])
     program, record, engine = consolidate(script)
     assert program.hypotheses == ["Objects with color red are labelled anomaly.",
@@ -56,6 +61,7 @@ def test_a_rule_with_a_counterexample_is_rejected_and_the_episode_goes_back_to_t
     nothing = verdicts[("normal", json.dumps({"color": ["green"], "shape": ["circle"]}))]
     assert not nothing["accepted"] and nothing["coverage"] == [] and "matches no episode" in nothing["reason"]
     assert first["unexplained"] == [2, 3] and second["unexplained"] == [] and record["explained_all"]
+    assert second["repeated"] == ["Objects with shape square are labelled anomaly."] and len(second["proposed"]) == 1
     # the second prompt carries the counterexample, the verified rule and the unexplained episodes
     generator_calls = script.calls_to(engine, "rules")
     assert len(generator_calls) == 2  # every episode explained after round 2: round 3 never runs
@@ -167,10 +173,6 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
     table_path.write_text(json.dumps(CUSTOM))
     table = RuleTable.from_json(table_path)
 
-    def one_rule_per_record(call):
-        return {"rules": [rule(r["label"], **{k: [v] for k, v in r.items() if k != "label"})
-                          for r in given(call, "to_explain")]}
-
     engines = {"memory": ScriptedEngine(Script(factors={"factors": ["shape"]}, rules=one_rule_per_record)),
                "task": ScriptedEngine(labeller(table))}
     monkeypatch.setattr("memreason.eval.options.resolve_lm",
@@ -197,10 +199,6 @@ def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_r
     table_path = tmp_path / "toy.json"
     table_path.write_text(json.dumps(CUSTOM))
     table = RuleTable.from_json(table_path)
-
-    def one_rule_per_record(call):
-        return {"rules": [rule(r["label"], **{k: [v] for k, v in r.items() if k != "label"})
-                          for r in given(call, "to_explain")]}
 
     engine = ScriptedEngine(Script(factors={"factors": []}, rules=one_rule_per_record, objects=labeller(table),
                                    hypotheses={"hypotheses": ["Triangles are toxic."]}, verdicts=approve_all))
