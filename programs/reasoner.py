@@ -19,8 +19,8 @@ holds them) are left out when the demo is shown.
 labels every object of the scene with one of the task's labels (``LabelObjects``, a bounded
 output) and the count is computed in code (:mod:`.per_object`). The labels are the ones the
 episodes carry unless ``labels`` is given; the counted label is the one the query names
-unless ``count_label`` is given. The prediction holds ``count`` and ``objects`` (each
-object's description and label).
+unless ``count_label`` is given. The prediction holds ``count`` and ``objects`` (each object
+with the background it is on, the memory entry it cites, and its label).
 """
 
 from __future__ import annotations
