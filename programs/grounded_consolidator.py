@@ -33,7 +33,7 @@ from memreason.signatures import Episode, GroundedHypothesisGeneration, Grounded
 
 from .episodes import as_episodes
 from .factor_extractor import FactorExtractor
-from .rule_check import Observation, Rule, check, unexplained
+from .rule_check import LabelledEpisode, Rule, check, unexplained
 from .steps import Steps, arun, call, run
 
 PERCEIVED = ("shape", "color", "background")  # what is asked of an image episode that has no attributes
@@ -77,7 +77,7 @@ class GroundedConsolidator(dspy.Module):
         observations = []
         for i, episode in enumerate(episodes):
             attributes = yield from self._attributes(episode)
-            observations.append(Observation(i, attributes, episode.label))
+            observations.append(LabelledEpisode(i, attributes, episode.label))
         signature = _bounded(self.generate.signature, observations)
         verified: list[Rule] = []
         rejected: list[Rejection] = []  # every rejection so far (the latest MAX_REJECTED), shown to the generator
@@ -127,7 +127,7 @@ class GroundedConsolidator(dspy.Module):
         return {name: values[name] for name in self.perceived if values.get(name)}
 
 
-def _distinct(observations: Sequence[Observation]) -> list[dict[str, str]]:
+def _distinct(observations: Sequence[LabelledEpisode]) -> list[dict[str, str]]:
     """The observations as attribute-and-label records, each distinct record once (episodes repeat combinations)."""
     seen: dict[tuple, dict[str, str]] = {}
     for o in observations:
@@ -141,7 +141,7 @@ def _plain(conditions: Any) -> dict[str, list[str]]:
     return {str(k): [str(v) for v in (values or [])] for k, values in data.items()}
 
 
-def _bounded(signature: type[dspy.Signature], observations: Sequence[Observation]) -> type[dspy.Signature]:
+def _bounded(signature: type[dspy.Signature], observations: Sequence[LabelledEpisode]) -> type[dspy.Signature]:
     """The generator's signature with conditions and labels narrowed to what the episodes show."""
     vocabulary: dict[str, list[str]] = {}
     for o in observations:

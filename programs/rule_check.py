@@ -1,13 +1,13 @@
 """The code check of ``hdr_grounded``: a structured rule against every labelled episode.
 
     rule     = Rule(conditions={"color": {"red"}, "background": {"white"}}, label="anomaly")
-    verdict  = check(rule, observations)          # coverage, counterexamples, accepted or why not
+    verdict  = check(rule, labelled)              # coverage, counterexamples, accepted or why not
     sentence = rule.statement()                   # the rule as the reasoner reads it
 
-An observation is an episode's attributes and label. A rule *matches* an observation when
-every attribute it constrains takes one of the allowed values there (an attribute the
-observation lacks never matches); it is accepted when it matches at least one observation
-and every observation it matches carries its label. A rule that matches nothing implies
+Code sees a labelled episode as its attributes and label (``LabelledEpisode``). A rule
+*matches* an episode when every attribute it constrains takes one of the allowed values
+there (an attribute the episode lacks never matches); it is accepted when it matches at
+least one episode and every episode it matches carries its label. A rule that matches nothing implies
 nothing the episodes can confirm, and is rejected like one with a counterexample.
 """
 
@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 
 @dataclass(frozen=True)
-class Observation:
+class LabelledEpisode:
     """One labelled episode as code sees it: its index, attributes and label."""
 
     index: int
@@ -62,7 +62,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Check:
-    """What the check found: the observations a rule matches, the ones that contradict it, and the verdict."""
+    """What the check found: the episodes a rule matches, the ones that contradict it, and the verdict."""
 
     rule: Rule
     coverage: tuple[int, ...]
@@ -87,15 +87,15 @@ class Check:
                 "counterexamples": list(self.counterexamples)}
 
 
-def check(rule: Rule, observations: Sequence[Observation]) -> Check:
+def check(rule: Rule, labelled: Sequence[LabelledEpisode]) -> Check:
     """Check ``rule`` against every observation."""
-    matched = [o for o in observations if rule.matches(o.attributes)]
+    matched = [o for o in labelled if rule.matches(o.attributes)]
     return Check(rule, tuple(o.index for o in matched), tuple(o.index for o in matched if o.label != rule.label))
 
 
-def unexplained(rules: Sequence[Rule], observations: Sequence[Observation]) -> list[Observation]:
-    """The observations no rule matches."""
-    return [o for o in observations if not any(r.matches(o.attributes) for r in rules)]
+def unexplained(rules: Sequence[Rule], labelled: Sequence[LabelledEpisode]) -> list[LabelledEpisode]:
+    """The episodes no rule matches."""
+    return [o for o in labelled if not any(r.matches(o.attributes) for r in rules)]
 
 
 def implications(rules: Sequence[Rule], combinations: Sequence[Mapping[str, str]]) -> list[list[str | None]]:
