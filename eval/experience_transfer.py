@@ -35,7 +35,7 @@ from memreason.lm.tokens import Meter, metering
 from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
-from .hypothesis_scoring import memory_score
+from .hypothesis_scoring import memory_score, score_mode
 from .loop import run_each
 from .metrics import accuracy, mean_std
 from .resume import read_examples
@@ -265,7 +265,7 @@ def _hypothesis_f1(program: str, memories: list[dict[str, Any]], data: Experienc
         return None
     scores = [memory_score(m, data) for m in memories]
     f1, std = mean_std([s.f1 for s in scores])
-    mode = "rules" if any("rules" in m for m in memories) else "parse"
+    mode = score_mode(memories[0]) if memories else "parse"
     return {"mode": mode, "mean": f1, "std": std, "per_run": [s.as_dict() for s in scores]}
 
 

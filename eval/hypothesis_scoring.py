@@ -62,9 +62,14 @@ def score_rules(rules: Sequence[Any], data: ExperienceTransferLevel) -> Hypothes
     return hypothesis_f1(implications(list(rules), combinations), truth)
 
 
+def score_mode(record: dict[str, Any], mode: str = "parse") -> str:
+    """How :func:`memory_score` reads ``record``: ``rules`` when it keeps structured rules, else ``mode``."""
+    return "rules" if "rules" in record else mode
+
+
 def memory_score(record: dict[str, Any], data: ExperienceTransferLevel, mode: str = "parse", lm: Any = None) -> HypothesisScore:
     """The F1 of one memory record: its structured ``rules`` when it keeps them (any mode), else its hypotheses read by ``mode``."""
-    if "rules" in record:
+    if score_mode(record) == "rules":
         from memreason.programs.rule_check import rules_from_record
 
         return score_rules(rules_from_record(record), data)
@@ -75,4 +80,4 @@ def memory_f1(record: dict[str, Any], data: ExperienceTransferLevel, mode: str =
     """The score of one memory record (``memory-run<r>.json``), with the hypotheses it judged and how it read them."""
     hypotheses = list(record.get("hypotheses", []))
     score = memory_score(record, data, mode, lm)
-    return {"mode": "rules" if "rules" in record else mode, **score.as_dict(), "hypotheses": hypotheses}
+    return {"mode": score_mode(record, mode), **score.as_dict(), "hypotheses": hypotheses}

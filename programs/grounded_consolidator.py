@@ -33,7 +33,7 @@ from memreason.signatures import Episode, GroundedHypothesisGeneration, Grounded
 
 from .episodes import as_episodes
 from .factor_extractor import FactorExtractor
-from .rule_check import LabelledEpisode, Rule, check, unexplained
+from .rule_check import Check, LabelledEpisode, Rule, check, unexplained
 from .steps import Steps, arun, call, run
 
 PERCEIVED = ("shape", "color", "background")  # what is asked of an image episode that has no attributes
@@ -80,6 +80,7 @@ class GroundedConsolidator(dspy.Module):
             observations.append(LabelledEpisode(i, attributes, episode.label))
         signature = _bounded(self.generate.signature, observations)
         verified: list[Rule] = []
+        accepted: list[Check] = []  # the check of each verified rule (the episodes never change, so it stands)
         rejected: list[Rejection] = []  # every rejection so far (the latest MAX_REJECTED), shown to the generator
         known: set[tuple] = set()  # the structures proposed so far, verified or rejected
         rounds: list[dict[str, Any]] = []
@@ -98,6 +99,7 @@ class GroundedConsolidator(dspy.Module):
                 checks.append(result)
                 if result.accepted:
                     verified.append(rule)
+                    accepted.append(result)
                 else:
                     bad = [observations[i].as_dict() for i in result.counterexamples[:MAX_COUNTEREXAMPLES]]
                     rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
@@ -107,12 +109,10 @@ class GroundedConsolidator(dspy.Module):
                            "verified": [r.statement() for r in verified], "unexplained": [o.index for o in left]})
             if not left:
                 break
-        final = {r.key(): check(r, observations) for r in verified}
-        left = unexplained(verified, observations)
         record = {
             "K": self.K, "N": self.N, "factors": factors,
             "attributes": [o.as_dict() for o in observations],
-            "rules": [final[r.key()].as_dict() for r in verified],
+            "rules": [c.as_dict() for c in accepted],
             "rounds": rounds,
             "unexplained": [o.index for o in left],
             "explained_all": not left,

@@ -74,28 +74,22 @@ class Reasoner(dspy.Module):
     def forward(self, *, episodes=None, hypotheses=None, **inputs: Any) -> dspy.Prediction:
         """The task's outputs; ``inputs`` are the signature's own input fields."""
         if self.per_object:
-            query, inputs, labels = self._per_object(episodes, inputs)
-            return self._counted(self.answer(**self._inputs(episodes, hypotheses, inputs)), query, labels)
+            counted, inputs = self._per_object(episodes, inputs)
+            return _counted(self.answer(**self._inputs(episodes, hypotheses, inputs)), counted)
         return self.answer(**self._inputs(episodes, hypotheses, inputs))
 
     async def aforward(self, *, episodes=None, hypotheses=None, **inputs: Any) -> dspy.Prediction:
         if self.per_object:
-            query, inputs, labels = self._per_object(episodes, inputs)
-            return self._counted(await self.answer.acall(**self._inputs(episodes, hypotheses, inputs)), query, labels)
+            counted, inputs = self._per_object(episodes, inputs)
+            return _counted(await self.answer.acall(**self._inputs(episodes, hypotheses, inputs)), counted)
         return await self.answer.acall(**self._inputs(episodes, hypotheses, inputs))
 
-    def _per_object(self, episodes, inputs: dict[str, Any]) -> tuple[str, dict[str, Any], tuple[str, ...]]:
-        """The query, the inputs of ``LabelObjects`` (labels in, query out, the signature bounded), the labels."""
+    def _per_object(self, episodes, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The label counted (checked before any call) and the inputs of ``LabelObjects``: labels in, query out, bounded."""
         labels = task_labels(as_episodes(episodes) if episodes is not None else None, self.labels)
-        query = str(inputs.get("query", ""))
-        counted_label(query, labels, self.count_label)  # fail before the call, not after
+        counted = counted_label(str(inputs.get("query", "")), labels, self.count_label)
         own = {k: v for k, v in inputs.items() if k != "query"}
-        return query, {**own, "labels": list(labels), "signature": bounded(self._predictor().signature, labels)}, labels
-
-    def _counted(self, out: dspy.Prediction, query: str, labels: tuple[str, ...]) -> dspy.Prediction:
-        count, objects = count_of(out.objects, counted_label(query, labels, self.count_label))
-        extra = {"reasoning": out.reasoning} if "reasoning" in out else {}
-        return dspy.Prediction(**extra, objects=objects, count=count)
+        return counted, {**own, "labels": list(labels), "signature": bounded(self._predictor().signature, labels)}
 
     def _inputs(self, episodes, hypotheses, inputs: dict[str, Any]) -> dict[str, Any]:
         memory: dict[str, Any] = {}
@@ -141,3 +135,10 @@ def _without_memory(demo):
     if isinstance(demo, dspy.Example):
         return demo.without(*(name for name in MEMORY_FIELDS if name in demo))
     return {k: v for k, v in demo.items() if k not in MEMORY_FIELDS}
+
+
+def _counted(out: dspy.Prediction, label: str) -> dspy.Prediction:
+    """A per-object answer: the objects as the model labelled them, and how many carry ``label``."""
+    count, objects = count_of(out.objects, label)
+    extra = {"reasoning": out.reasoning} if "reasoning" in out else {}
+    return dspy.Prediction(**extra, objects=objects, count=count)
