@@ -41,6 +41,7 @@ from .metrics import accuracy, mean_std
 from .resume import read_examples
 from .runs import JsonlWriter, read_json, write_json
 from .session import RunSession
+from .traces import TraceStore, example_unit, memory_unit
 from .usage import UsageTally
 
 MODALITIES = ("text", "image")
@@ -147,12 +148,13 @@ def _memory(program, episodes, data, run: int, run_dir: Path, session: RunSessio
         record = read_json(path)
         program.restore(episodes, record)
         return record
-    meter = Meter(root=program)
+    meter = Meter(root=program, trace=True)
     started = time.perf_counter()
     try:
         with session.memory_context(), metering(meter):
             record = program.memorize(episodes, data.oracle_hypotheses)
     except Exception as exc:
+        TraceStore(run_dir).write(memory_unit(run), meter.take_calls())  # how far it got
         failure = failure_of(exc)
         raise RunAborted(
             f"building the memory of run {run + 1} failed ({failure['kind']}: {failure['reason']}). "
@@ -160,16 +162,21 @@ def _memory(program, episodes, data, run: int, run_dir: Path, session: RunSessio
         ) from exc
     spent = meter.record()
     record = {**record, **spent, "tokens": meter.tokens().as_dict(), "wall_seconds": round(time.perf_counter() - started, 2)}
+    calls = meter.take_calls()
+    if calls:  # programs that keep raw episodes only build nothing
+        TraceStore(run_dir).write(memory_unit(run), calls)
     write_json(path, record)
     return record
 
 
 def _answer_all(program, data, scenes: list[Scene], total: int, config, session: RunSession, run: int,
                 writer: JsonlWriter, progress: bool) -> list[dict[str, Any]]:
+    traces = TraceStore(writer.path.parent)
+
     def answer(scene: Scene) -> dict[str, Any] | None:
         if session.errors.stopping:
             return None
-        meter = Meter(root=program)
+        meter = Meter(root=program, trace=True)
         prediction, failure, objects = None, None, None
         with session.task_context(), metering(meter):
             try:
@@ -198,6 +205,7 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
             "failure": failure,
             "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
         }
+        traces.write(example_unit(run, scene.id), meter.take_calls())  # before its line: a line always has its trace
         writer.write(record)
         if failure:
             session.errors.fail(failure)

@@ -21,6 +21,7 @@ from ..loop import run_each
 from ..resume import read_examples
 from ..runs import JsonlWriter
 from ..session import RunSession
+from ..traces import TraceStore, example_unit, write_unit
 from .checkpoints import _read_writes, _replay_read, _restore, _resume_point
 from .config import ArcConfig
 from .scoring import lm_failure, task_record
@@ -83,7 +84,8 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
         _restore(program, initial, snapshots, start)
     bar = tqdm(total=len(tasks), initial=len(done), desc=f"{config.program} run {run + 1}/{config.runs}",
                disable=not progress, unit="task", dynamic_ncols=True)
-    write_meter = Meter(root=program)
+    write_meter = Meter(root=program, trace=True)
+    traces = TraceStore(run_dir)
 
     def solve_batch(batch: list[ArcTask]) -> list[dspy.Prediction]:
         predictions, todo = {}, []
@@ -95,7 +97,7 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
                 predictions[i] = dspy.Prediction(attempts=[Attempt.from_json(a) for a in record["attempts"]], record=record)
             else:
                 todo.append(item)
-        for i, solved in _solve_batch(program, todo, index, run, config, session, writer, bar).items():
+        for i, solved in _solve_batch(program, todo, index, run, config, session, writer, traces, bar).items():
             predictions[i] = solved
             done[i] = solved.record
         if session.errors.stopping:
@@ -104,6 +106,7 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
 
     def on_write(i: int, records: list[dict[str, Any]]) -> None:
         entry = {"after_problem": start + i, "records": records, **write_meter.take()}
+        traces.write(write_unit(run, start + i), write_meter.take_calls())
         log = JsonlWriter(snapshots / "writes.jsonl")
         try:
             log.write(entry)  # before the snapshot: a snapshot always has its log line
@@ -120,14 +123,14 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
 
 
 def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int, config: ArcConfig,
-                 session: RunSession, writer: JsonlWriter, bar) -> dict[int, dspy.Prediction]:
+                 session: RunSession, writer: JsonlWriter, traces: TraceStore, bar) -> dict[int, dspy.Prediction]:
     """Solve ``batch`` in parallel (``config.threads``), writing each record as it finishes; by task index."""
 
     def solve(item: ArcTask) -> dspy.Prediction | None:
         if session.errors.stopping:
             return None
         started = time.perf_counter()
-        meter = Meter(root=program)
+        meter = Meter(root=program, trace=True)
         attempts: list[Attempt] = []
         read: dict[str, Any] = {}
         failure = None
@@ -141,6 +144,7 @@ def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int,
         record = task_record(item, attempts, read, run=run, index=index[item.id], retries=config.retries,
                              failure=failure, spent=meter.record())
         record["seconds"] = round(time.perf_counter() - started, 2)
+        traces.write(example_unit(run, item.id), meter.take_calls())  # before its line: a line always has its trace
         writer.write(record)
         if failure:
             session.errors.fail(failure)

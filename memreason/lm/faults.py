@@ -49,7 +49,8 @@ from dspy.utils.exceptions import (
 
 from .bounded_json import BoundedJSONAdapter
 from .server import EngineDied
-from .tokens import Meter, current_meter, entry_usage
+from .tokens import Meter, current_meter, current_step, entry_usage
+from .traces import answer_of_predictor, call_trace, jsonable, note_answer
 
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection", "engine_died")
 KINDS = (*TRANSPORT, "empty", "unparseable")
@@ -202,6 +203,7 @@ class GuardedLM(dspy.BaseLM):
         while True:
             entries: list = []
             token = _entries.set(entries)
+            started = time.perf_counter()
             try:
                 outputs = self.inner(prompt, messages=messages, **kwargs)
             except Exception as exc:
@@ -217,9 +219,17 @@ class GuardedLM(dspy.BaseLM):
                 continue
             finally:
                 _entries.reset(token)
+            latency = time.perf_counter() - started
             prompt_tokens, completion_tokens, cached = entry_usage(entries[-1] if entries else None)
             if meter is not None:
-                meter.add_call(self.role, prompt_tokens, completion_tokens)
+                step = current_step(meter.root)
+                meter.add_call(self.role, prompt_tokens, completion_tokens, step=step)
+                if meter.trace:
+                    call = call_trace(role=self.role, step=step, model=str(self.inner.model), messages=messages,
+                                      prompt=prompt, outputs=outputs, usage=(prompt_tokens, completion_tokens),
+                                      latency=latency, cache_hit=cached, attempt=attempt)
+                    meter.log(call)
+                    note_answer(call)
             if cached:  # the faults this answer once took, so a replay counts them again
                 for kind in self._ledger(prompt, messages, kwargs):
                     self._note(meter, kind, retried=True)
@@ -311,19 +321,23 @@ class ResilientAdapter(dspy.Adapter):
         meter = current_meter()
         for attempt in range(self.policy.attempts):
             adapter, kwargs = self._attempt(lm, attempt, lm_kwargs)
-            try:
-                return adapter(lm, kwargs, signature, demos, inputs)
-            except AdapterParseError as exc:
-                self._failed(meter, attempt, exc)
+            with answer_of_predictor() as calls:
+                try:
+                    return _parsed(calls, signature, adapter(lm, kwargs, signature, demos, inputs))
+                except AdapterParseError as exc:
+                    _unparsed(calls, signature, exc)
+                    self._failed(meter, attempt, exc)
 
     async def acall(self, lm, lm_kwargs, signature, demos, inputs):
         meter = current_meter()
         for attempt in range(self.policy.attempts):
             adapter, kwargs = self._attempt(lm, attempt, lm_kwargs)
-            try:
-                return await adapter.acall(lm, kwargs, signature, demos, inputs)
-            except AdapterParseError as exc:
-                self._failed(meter, attempt, exc)
+            with answer_of_predictor() as calls:
+                try:
+                    return _parsed(calls, signature, await adapter.acall(lm, kwargs, signature, demos, inputs))
+                except AdapterParseError as exc:
+                    _unparsed(calls, signature, exc)
+                    self._failed(meter, attempt, exc)
 
     def _attempt(self, lm, attempt: int, lm_kwargs: dict) -> tuple[dspy.Adapter, dict]:
         kwargs = dict(lm_kwargs)
@@ -354,3 +368,17 @@ class ResilientAdapter(dspy.Adapter):
         if not formats:
             raise AttributeError(name)
         return getattr(formats[0], name)
+
+
+def _parsed(calls: list[dict[str, Any]], signature, outputs):
+    """Note on the call that answered (when traced) the signature it answered and the fields it was read as."""
+    if calls:
+        calls[-1]["signature"] = getattr(signature, "__name__", str(signature))
+        calls[-1]["outputs"] = jsonable(outputs[0] if len(outputs) == 1 else outputs)
+    return outputs
+
+
+def _unparsed(calls: list[dict[str, Any]], signature, error: AdapterParseError) -> None:
+    if calls:
+        calls[-1]["signature"] = getattr(signature, "__name__", str(signature))
+        calls[-1]["parse_error"] = _first_line(error)

@@ -73,6 +73,8 @@ def resolve_lm(
         path = Path(spec.removeprefix("local:")).expanduser()
         if not path.is_file():
             raise LMConfigError(f"no GGUF file at {path}")
+        if not is_gguf(path):
+            raise LMConfigError(f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes)")
         return _local_choice(spec, path, temperature, max_tokens, cache, slots)
     if spec.startswith(f"{PROVIDER}/"):  # a llama-server of the user's own
         if not api_base:
@@ -92,6 +94,15 @@ def resolve_lm(
     except (ValueError, TypeError) as exc:
         raise LMConfigError(f"cannot use LM {spec!r}: {exc}") from None
     return LMChoice(spec, lm, local=False)
+
+
+def is_gguf(path: Path) -> bool:
+    """Whether ``path`` starts like a GGUF file (llama.cpp's model format), read before any server starts."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"GGUF"
+    except OSError:
+        return False
 
 
 def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool,

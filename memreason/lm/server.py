@@ -32,6 +32,7 @@ import atexit
 import ctypes
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -262,8 +263,7 @@ class LlamaServer:
             if "bind" not in last.lower() and "address" not in last.lower():
                 break  # not a port clash: trying other ports will not help
         self._process = None
-        raise ServerFailed(f"llama-server would not start for {self.model.name}: {last.strip()[-600:] or 'no output'}"
-                           f" (log: {self.log_path})")
+        raise ServerFailed(f"llama-server would not start for {self.model.name}: {_reason(last)} (log: {self.log_path})")
 
     def _wait_ready(self, process: subprocess.Popen) -> bool:
         deadline = time.monotonic() + self.start_timeout
@@ -293,6 +293,15 @@ def _tail(path: Path | None, size: int = 4000) -> str:
         return ""
     data = path.read_bytes()[-size:]
     return data.decode(errors="replace")
+
+
+def _reason(log: str) -> str:
+    """One line saying why the server stopped: its first error line (the cause; later ones are
+    consequences), without the timestamp and level llama.cpp puts before it."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    errors = [line for line in lines if re.search(r"(^|\s)E\s|error", line, re.I)]
+    line = (errors or lines or ["no output"])[0]
+    return re.sub(r"^[\d.]+\s+[EWI]\s+", "", line)[:300]
 
 
 # -- starting processes that die with us -------------------------------------------------------

@@ -53,13 +53,20 @@ class Tokens:
 
 
 class Meter:
-    """What one unit of work (an example, a memory build) spent, thread-safe."""
+    """What one unit of work (an example, a memory build) spent, thread-safe.
 
-    def __init__(self, root: Any = None):
+    With ``trace=True`` it also keeps every call in full (:meth:`log`, :meth:`take_calls`):
+    the messages, the raw completion, the parsed fields, tokens, latency and cache status
+    (:mod:`memreason.lm.traces` makes them JSON-able; a run directory stores them).
+    """
+
+    def __init__(self, root: Any = None, *, trace: bool = False):
         self.root = root  # the program: its own name is not a step
         self.usage: dict[str, dict[str, Tokens]] = {}
         self.faults: Counter[str] = Counter()
         self.retries: Counter[str] = Counter()
+        self.trace = trace
+        self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     def add_call(self, role: str, prompt: int, completion: int, step: str | None = None) -> None:
@@ -73,6 +80,18 @@ class Meter:
             self.faults[kind] += 1
             if retried:
                 self.retries[kind] += 1
+
+    def log(self, call: dict[str, Any]) -> None:
+        """Keep one call's trace (only when tracing)."""
+        if self.trace:
+            with self._lock:
+                self.calls.append(call)
+
+    def take_calls(self) -> list[dict[str, Any]]:
+        """The calls traced since the last take, in the order they finished."""
+        with self._lock:
+            calls, self.calls = self.calls, []
+        return calls
 
     def tokens(self, role: str | None = None) -> Tokens:
         roles = [role] if role else list(self.usage)

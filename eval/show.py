@@ -1,0 +1,412 @@
+"""``python -m eval show RUN_DIR``: what happened inside a run, read from its directory alone.
+
+    python -m eval show runs/hdr-L1-...                      # the memory, then one line per example
+    python -m eval show runs/hdr-L1-... --wrong              # every wrong example in full
+    python -m eval show runs/hdr-L1-... --id scene-0003      # one example in full
+    python -m eval show runs/hdr-L1-... --step hypothesis_generator   # that step's calls, memory build included
+    python -m eval show runs/arcmemo_ps-... --id 0a1d4ef5 --messages  # ... with the messages sent
+
+An example in full: the scene (its description, and the path of its PNG, drawn on demand
+into ``RUN_DIR/scenes/``), the memory the program answered from (hypotheses, rules with
+their coverage and counterexamples, reflections, or the raw episodes; for ARC the concepts
+selected), each LM call's step, tokens, latency and cache status with the fields it was
+parsed into (reasoning, per-object labels, the answer), then prediction against target. For
+ARC, each attempt's programs step by step, how each ran on the train pairs, and the feedback
+its retry was given. Calls come from ``traces/`` (:mod:`memreason.eval.traces`); a run written
+before traces existed shows its records without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from memreason.programs import PROGRAMS
+
+from .options import Parser, UsageError, run_cli, whole
+from .resume import read_examples
+from .traces import TraceStore, example_unit, memory_unit
+
+FIELD_CHARS = 2_000  # characters of one parsed field shown (the trace file has all of it)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m eval show", description="Look inside a run directory: memory, calls, answers.")
+    parser.add_argument("show", choices=["show"], help=argparse.SUPPRESS)
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    parser.add_argument("--id", dest="ids", action="append", metavar="ID", help="show this example in full (repeatable)")
+    parser.add_argument("--wrong", action="store_true", help="show every wrong example in full")
+    parser.add_argument("--step", help="show only the calls of this step (e.g. reasoner, hypothesis_generator); "
+                                       "alone, the memory build's calls of that step")
+    parser.add_argument("--run", type=whole("--run", 0), help="only repetition R (0-based; default: all)")
+    parser.add_argument("--limit", type=whole("--limit"), help="at most N examples in full")
+    parser.add_argument("--messages", action="store_true", help="also print the messages each call sent")
+    parser.add_argument("--width", type=whole("--width", 40), help="terminal width (default: the terminal's)")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    def command() -> int:
+        args = build_parser().parse_args(argv)
+        show(args, Console(width=args.width, highlight=False, soft_wrap=False))
+        return 0
+
+    return run_cli(command)
+
+
+# -- reading a run directory -------------------------------------------------------------------
+
+
+class Run:
+    """A run directory: config, example records, memory records, traces."""
+
+    def __init__(self, run_dir: Path):
+        if not run_dir.is_dir():
+            raise UsageError(f"{run_dir} is not a run directory")
+        config_path = run_dir / "config.json"
+        if not config_path.exists():
+            raise UsageError(f"{run_dir} has no config.json: not a run directory of python -m eval")
+        try:
+            self.config = json.loads(config_path.read_text())
+        except ValueError as exc:
+            raise UsageError(f"cannot read {config_path}: {exc}") from None
+        self.dir = run_dir
+        self.program = self.config.get("program", "?")
+        spec = PROGRAMS.get(self.program)
+        self.task = spec.task if spec else ("arc" if "split" in self.config else "experience_transfer")
+        self.examples = read_examples(run_dir / "examples.jsonl")
+        self.traces = TraceStore(run_dir)
+        self.results = _read_json(run_dir / "results.json")
+        self._data = None
+
+    def memory(self, run: int) -> dict[str, Any] | None:
+        return _read_json(self.dir / f"memory-run{run}.json")
+
+    def correct(self, record: dict[str, Any]) -> bool:
+        if self.task == "arc":
+            return (record.get("scores") or {}).get("official_score", 0) >= 1
+        return bool(record.get("correct"))
+
+    def data(self):
+        """The Experience-Transfer level the run answered (rebuilt from its config: seeded)."""
+        if self._data is None:
+            from memreason.datasets.experience_transfer import RuleTable, make_level
+
+            rules = self.config.get("rules")
+            table = RuleTable.from_json(rules) if rules else RuleTable.paper()
+            self._data = make_level(int(self.config["level"]), seed=int(self.config.get("seed") or 0), rules=table)
+        return self._data
+
+    def scene(self, scene_id: str):
+        return next((s for s in self.data().test if s.id == scene_id), None)
+
+    def reads_episodes(self) -> tuple[bool, bool]:
+        """(episodic, semantic): what the program's reasoner reads."""
+        try:
+            reasoner = PROGRAMS[self.program].build(**(self.config.get("knobs") or {})).reasoner
+            return bool(reasoner.episodic), bool(reasoner.semantic)
+        except Exception:
+            return True, True
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+# -- what is shown -----------------------------------------------------------------------------
+
+
+def show(args: argparse.Namespace, console: Console) -> None:
+    run = Run(args.run_dir)
+    order = lambda kv: (kv[0][0], kv[1].get("index", 0), str(kv[0][1]))  # noqa: E731  run, task order, id
+    records = [r for (r_, _), r in sorted(run.examples.items(), key=order) if args.run is None or r_ == args.run]
+    console.print(_header(run))
+    if args.ids:
+        wanted = [r for r in records if str(r.get("id")) in args.ids]
+        missing = set(args.ids) - {str(r.get("id")) for r in wanted}
+        if missing:
+            raise UsageError(f"no example {', '.join(sorted(missing))} in {run.dir / 'examples.jsonl'}")
+    elif args.wrong:
+        wanted = [r for r in records if not run.correct(r)]
+        if not wanted:
+            console.print("every example is right")
+    elif args.step:
+        for r in sorted({r_ for r_, _ in run.examples} | {0}):
+            if args.run is None or r == args.run:
+                calls = [c for c in run.traces.read(memory_unit(r)) if _step_matches(c, args.step)]
+                console.print(Panel(Group(*_calls(calls, args), *([] if calls else [Text("no such call")])),
+                                    title=f"memory build, run {r}: step {escape(args.step)}", box=box.ROUNDED))
+        wanted = []
+    else:
+        for r in sorted({r_ for r_, _ in run.examples} | {0}):
+            if args.run is None or r == args.run:
+                console.print(_memory_panel(run, r))
+        console.print(_overview(run, records))
+        console.print(_hints(run))
+        return
+    for record in wanted[: args.limit]:
+        console.print(_example(run, record, args))
+    if args.limit and len(wanted) > args.limit:
+        console.print(f"... {len(wanted) - args.limit} more (raise --limit)")
+
+
+def _header(run: Run) -> Panel:
+    c = run.config
+    lines = [f"[bold]{escape(run.program)}[/bold]  ({run.task.replace('_', '-')})  {escape(str(run.dir))}"]
+    if run.task == "experience_transfer":
+        lines.append(f"level {c.get('level')}, {c.get('modality', 'text')} modality, seed {c.get('seed', 0)}"
+                     + (f", rules {c['rules']}" if c.get("rules") else ", rules: the paper's Table 1")
+                     + (f", knobs {json.dumps(c['knobs'])}" if c.get("knobs") else ""))
+    else:
+        lines.append(f"split {c.get('split')}, retries {c.get('retries')}, attempts {c.get('attempts')}")
+    lines.append(f"task LM {c.get('lm')}, memory LM {c.get('memory_lm')}")
+    results = run.results
+    if results:
+        if run.task == "arc":
+            lines.append(f"official score {100 * (results.get('official_score') or 0):.1f}%")
+        else:
+            acc = results.get("accuracy") or {}
+            f1 = results.get("hypothesis_f1") or {}
+            lines.append(f"accuracy {100 * acc.get('mean', 0):.1f}% on {results.get('examples')} examples"
+                         + (f", hypothesis F1 {f1['mean']:.2f} ({f1.get('mode')})" if f1.get("mean") is not None else ""))
+    else:
+        lines.append(f"unfinished: {len(run.examples)} examples so far")
+    return Panel("\n".join(lines), box=box.ROUNDED)
+
+
+def _memory_panel(run: Run, r: int) -> Panel:
+    """The memory of repetition ``r``, and what building it cost by step."""
+    parts: list[Any] = []
+    if run.task == "arc":
+        parts.append(Text("memory: see memory/run{}/ (snapshots) and each task's selected concepts (--id)".format(r)))
+    else:
+        record = run.memory(r)
+        episodic, semantic = run.reads_episodes()
+        if episodic:
+            parts.append(Text(f"raw episodes: all {len(run.data().episodes)} labelled episodes go into every prompt"))
+        if record is None:
+            parts.append(Text("no memory record (the run had not built it)"))
+        else:
+            parts.extend(_memory_record(record, semantic))
+    calls = run.traces.read(memory_unit(r))
+    if calls:
+        parts.append(_step_table(calls, title="memory build"))
+    return Panel(Group(*parts), title=f"memory, run {r}", box=box.ROUNDED)
+
+
+def _memory_record(record: dict[str, Any], semantic: bool) -> list[Any]:
+    parts: list[Any] = []
+    hypotheses = record.get("hypotheses") or []
+    if semantic:
+        title = f"semantic memory: {len(hypotheses)} hypotheses" if hypotheses else "semantic memory: empty"
+        parts.append(Text(title, style="bold"))
+        parts.extend(Text(f"  {i}. {h}") for i, h in enumerate(hypotheses, 1))
+    for name in ("reflections",):
+        if record.get(name):
+            parts.append(Text(f"{name}: {len(record[name])}", style="bold"))
+            parts.extend(Text(f"  - {str(x)[:300]}") for x in record[name][:20])
+    rules = record.get("rules")
+    if isinstance(rules, list) and rules:
+        table = Table("rule proposed", "label", "covers", "counterexamples", "kept", box=box.SIMPLE, title="rules checked against the episodes")
+        for rule in rules:
+            counter = rule.get("counterexamples") or []
+            table.add_row(escape(str(rule.get("statement", rule))), str(rule.get("label", "")), str(len(rule.get("coverage") or [])),
+                          str(len(counter)), "yes" if rule.get("statement") in hypotheses else "no")
+        parts.append(table)
+    if record.get("unexplained"):
+        parts.append(Text(f"episodes left unexplained: {record['unexplained']}"))
+    tokens = record.get("tokens") or {}
+    if record.get("wall_seconds") is not None and tokens.get("calls"):
+        parts.append(Text(f"built in {record['wall_seconds']:.0f} s, {tokens.get('calls', 0)} calls, "
+                          f"{tokens.get('prompt', 0):,} + {tokens.get('completion', 0):,} tokens", style="dim"))
+    return parts
+
+
+def _step_table(calls: list[dict[str, Any]], *, title: str) -> Table:
+    table = Table("step", "calls", "prompt tokens", "completion tokens", "seconds", "cached", box=box.SIMPLE, title=title)
+    steps: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        steps.setdefault(call.get("step", "?"), []).append(call)
+    for step, group in steps.items():
+        table.add_row(step, str(len(group)), f"{sum(c.get('prompt_tokens', 0) for c in group):,}",
+                      f"{sum(c.get('completion_tokens', 0) for c in group):,}", f"{sum(c.get('latency_s', 0) for c in group):.1f}",
+                      str(sum(bool(c.get("cache_hit")) for c in group)))
+    return table
+
+
+def _overview(run: Run, records: list[dict[str, Any]]) -> Table:
+    if run.task == "arc":
+        table = Table("run", "task", "official", "passed train", "attempts", "tokens", box=box.SIMPLE_HEAD)
+        for r in records:
+            tokens = sum((t or {}).get("total", 0) for t in (r.get("tokens") or {}).values())
+            table.add_row(str(r["run"]), str(r["id"]), _mark(run.correct(r), f"{(r.get('scores') or {}).get('official_score', 0):.2f}"),
+                          "yes" if r.get("passed_train") else "no", str(len(r.get("attempts") or [])), f"{tokens:,}")
+        return table
+    table = Table("run", "scene", "objects", "target", "prediction", "tokens", "error", box=box.SIMPLE_HEAD)
+    for r in records:
+        tokens = (r.get("tokens") or {})
+        table.add_row(str(r["run"]), str(r["id"]), str(r.get("objects", "")), str(r.get("target")),
+                      _mark(run.correct(r), str(r.get("prediction"))),
+                      f"{tokens.get('prompt', 0) + tokens.get('completion', 0):,}", escape(str(r.get("error") or "")))
+    return table
+
+
+def _hints(run: Run) -> Text:
+    wrong = next((r for r in run.examples.values() if not run.correct(r)), None)
+    some = wrong or next(iter(run.examples.values()), None)
+    lines = ["look closer:", f"  python -m eval show {run.dir} --wrong"]
+    if some is not None:
+        lines.append(f"  python -m eval show {run.dir} --id {some['id']} --messages")
+    return Text("\n".join(lines), style="dim")
+
+
+def _mark(ok: bool, text: str) -> Text:
+    return Text(f"{text} {'✓' if ok else '✗'}", style="green" if ok else "red")
+
+
+# -- one example -------------------------------------------------------------------------------
+
+
+def _example(run: Run, record: dict[str, Any], args: argparse.Namespace) -> Panel:
+    r = int(record.get("run", 0))
+    calls = [c for c in run.traces.read(example_unit(r, str(record["id"]))) if not args.step or _step_matches(c, args.step)]
+    if run.task == "arc":
+        parts = _arc_example(record)
+        verdict = f"official score {(record.get('scores') or {}).get('official_score', 0):.2f}"
+    else:
+        parts = _scene_example(run, record, r)
+        verdict = f"prediction {record.get('prediction')}, target {record.get('target')}"
+    if record.get("error"):
+        parts.append(Text(f"failed: {record['error']}", style="red"))
+    if calls:
+        parts.append(Text(f"LM calls ({len(calls)}):", style="bold"))
+        parts.extend(_calls(calls, args))
+    elif not run.traces.units():
+        parts.append(Text("no traces in this run directory (written before traces existed)", style="dim"))
+    ok = run.correct(record)
+    title = Text(f"{record['id']} (run {r}): {verdict} {'✓' if ok else '✗'}", style="green" if ok else "red")
+    return Panel(Group(*parts), title=title, box=box.ROUNDED)
+
+
+def _scene_example(run: Run, record: dict[str, Any], r: int) -> list[Any]:
+    parts: list[Any] = []
+    scene = run.scene(str(record["id"]))
+    if scene is not None:
+        parts.append(Text(f"scene: {scene.text()}"))
+        parts.append(Text(f"image: {_scene_png(run, scene)}", style="dim"))
+        true_labels = record.get("true_labels") or scene.labels
+        objects = record.get("object_labels")
+        if objects:
+            table = Table("#", "object (as the model saw it)", "evidence", "label", "true label", box=box.SIMPLE, title="per-object labels")
+            for i, (obj, truth) in enumerate(zip(objects, true_labels), 1):
+                obj = obj if isinstance(obj, dict) else {"label": obj}
+                label = str(obj.get("label"))
+                table.add_row(str(i), escape(str(obj.get("object_and_background", ""))), escape(str(obj.get("evidence", ""))),
+                              _mark(label == truth, label), truth)
+            parts.append(table)
+        else:
+            parts.append(Text("true labels: " + ", ".join(true_labels)))
+    memory = run.memory(r)
+    episodic, semantic = run.reads_episodes()
+    used = []
+    if episodic:
+        used.append(f"{len(run.data().episodes)} raw episodes")
+    if semantic:
+        used.append(f"{len((memory or {}).get('hypotheses') or [])} hypotheses (python -m eval show {run.dir} lists them)")
+    parts.append(Text("memory used: " + ("; ".join(used) if used else "none"), style="dim"))
+    return parts
+
+
+def _scene_png(run: Run, scene) -> Path:
+    path = run.dir / "scenes" / f"{scene.id}.png"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scene.image.save(path)
+    return path
+
+
+def _arc_example(record: dict[str, Any]) -> list[Any]:
+    parts: list[Any] = []
+    read = record.get("read") or {}
+    if read:
+        selected = read.get("selected")
+        shown = ", ".join(map(str, selected)) if isinstance(selected, list) else str(selected)
+        parts.append(Text(f"concepts selected: {shown or 'none'}" + (f" (read failed: {read['failed']})" if read.get("failed") else "")))
+    for attempt in record.get("attempts") or []:
+        for step in attempt.get("steps") or []:
+            train = step.get("train") or []
+            passed = sum(bool(c.get("correct")) for c in train)
+            head = f"attempt {attempt.get('index')}, {'retry ' + str(step.get('retry')) if step.get('retry') else 'first program'}: " \
+                   f"{passed}/{len(train)} train pairs right"
+            body: list[Any] = [Text(head, style="bold")]
+            if step.get("error"):
+                body.append(Text(f"no program: {step['error']}", style="red"))
+            if step.get("program"):
+                body.append(Text(step["program"].rstrip()))
+            for i, check in enumerate(train):
+                if not check.get("correct"):
+                    body.append(Text(f"train pair {i}: " + (f"{check.get('failure')}: {check.get('detail', '')}" if check.get("failure")
+                                                           else "wrong output"), style="yellow"))
+            if step.get("feedback"):
+                body.append(Text("feedback for the next retry: " + step["feedback"][:FIELD_CHARS], style="dim"))
+            parts.append(Panel(Group(*body), box=box.SIMPLE))
+    return parts
+
+
+# -- calls -------------------------------------------------------------------------------------
+
+
+def _step_matches(call: dict[str, Any], step: str) -> bool:
+    name = str(call.get("step", ""))
+    return name == step or name.startswith(step) or str(call.get("signature", "")) == step
+
+
+def _calls(calls: list[dict[str, Any]], args: argparse.Namespace) -> list[Any]:
+    parts: list[Any] = []
+    for i, call in enumerate(calls, 1):
+        signature = call.get("signature")
+        named = f"{signature}, " if signature and signature != "StringSignature" else ""  # built on the fly: no name
+        head = (f"{i}. {call.get('step')} ({named}{call.get('role')} LM): "
+                f"{call.get('prompt_tokens', 0):,} + {call.get('completion_tokens', 0):,} tokens, {call.get('latency_s', 0):.1f} s"
+                + (", from the cache" if call.get("cache_hit") else "") + (f", attempt {call['attempt'] + 1}" if call.get("attempt") else ""))
+        body: list[Any] = [Text(head, style="bold cyan")]
+        if args.messages:
+            for message in call.get("messages") or []:
+                body.append(Text(f"[{message.get('role')}]", style="magenta"))
+                body.append(Text(_text(message.get("content"))))
+        outputs = call.get("outputs")
+        if isinstance(outputs, dict):
+            for name, value in outputs.items():
+                body.append(Text.assemble((f"{name}: ", "bold"), _short(value)))
+        elif call.get("parse_error"):
+            body.append(Text(f"could not be parsed: {call['parse_error']}", style="red"))
+            body.append(Text.assemble(("raw answer: ", "bold"), _short(call.get("completion"))))
+        else:
+            body.append(Text.assemble(("raw answer: ", "bold"), _short(call.get("completion"))))
+        parts.append(Group(*body))
+    return parts
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # multi-part content: text parts and image notes
+        return "\n".join(str(part.get("text") or part.get("image_url") or part) if isinstance(part, dict) else str(part)
+                         for part in content)
+    return str(content)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= FIELD_CHARS else text[:FIELD_CHARS] + f" ... ({len(text) - FIELD_CHARS:,} more characters)"

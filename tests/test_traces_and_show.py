@@ -1,0 +1,173 @@
+"""Traces of every LM call in a run directory, and ``python -m eval show`` reading them back (scripted engines)."""
+
+import gzip
+import json
+
+import pytest
+
+import memreason.eval.arc_cli as arc_cli
+import memreason.eval.cli as cli
+from memreason.eval import show
+from memreason.eval.runs import comparable
+from memreason.eval.traces import TraceStore, example_unit, memory_unit
+from memreason.lm import LMChoice, ScriptedEngine
+
+from arc_helpers import FLIP, IDENTITY, RECOLOR, flip_task, recolor_task, small_sandbox, write_tasks
+from scripted_answers import Script, oracle_counter, scene_of
+
+
+def off_by_one_on_four_objects():
+    """Right, except one too many on scenes of four objects; says so in its reasoning."""
+    right = oracle_counter()
+
+    def respond(call):
+        answer = right(call)
+        _, objects = scene_of(call.user_text)
+        if len(objects) == 4:
+            return {"reasoning": "four objects: I counted one twice", "count": answer["count"] + 1}
+        return answer
+
+    return respond
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    engine = ScriptedEngine(off_by_one_on_four_objects())
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    return engine
+
+
+def run(out, *extra):
+    return cli.main(["episodic_cot", "--level", "1", "--limit", "8", "--out", str(out), "--no-progress", "--no-report", *extra])
+
+
+def test_every_call_is_traced_beside_the_example_it_served(tmp_path, scripted):
+    out = tmp_path / "run"
+    assert run(out) == 0
+    records = [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+    store = TraceStore(out)
+    assert sorted(store.units()) == sorted(example_unit(0, r["id"]) for r in records)
+    for record, sent in zip(records, scripted.calls):
+        (call,) = store.read(example_unit(0, record["id"]))
+        assert call["step"] == "reasoner" and call["role"] == "task" and call["signature"]
+        assert call["outputs"]["count"] == record["prediction"]  # the parsed fields, as the harness read them
+        assert "reasoning" in call["outputs"] and isinstance(call["completion"], str)
+        user = call["messages"][-1]["content"]
+        assert scene_of(user) and call["prompt_tokens"] > 0 and call["completion_tokens"] > 0
+        assert call["cache_hit"] is False and call["latency_s"] >= 0
+    assert all(scene_of(store.read(example_unit(0, r["id"]))[0]["messages"][-1]["content"])
+               == scene_of(c.user_text) for r, c in zip(records, scripted.calls))
+    assert (store.path(example_unit(0, records[0]["id"])).read_bytes()[:2]) == b"\x1f\x8b"  # gzipped
+
+
+def test_a_resumed_run_replaces_the_trace_of_an_example_done_again_and_counts_it_once(tmp_path, scripted):
+    out = tmp_path / "run"
+    assert run(out) == 0
+    whole = json.loads((out / "results.json").read_text())
+    lines = (out / "examples.jsonl").read_text().splitlines()
+    (out / "examples.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # the last example was lost in a crash
+    (out / "results.json").unlink()
+    before = len(scripted.calls)
+    assert run(out) == 0
+    assert len(scripted.calls) == before + 1  # only the lost example is answered again
+    resumed = json.loads((out / "results.json").read_text())
+    assert comparable(resumed) == comparable(whole)
+    assert len(TraceStore(out).units()) == len(lines)
+    redone = TraceStore(out).read(example_unit(0, json.loads(lines[-1])["id"]))
+    assert len(redone) == 1 and redone[0]["outputs"]["count"] == json.loads(lines[-1])["prediction"]
+
+
+def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch):
+    script = Script(factors={"factors": ["shape", "color", "background"]},
+                    hypotheses={"hypotheses": ["Red circles are anomalies."]},
+                    verdicts=lambda call: {"verdicts": [{"hypothesis": "Red circles are anomalies.", "reason": "fits",
+                                                         "verdict": "valid"}]},
+                    count=lambda call: oracle_counter()(call))
+    engine = ScriptedEngine(script)
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    out = tmp_path / "hdr"
+    assert cli.main(["hdr", "--level", "1", "--limit", "2", "--out", str(out), "--no-progress", "--no-report"]) == 0
+    calls = TraceStore(out).read(memory_unit(0))
+    memory = json.loads((out / "memory-run0.json").read_text())
+    assert len(calls) == memory["tokens"]["calls"]
+    assert {"factor_extractor", "hypothesis_generator", "hypothesis_verifier"} <= {c["step"] for c in calls}
+    assert all(c["role"] == "memory" for c in calls)
+
+
+def test_past_the_cap_messages_are_dropped_and_the_rest_kept(tmp_path):
+    store = TraceStore(tmp_path, cap_bytes=10)
+    call = {"step": "reasoner", "messages": [{"role": "user", "content": "x" * 1000}], "outputs": {"count": 2}}
+    store.write("run0/a", [call])
+    store.write("run0/b", [call])
+    assert store.read("run0/a")[0]["messages"][0]["content"] == "x" * 1000
+    (kept,) = store.read("run0/b")
+    assert kept["messages"].startswith("dropped") and kept["outputs"] == {"count": 2}
+    assert json.loads(gzip.decompress(store.path("run0/b").read_bytes()))["unit"] == "run0/b"
+
+
+def test_show_gives_the_wrong_examples_with_their_reasoning(tmp_path, scripted, capsys):
+    out = tmp_path / "run"
+    assert run(out) == 0
+    capsys.readouterr()
+    records = [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+    wrong = [r for r in records if not r["correct"]]
+    right = [r for r in records if r["correct"]]
+    assert wrong and right
+    assert show.main(["show", str(out), "--wrong", "--width", "200"]) == 0
+    text = capsys.readouterr().out
+    for r in wrong:
+        assert f"{r['id']} (run 0): prediction {r['prediction']}, target {r['target']} ✗" in text
+    assert all(f"{r['id']} (run 0)" not in text for r in right)
+    assert "I counted one twice" in text and "memory used: 16 raw episodes" in text
+    assert (out / "scenes" / f"{wrong[0]['id']}.png").is_file()  # the scene drawn for a look
+
+    assert show.main(["show", str(out), "--id", right[0]["id"], "--messages", "--width", "200"]) == 0
+    text = capsys.readouterr().out
+    assert f"{right[0]['id']} (run 0): prediction {right[0]['prediction']}, target {right[0]['target']} ✓" in text
+    assert "applied the rules" in text and "[system]" in text and "[user]" in text
+
+    assert show.main(["show", str(out), "--width", "200"]) == 0  # the overview: one line per example, and what next
+    text = capsys.readouterr().out
+    assert all(r["id"] in text for r in records) and f"python -m eval show {out} --wrong" in text
+
+
+def test_show_refuses_what_is_not_a_run_in_one_line(tmp_path, scripted, capsys):
+    assert show.main(["show", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    out = tmp_path / "run"
+    assert run(out) == 0
+    capsys.readouterr()
+    assert show.main(["show", str(out), "--id", "no-such-scene"]) == 2
+    assert "no example no-such-scene" in capsys.readouterr().err
+
+
+def test_show_an_arc_run_gives_each_attempt_its_failures_and_the_retry_feedback(tmp_path, monkeypatch, capsys):
+    def program(call):
+        if "input (1 rows x 2 columns):\n12" in call.user_text:
+            return {"program": FLIP}
+        return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
+
+    engine = ScriptedEngine(Script(program=program))
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    tiny = write_tasks(tmp_path / "tiny", flip_task("a_flip"), recolor_task("b_recolor"))
+    out = tmp_path / "arc"
+    assert arc_cli.main(["baseline", "--split", str(tiny), "--attempts", "1", "--retries", "1", "--out", str(out),
+                         "--no-progress", "--no-report"]) == 0
+    calls = TraceStore(out).read(example_unit(0, "b_recolor"))
+    assert [c["step"] for c in calls] == ["arc_solver.solve", "arc_solver.retry"]
+    capsys.readouterr()
+    assert show.main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "attempt 0, first program: 0/2 train pairs right" in text and "attempt 0, retry 1: 2/2 train pairs right" in text
+    assert "feedback for the next retry:" in text and "return grid" in text
+
+
+def test_a_local_model_file_that_is_not_gguf_is_refused_before_any_work(tmp_path, capsys):
+    fake = tmp_path / "model.gguf"
+    fake.write_text("not a model")
+    out = tmp_path / "run"
+    assert cli.main(["hdr", "--level", "1", "--lm", f"local:{fake}", "--limit", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {fake} is not a GGUF model file (it does not start with the GGUF magic bytes)\n"
+    assert not out.exists()
