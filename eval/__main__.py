@@ -3,6 +3,7 @@
     python -m eval <program> ...                      evaluate a registered program (eval/cli.py)
     python -m eval table2|table3|table4|table5 ...    reproduce an HDR paper table (eval/tables.py)
     python -m eval <arc program>|build_memory|arc_table ...   ARC / ArcMemo (eval/arc_cli.py)
+    python -m eval demo                               memory side by side on the first 20 Level-1 scenes (eval/demo.py)
     python -m eval show RUN_DIR ...                   look inside a run: memory, LM calls, answers (eval/show.py)
 """
 
@@ -18,6 +19,7 @@ COMMANDS = {
     "table4": "memreason.eval.tables:main",
     "table5": "memreason.eval.tables:main",
     "report": "memreason.eval.report:main",  # python -m eval report RUN_DIR [RUN_DIR ...] (eval/report.py)
+    "demo": "memreason.eval.demo:main",  # python -m eval demo: raw episodes, HDR and the true rules side by side (eval/demo.py)
     "show": "memreason.eval.show:main",  # python -m eval show RUN_DIR [--id ID] [--wrong] [--step STEP] (eval/show.py)
     # ARC (ArcMemo): programs, memory seeding and tables
     "build_memory": "memreason.eval.arc_cli:main",
