@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -284,7 +285,7 @@ def _example(run: Run, record: dict[str, Any], args: argparse.Namespace) -> Pane
     r = int(record.get("run", 0))
     calls = [c for c in run.traces.read(example_unit(r, str(record["id"]))) if not args.step or _step_matches(c, args.step)]
     if run.task == "arc":
-        parts = _arc_example(record)
+        parts = _arc_example(record, run.traces.read(example_unit(r, str(record["id"]))))
         verdict = f"official score {(record.get('scores') or {}).get('official_score', 0):.2f}"
     else:
         parts = _scene_example(run, record, r)
@@ -338,13 +339,17 @@ def _scene_png(run: Run, scene) -> Path:
     return path
 
 
-def _arc_example(record: dict[str, Any]) -> list[Any]:
+def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[Any]:
     parts: list[Any] = []
     read = record.get("read") or {}
-    if read:
+    if "selected" in read:
         selected = read.get("selected")
         shown = ", ".join(map(str, selected)) if isinstance(selected, list) else str(selected)
         parts.append(Text(f"concepts selected: {shown or 'none'}" + (f" (read failed: {read['failed']})" if read.get("failed") else "")))
+    given = next((v for c in calls if str(c.get("step", "")).startswith("arc_solver")
+                  for v in [_input_field(c, "concepts")] if v is not None), None)
+    if given is not None:  # the memory exactly as the solver's prompt carried it
+        parts.append(Text.assemble(("memory in the solver's prompt: ", "bold"), _short(given.strip() or "(empty)")))
     for attempt in record.get("attempts") or []:
         for step in attempt.get("steps") or []:
             train = step.get("train") or []
@@ -398,6 +403,15 @@ def _calls(calls: list[dict[str, Any]], args: argparse.Namespace) -> list[Any]:
             body.append(Text.assemble(("raw answer: ", "bold"), _short(call.get("completion"))))
         parts.append(Group(*body))
     return parts
+
+
+def _input_field(call: dict[str, Any], name: str) -> str | None:
+    """The value of input field ``name`` in the last user message of ``call`` (DSPy's ``[[ ## name ## ]]`` markers)."""
+    users = [m for m in call.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    if not users:
+        return None
+    match = re.search(rf"\[\[ ## {re.escape(name)} ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", _text(users[-1].get("content")), re.S)
+    return match.group(1) if match else None
 
 
 def _text(content: Any) -> str:

@@ -4,6 +4,8 @@ import gzip
 import json
 
 import pytest
+from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, recolor_task, small_sandbox, write_tasks
+from scripted_answers import Script, oracle_counter, scene_of
 
 import memreason.eval.arc_cli as arc_cli
 import memreason.eval.cli as cli
@@ -11,9 +13,8 @@ from memreason.eval import show
 from memreason.eval.runs import comparable
 from memreason.eval.traces import TraceStore, example_unit, memory_unit
 from memreason.lm import LMChoice, ScriptedEngine
-
-from arc_helpers import FLIP, IDENTITY, RECOLOR, flip_task, recolor_task, small_sandbox, write_tasks
-from scripted_answers import Script, oracle_counter, scene_of
+from memreason.programs import ConceptMemory, save_memory
+from memreason.signatures import PSConcept
 
 
 def off_by_one_on_four_objects():
@@ -147,20 +148,25 @@ def test_show_an_arc_run_gives_each_attempt_its_failures_and_the_retry_feedback(
             return {"program": FLIP}
         return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
 
-    engine = ScriptedEngine(Script(program=program))
+    engine = ScriptedEngine(Script(program=program, selected={"reasoning": "cues", "selected": ["flip rows"]}))
     monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
     monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     tiny = write_tasks(tmp_path / "tiny", flip_task("a_flip"), recolor_task("b_recolor"))
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**PS_CONCEPT)], source="seed")
+    save_memory(memory, tmp_path / "ps.json")
     out = tmp_path / "arc"
-    assert arc_cli.main(["baseline", "--split", str(tiny), "--attempts", "1", "--retries", "1", "--out", str(out),
-                         "--no-progress", "--no-report"]) == 0
+    assert arc_cli.main(["arcmemo_ps", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1",
+                         "--retries", "1", "--out", str(out), "--no-progress", "--no-report"]) == 0
     calls = TraceStore(out).read(example_unit(0, "b_recolor"))
-    assert [c["step"] for c in calls] == ["arc_solver.solve", "arc_solver.retry"]
+    assert [c["step"] for c in calls][-2:] == ["arc_solver.solve", "arc_solver.retry"]
+    assert calls[0]["role"] == "memory"  # the concept selection, metered as the memory LM
     capsys.readouterr()
     assert show.main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
     text = capsys.readouterr().out
     assert "attempt 0, first program: 0/2 train pairs right" in text and "attempt 0, retry 1: 2/2 train pairs right" in text
     assert "feedback for the next retry:" in text and "return grid" in text
+    assert "concepts selected: flip rows" in text and "memory in the solver's prompt:" in text and "mirror left-right" in text
 
 
 def test_a_local_model_file_that_is_not_gguf_is_refused_before_any_work(tmp_path, capsys):
