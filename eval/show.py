@@ -212,7 +212,8 @@ def _memory_record(record: dict[str, Any], semantic: bool) -> list[Any]:
     parts: list[Any] = []
     hypotheses = record.get("hypotheses") or []
     if semantic:
-        title = f"semantic memory: {len(hypotheses)} hypotheses" if hypotheses else "semantic memory: empty"
+        noun = "hypothesis" if len(hypotheses) == 1 else "hypotheses"
+        title = f"semantic memory: {len(hypotheses)} {noun}" if hypotheses else "semantic memory: empty"
         parts.append(Text(title, style="bold"))
         parts.extend(Text(f"  {i}. {h}") for i, h in enumerate(hypotheses, 1))
     for name in ("reflections",):

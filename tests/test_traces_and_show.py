@@ -78,7 +78,7 @@ def test_a_resumed_run_replaces_the_trace_of_an_example_done_again_and_counts_it
     assert len(redone) == 1 and redone[0]["outputs"]["count"] == json.loads(lines[-1])["prediction"]
 
 
-def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch):
+def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch, capsys):
     script = Script(factors={"factors": ["shape", "color", "background"]},
                     hypotheses={"hypotheses": ["Red circles are anomalies."]},
                     verdicts=lambda call: {"verdicts": [{"hypothesis": "Red circles are anomalies.", "reason": "fits",
@@ -93,6 +93,14 @@ def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch):
     assert len(calls) == memory["tokens"]["calls"]
     assert {"factor_extractor", "hypothesis_generator", "hypothesis_verifier"} <= {c["step"] for c in calls}
     assert all(c["role"] == "memory" for c in calls)
+    capsys.readouterr()
+    assert show.main(["show", str(out), "--step", "hypothesis_generator", "--width", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "memory build, run 0: step hypothesis_generator" in text and "Red circles are anomalies." in text
+    assert "factor_extractor" not in text
+    assert show.main(["show", str(out), "--width", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "semantic memory: 1 hypothesis" in text and "1. Red circles are anomalies." in text
 
 
 def test_past_the_cap_messages_are_dropped_and_the_rest_kept(tmp_path):
