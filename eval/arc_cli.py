@@ -39,6 +39,7 @@ from .options import (Parser, UsageError, add_fault_options, add_lm_options, add
                       publish, resolve_lms, retry_policy, run_cli, temperature, whole)
 from .resume import RunDirError, check_same_config, read_config, resumed_args
 from .runs import RunConfig, new_run_dir, use_response_cache, write_json
+from .tracking import add_mlflow_option, check_mlflow, tracking
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
@@ -85,6 +86,7 @@ def _common(parser: argparse.ArgumentParser, default_split: str) -> None:
     add_lm_options(parser, memory_role="memory reads and writes", sampling=False)
     add_fault_options(parser, "tasks")
     add_run_options(parser, "tasks")
+    add_mlflow_option(parser.add_argument_group("tracking"))
 
 
 def eval_parser() -> argparse.ArgumentParser:
@@ -167,6 +169,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError(f"name a program ({', '.join(ARC_PROGRAMS)}) or --resume RUN_DIR")
     if args.program not in PROGRAMS or PROGRAMS[args.program].task != "arc":
         raise UsageError(f"unknown ARC program {args.program!r}; choose from: {', '.join(ARC_PROGRAMS)}")
+    check_mlflow(args)
     check_out_path(args.out)
     knobs = _config_knobs(args)
     config = ArcConfig(
@@ -198,11 +201,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"continuing the run in {run_dir}", file=sys.stderr)
     else:
         RunConfig.of(args, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
-    with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
-        results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
-                               progress=not args.no_progress, tasks=tasks, initial_memory=memory_store,
-                               policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed)
-    publish(run_dir, results, markdown_table([results]), report=not args.no_report)
+    with tracking(args, run_dir):
+        with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
+            results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
+                                   progress=not args.no_progress, tasks=tasks, initial_memory=memory_store,
+                                   policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed)
+        publish(run_dir, results, markdown_table([results]), report=not args.no_report)
     return 0
 
 
@@ -227,6 +231,7 @@ def _check_state(config: ArcConfig, state: Path | None) -> str | None:
 
 
 def _build(args: argparse.Namespace) -> int:
+    check_mlflow(args)
     config = BuildConfig(
         format=args.format, out=str(args.out), split=args.split, tasks=args.tasks, limit=args.limit,
         solutions=args.solutions, unverified=args.unverified, attempts=args.attempts, retries=args.retries,
@@ -243,14 +248,15 @@ def _build(args: argparse.Namespace) -> int:
     else:
         RunConfig.of(args, config, lm=task.spec, memory_lm=memory.spec, program="build_memory",
                      run_dir=str(run_dir)).write(run_dir)
-    with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
-        results = build_memory(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
-                               progress=not args.no_progress, policy=retry_policy(args), max_errors=args.max_errors)
-    write_json(run_dir / "results.json", results)
-    if not args.no_report:
-        from .report import write_run_report
+    with tracking(args, run_dir):
+        with make_sandbox(max(1, min(args.threads, 4)), args.timeout) as sandbox:
+            results = build_memory(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
+                                   progress=not args.no_progress, policy=retry_policy(args), max_errors=args.max_errors)
+        write_json(run_dir / "results.json", results)
+        if not args.no_report:
+            from .report import write_run_report
 
-        write_run_report(run_dir)
+            write_run_report(run_dir)
     print(f"{results['written']} of {results['examples']} tasks abstracted ({results['verified']} verified); "
           f"{results['concepts']} entries in {args.out}")
     print(f"run directory: {run_dir}")

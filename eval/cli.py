@@ -28,6 +28,7 @@ from .options import (Parser, UsageError, add_fault_options, add_lm_options, add
                       resolve_lms, retry_policy, run_cli, whole)
 from .resume import IDENTITY, RunDirError, check_same_config, read_config, resumed_args
 from .runs import RunConfig, new_run_dir, use_response_cache
+from .tracking import add_mlflow_option, check_mlflow, tracking
 from .tuned import TunedError, as_paths, config_knobs, state_digest
 
 
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="run directory (default: runs/<program>-L<level>-<time>); continued when it holds this run")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config")
     add_run_options(parser, "scenes")
+    add_mlflow_option(parser.add_argument_group("tracking"))
     return parser
 
 
@@ -85,6 +87,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--level must be 1, 2 or 3, got {args.level}")
     if args.modality not in MODALITIES:
         raise UsageError(f"--modality must be text or image, got {args.modality!r}")
+    check_mlflow(args)
     check_out_path(args.out)
     knobs, state_digest = _knobs_and_state(args)
     config = ExperienceTransferConfig(
@@ -115,11 +118,12 @@ def _run(args: argparse.Namespace) -> int:
     else:
         RunConfig.of(args, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
 
-    results = evaluate_experience_transfer(
-        config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress, data=data,
-        policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed,
-    )
-    publish(run_dir, results, summary_table([results]), report=not args.no_report)
+    with tracking(args, run_dir):
+        results = evaluate_experience_transfer(
+            config, task=task, memory=memory, run_dir=run_dir, progress=not args.no_progress, data=data,
+            policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed,
+        )
+        publish(run_dir, results, summary_table([results]), report=not args.no_report)
     return 0
 
 

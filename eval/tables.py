@@ -34,6 +34,7 @@ from .hypothesis_scoring import F1_MODES, memory_f1
 from .metrics import mean_std
 from .options import Parser, run_cli, temperature, whole
 from .runs import use_response_cache, write_json
+from .tracking import add_mlflow_option, check_mlflow, store_uri, tracking
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,8 @@ def build_parser(table: str) -> argparse.ArgumentParser:
     parser.add_argument("--max-tokens", type=whole("--max-tokens"), help="generation cap per call")
     parser.add_argument("--out", type=Path, default=Path("runs/tables"), help="where cells and tables go (default runs/tables)")
     parser.add_argument("--no-progress", action="store_true")
+    add_mlflow_option(parser, store="mlflow.db in --out's parent, runs/ by default; "
+                              "one run for the table, a nested run per cell it evaluates")
     return parser
 
 
@@ -149,7 +152,11 @@ def main(argv: list[str]) -> int:
         if not argv or argv[0] not in TABLES:
             raise TableError(f"choose a table: {', '.join(TABLES)}")
         args = build_parser(argv[0]).parse_args(argv)
-        print(reproduce(args, command="python -m eval " + shlex.join(argv)))
+        check_mlflow(args)
+        if args.mlflow is not None:  # the cells log to the table's store
+            args.mlflow = store_uri(args.mlflow, args.out.resolve().parent)
+        with tracking(args, args.out, name=args.table, params=vars(args), artifacts=(f"{args.table}.md", f"{args.table}.json")):
+            print(reproduce(args, command="python -m eval " + shlex.join(argv)))
         return 0
 
     return run_cli(command, bad_input=(TableError, RuleTableError), continue_hint="rerun the same command to finish the missing cells")
@@ -288,6 +295,8 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
             argv.append("--per-object")
         if args.no_progress:
             argv.append("--no-progress")
+        if getattr(args, "mlflow", None) is not None:
+            argv += ["--mlflow", args.mlflow]
         code = evaluate(argv)
         if code != 0:
             raise TableError(f"cell {directory} failed (exit {code}); rerun the same command to resume it")

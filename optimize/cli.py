@@ -29,6 +29,7 @@ from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableE
 from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, resolve_lms, retry_policy,
                                     run_cli, whole)
 from memreason.eval.runs import use_response_cache
+from memreason.eval.tracking import add_mlflow_option, check_mlflow, tracking
 from memreason.programs import PROGRAMS, build_program
 
 from .demos import DEMO_SOURCES
@@ -36,6 +37,7 @@ from .lms import resolve
 from .space import Space, SpaceError, _value, default_space, read_space_file, split_params
 from .study import (PRUNERS, SAMPLERS, StudyError, load_study, make_pruner, make_sampler, open_storage, run_workers,
                     sqlite_url)
+from .tracking import trial_runs
 
 if TYPE_CHECKING:
     from memreason.datasets.arc import ArcTask
@@ -82,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds between a running trial's heartbeats; a trial silent for twice this is failed and retried")
     add_lm_options(parser, cache_home="<out>")
     add_fault_options(parser, "examples", budget=False)
+    add_mlflow_option(parser.add_argument_group("tracking"),
+                      store="mlflow.db in the study directory's parent, runs/optimize/ by default; "
+                            "one run for the study, a nested run per trial")
     return parser
 
 
@@ -124,6 +129,7 @@ def check_program(program: str, space: Space) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.program not in PROGRAMS:
         raise UsageError(f"unknown program {args.program!r}; choose from: {', '.join(PROGRAMS)}")
+    check_mlflow(args)
     task_kind = PROGRAMS[args.program].task
     objectives = tuple(o.strip() for o in args.objectives.split(",") if o.strip())
     if objectives not in (("accuracy",), ("accuracy", "tokens")):
@@ -182,14 +188,16 @@ def _run(args: argparse.Namespace) -> int:
     study = load_study(study_name, storage, objectives, sampler, make_pruner(args.pruner, multi=multi))
     study.set_user_attr("space", space.describe())
     print(f"study {study_name} in {study_dir}: {args.trials} trials over {space.describe()}", file=sys.stderr)
-    ran = run_workers(study, objective, trials=args.trials, n_jobs=args.n_jobs, enqueue=enqueue)
     from .outputs import best_trials, write_outputs
 
     setup_record = {"program": args.program, "level": args.level, "split": args.split, "memory": args.memory,
                     "modality": args.modality, "rules": args.rules, "seed": args.seed, "limit": args.limit, "lm": task.spec,
                     "memory_lm": memory.spec, "objectives": list(objectives), "study": study_name,
                     "storage": args.storage or "sqlite (study.db)"}
-    written = write_outputs(study, study_dir, setup_record)
+    with tracking(args, study_dir, name=study_name, params={**setup_record, "trials": args.trials, "space": space.describe()},
+                  artifacts=("summary.md", "*.png", "best.json", "pareto.json")) as run:
+        ran = run_workers(study, trial_runs(objective, run), trials=args.trials, n_jobs=args.n_jobs, enqueue=enqueue)
+        written = write_outputs(study, study_dir, setup_record)
     print(f"this worker ran {ran} trials; memories built {objective.memories.builds}, reused {objective.memories.hits}")
     for t in best_trials(study):
         print(f"best: trial {t.number} {dict(t.params)} accuracy {t.user_attrs.get('accuracy'):.3f} "
