@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .options import Parser, run_cli, whole
 from .tables import main as table_main
+from .tracking import add_mlflow_option
 
 ROWS = ("episodic_cot", "hdr_grounded", "semantic_oracle_cot")
 MEMORY = {"episodic_cot": "raw episodes", "hdr_grounded": "HDR hypotheses, checked", "semantic_oracle_cot": "the true rules"}
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=whole("--threads"), default=16, help="scenes answered in parallel (default 16)")
     parser.add_argument("--out", type=Path, default=Path("runs/demo"), help="where the cells and the report go (default runs/demo)")
     parser.add_argument("--no-progress", action="store_true")
+    add_mlflow_option(parser, store="mlflow.db in --out's parent, runs/ by default; one run, a nested run per row")
     return parser
 
 
@@ -56,6 +58,8 @@ def main(argv: list[str]) -> int:
             table_argv.append("--per-object")
         if args.no_progress:
             table_argv.append("--no-progress")
+        if args.mlflow is not None:
+            table_argv += ["--mlflow", args.mlflow] if args.mlflow else ["--mlflow"]
         code = table_main(table_argv)
         if code != 0:
             return code

@@ -185,3 +185,28 @@ def test_a_local_model_file_that_is_not_gguf_is_refused_before_any_work(tmp_path
     err = capsys.readouterr().err
     assert err == f"error: {fake} is not a GGUF model file (it does not start with the GGUF magic bytes)\n"
     assert not out.exists()
+
+
+def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_look_inside(tmp_path, monkeypatch, capsys):
+    import memreason.eval.tables as tables
+    from memreason.eval import demo
+
+    engine = ScriptedEngine(oracle_counter())
+    resolve = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)  # noqa: E731
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    out = tmp_path / "demo"
+    assert demo.main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
+                      "--threads", "2", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    cells = sorted(p for p in (out / "cells").iterdir())
+    assert [c.name for c in cells] == ["episodic_cot-L1-embedded-limit4", "semantic_oracle_cot-L1-embedded-limit4"]
+    assert "Table 3" in text and text.count("100.0") >= 2
+    assert (out / "report.md").is_file() and list(out.glob("*.png"))
+    for cell in cells:
+        assert f"python -m eval show {cell} --wrong" in text
+    assert "python -m eval table3 --levels 1,2,3" in text
+    calls = len(engine.calls)
+    assert demo.main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
+                      "--out", str(out), "--no-progress"]) == 0
+    assert len(engine.calls) == calls  # finished rows are read back
