@@ -352,7 +352,8 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
     if given is not None:  # the memory exactly as the solver's prompt carried it
         parts.append(Text.assemble(("memory in the solver's prompt: ", "bold"), _short(given.strip() or "(empty)")))
     for attempt in record.get("attempts") or []:
-        for step in attempt.get("steps") or []:
+        steps = attempt.get("steps") or []
+        for n, step in enumerate(steps, 1):
             train = step.get("train") or []
             passed = sum(bool(c.get("correct")) for c in train)
             head = f"attempt {attempt.get('index')}, {'retry ' + str(step.get('retry')) if step.get('retry') else 'first program'}: " \
@@ -366,8 +367,8 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
                 if not check.get("correct"):
                     body.append(Text(f"train pair {i}: " + (f"{check.get('failure')}: {check.get('detail', '')}" if check.get("failure")
                                                            else "wrong output"), style="yellow"))
-            if step.get("feedback"):
-                body.append(Text("feedback for the next retry: " + step["feedback"][:FIELD_CHARS], style="dim"))
+            if step.get("feedback") and n < len(steps):  # the last step's feedback went to no one
+                body.append(Text("feedback given to the next retry: " + step["feedback"][:FIELD_CHARS], style="dim"))
             parts.append(Panel(Group(*body), box=box.SIMPLE))
     return parts
 

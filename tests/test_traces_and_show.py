@@ -173,7 +173,7 @@ def test_show_an_arc_run_gives_each_attempt_its_failures_and_the_retry_feedback(
     assert show.main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
     text = capsys.readouterr().out
     assert "attempt 0, first program: 0/2 train pairs right" in text and "attempt 0, retry 1: 2/2 train pairs right" in text
-    assert "feedback for the next retry:" in text and "return grid" in text
+    assert "feedback given to the next retry:" in text and "return grid" in text
     assert "concepts selected: flip rows" in text and "memory in the solver's prompt:" in text and "mirror left-right" in text
 
 
