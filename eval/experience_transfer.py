@@ -3,8 +3,9 @@
 For each of ``runs`` repetitions: build the program, let it memorize the episodes
 under the memory LM (or restore the memory a previous process saved), then answer the
 test scenes under the task LM (in parallel when ``threads`` > 1), appending one JSONL
-line per scene as it finishes. Scenes already in ``examples.jsonl`` are not answered
-again, so a crashed or stopped run continues where it was.
+line per scene as it finishes (after the trace of its LM calls, ``traces/run<r>/<id>.json.gz``;
+the memory build's calls go to ``traces/memory-run<r>.json.gz``). Scenes already in
+``examples.jsonl`` are not answered again, so a crashed or stopped run continues where it was.
 
 LM faults are retried (:mod:`memreason.lm.faults`); a scene that still fails is recorded with
 the kind and reason of its failure and scored wrong, and the run goes on, unless more

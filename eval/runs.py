@@ -4,6 +4,7 @@
         config.json      what was asked for, fully resolved
         examples.jsonl   one line per (run, example), appended and flushed as each finishes
         memory-run<r>.json  the memory a program built in run r
+        traces/          every LM call, per example and per memory build (eval/traces.py; python -m eval show)
         results.json     the tables
         report.md, *.png the tables and plots for a person
         dspy_cache/      DSPy's response cache for this run (unless --cache names another)
