@@ -295,7 +295,7 @@ def _example(run: Run, record: dict[str, Any], args: argparse.Namespace) -> Pane
         parts.append(Text(f"failed: {record['error']}", style="red"))
     if calls:
         parts.append(Text(f"LM calls ({len(calls)}):", style="bold"))
-        parts.extend(_calls(calls, args))
+        parts.extend(_calls(calls, args, tabled=("objects",) if record.get("object_labels") else ()))
     elif not run.traces.units():
         parts.append(Text("no traces in this run directory (written before traces existed)", style="dim"))
     ok = run.correct(record)
@@ -381,7 +381,8 @@ def _step_matches(call: dict[str, Any], step: str) -> bool:
     return name == step or name.startswith(step) or str(call.get("signature", "")) == step
 
 
-def _calls(calls: list[dict[str, Any]], args: argparse.Namespace) -> list[Any]:
+def _calls(calls: list[dict[str, Any]], args: argparse.Namespace, tabled: tuple[str, ...] = ()) -> list[Any]:
+    """Each call in order; output fields named in ``tabled`` are already shown as a table above."""
     parts: list[Any] = []
     for i, call in enumerate(calls, 1):
         signature = call.get("signature")
@@ -397,7 +398,8 @@ def _calls(calls: list[dict[str, Any]], args: argparse.Namespace) -> list[Any]:
         outputs = call.get("outputs")
         if isinstance(outputs, dict):
             for name, value in outputs.items():
-                body.append(Text.assemble((f"{name}: ", "bold"), _short(value)))
+                shown = "in the table above" if name in tabled else _short(value)
+                body.append(Text.assemble((f"{name}: ", "bold"), shown))
         elif call.get("parse_error"):
             body.append(Text(f"could not be parsed: {call['parse_error']}", style="red"))
             body.append(Text.assemble(("raw answer: ", "bold"), _short(call.get("completion"))))
