@@ -1,0 +1,99 @@
+"""Seeded random rule tables: as many Experience-Transfer tasks as a consolidator can be trained and tested on.
+
+    tables = random_tables("train", 8)           # [RuleTable, ...]; "validation" and "test" draw from other seeds
+    data = make_level(2, rules=tables[0])        # episodes, scenes and oracle hypotheses, as for Table 1
+
+A table draws 2 of the drawable shapes, 3 colours and 2 backgrounds (from palettes that
+share no colour, so every object is visible), a label pair (the first label is counted), and
+one of four structures:
+
+- ``single``: one colour decides the label ("purple objects are toxic");
+- ``conjunction``: one shape and one colour together decide it ("purple triangles are toxic");
+- ``flip``: a ``single`` rule on the first background, every label flipped on the second
+  (the structure of the paper's Table 1);
+- ``exception``: a ``single`` rule with one combination the other way.
+
+Every table shows both labels on each background (so Level 1 has something to count and
+something not to), carries a Level-3 mask of two combinations (never both backgrounds of one
+shape-colour pair), and is not the paper's Table 1. Splits draw from disjoint seed streams
+(``numpy``'s ``SeedSequence([split, seed, i])``); :func:`fingerprint` tells tables apart.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+import numpy as np
+
+from .rules import SHAPES, RuleTable
+
+SPLITS = {"train": 1, "validation": 2, "test": 3}
+STRUCTURES = ("single", "conjunction", "flip", "exception")
+COLORS = ("red", "green", "blue", "yellow", "purple", "orange", "teal", "pink", "brown", "cyan")
+BACKGROUNDS = ("white", "black", "ivory", "slategray", "lightgray", "beige", "lavender")
+LABEL_PAIRS = (("anomaly", "normal"), ("toxic", "edible"), ("broken", "working"), ("rare", "common"), ("hot", "cold"))
+
+
+def random_tables(split: str, n: int, *, seed: int = 0) -> list[RuleTable]:
+    """``n`` tables of ``split`` (``train``, ``validation`` or ``test``), the same for the same arguments."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    paper = fingerprint(RuleTable.paper())
+    tables: list[RuleTable] = []
+    i = 0
+    while len(tables) < n:
+        table = random_table(np.random.default_rng([SPLITS[split], seed, i]), name=f"{split}-{seed}-{i}")
+        i += 1
+        if fingerprint(table) != paper:
+            tables.append(table)
+    return tables
+
+
+def random_table(rng: np.random.Generator, *, name: str = "random") -> RuleTable:
+    """One table drawn with ``rng`` (see the module docs for what is drawn)."""
+    shapes = [str(s) for s in rng.choice(SHAPES, size=2, replace=False)]
+    colors = [str(c) for c in rng.choice(COLORS, size=3, replace=False)]
+    backgrounds = [str(b) for b in rng.choice(BACKGROUNDS, size=2, replace=False)]
+    counted, other = LABEL_PAIRS[int(rng.integers(len(LABEL_PAIRS)))]
+    structure = STRUCTURES[int(rng.integers(len(STRUCTURES)))]
+    key_color, key_shape = colors[int(rng.integers(3))], shapes[int(rng.integers(2))]
+
+    def label(shape: str, color: str, background: str) -> str:
+        if structure == "conjunction":
+            hit = shape == key_shape and color == key_color
+        else:
+            hit = color == key_color
+        if structure == "flip" and background == backgrounds[1]:
+            hit = not hit
+        return counted if hit else other
+
+    rules = [{"shape": s, "color": c, "background": b, "label": label(s, c, b)}
+             for b, c, s in product(backgrounds, colors, shapes)]
+    if structure == "exception":  # one combination with the key colour's label the other way
+        candidates = [r for r in rules if r["color"] != key_color]
+        flipped = candidates[int(rng.integers(len(candidates)))]
+        flipped["label"] = counted
+    order = rng.permutation(len(rules))
+    masked = [rules[int(k)] for k in order]
+    mask, pairs = [], set()
+    for rule in masked:
+        pair = (rule["shape"], rule["color"])
+        if pair not in pairs:
+            pairs.add(pair)
+            mask.append({k: rule[k] for k in ("shape", "color", "background")})
+        if len(mask) == 2:
+            break
+    return RuleTable.from_dict({
+        "name": f"{name} ({structure})", "structure": structure,
+        "attributes": {"shape": shapes, "color": colors, "background": backgrounds},
+        "labels": [other, counted], "count_label": counted, "rules": rules, "level3_mask": mask,
+    }, source=name)
+
+
+def fingerprint(table: RuleTable) -> tuple[Any, ...]:
+    """What makes two tables the same task: attribute values, labels, the counted label and every row."""
+    return (tuple((k, tuple(v)) for k, v in table.attributes.items()), tuple(sorted(table.labels)), table.count_label,
+            tuple(sorted(table.rows.items())))
