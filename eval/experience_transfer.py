@@ -132,14 +132,21 @@ def evaluate_experience_transfer(
 
 
 def memorize(program_name: str, data: ExperienceTransferLevel, memory: LMChoice, run_dir: Path, runs: list[int], *,
-             modality: str = "text", policy: RetryPolicy | None = None) -> list[dict[str, Any]]:
+             modality: str = "text", policy: RetryPolicy | None = None, program_state: str | None = None) -> list[dict[str, Any]]:
     """Build the memory of each of ``runs`` into ``run_dir/memory-run<N>.json`` and answer no scene.
 
-    The same guarded, metered step an evaluation runs first (Table 5 scores memories alone)."""
+    The same guarded, metered step an evaluation runs first (Table 5 scores memories alone);
+    ``program_state`` is a DSPy state loaded into the program first (a compiled consolidator)."""
     session = RunSession.start(memory, memory, policy=policy)
     episodes = level_episodes(data.episodes, modality)
     run_dir.mkdir(parents=True, exist_ok=True)
-    return [_memory(build_program(program_name), episodes, data, run, run_dir, session) for run in runs]
+    records = []
+    for run in runs:
+        program = build_program(program_name)
+        if program_state:
+            program.load(program_state)
+        records.append(_memory(program, episodes, data, run, run_dir, session))
+    return records
 
 
 def _memory(program, episodes, data, run: int, run_dir: Path, session: RunSession) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from .metrics import mean_std
 from .options import Parser, run_cli, temperature, whole
 from .runs import use_response_cache, write_json
 from .tracking import add_mlflow_option, check_mlflow, store_uri, tracking
+from .tuned import TunedError, state_digest
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,9 @@ def build_parser(table: str) -> argparse.ArgumentParser:
     if table != "table5":
         parser.add_argument("--per-object", action="store_true",
                             help="every row's reasoner labels each object and the count is computed in code")
+    parser.add_argument("--program-state", action="append", default=[], metavar="PROGRAM=STATE.json",
+                        help="a DSPy state loaded into that row's program, e.g. a compiled consolidator "
+                             "(hdr=runs/compiled/.../program.json); repeatable, one per row")
     parser.add_argument("--threads", type=whole("--threads"), default=1, help="scenes answered in parallel in each cell")
     parser.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
     parser.add_argument("--temperature", type=temperature, default=0.0, help="sampling temperature of LM calls (default 0)")
@@ -209,6 +213,9 @@ def cell_name(program: str, level: int, task: str, memory: str, args: argparse.N
         name += f"-rules-{slug(Path(args.rules).stem)}"
     if getattr(args, "per_object", False):
         name += "-per-object"
+    state = getattr(args, "states", {}).get(program)
+    if state is not None:
+        name += f"-state-{state[1][:8]}"  # the state file's sha256: another state, another cell
     for flag, value, default in (("seed", args.seed, 0), ("limit", args.limit, None), ("runs", args.runs, 1),
                                  ("t", args.temperature, 0.0), ("max", args.max_tokens, None)):
         if value != default:
@@ -239,6 +246,7 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
     else:
         column_lms = _lms(args.lm)
         plan = [(row, args.memory_lm) for row in rows]
+    args.states = _states(args.program_state, [row.program for row, _ in plan])
     _check_lms({*column_lms, *(m for _, m in plan if m)}, args)
 
     cells_dir = args.out / "cells"
@@ -293,6 +301,8 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
                 argv += [flag, str(value)]
         if args.per_object:
             argv.append("--per-object")
+        if program in args.states:
+            argv += ["--program-state", args.states[program][0]]
         if args.no_progress:
             argv.append("--no-progress")
         if getattr(args, "mlflow", None) is not None:
@@ -351,7 +361,25 @@ def _build_memories(program: str, data, memory_spec: str, directory: Path, runs:
     memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
     directory.mkdir(parents=True, exist_ok=True)
     use_response_cache(directory / "dspy_cache")
-    memorize(program, data, memory, directory, runs)
+    state = args.states.get(program)
+    memorize(program, data, memory, directory, runs, program_state=state[0] if state else None)
+
+
+def _states(specs: list[str], programs: list[str]) -> dict[str, tuple[str, str]]:
+    """``--program-state PROGRAM=PATH`` options as {program: (path, sha256)}, each checked by loading it."""
+    states: dict[str, tuple[str, str]] = {}
+    for spec in specs:
+        program, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise TableError(f"--program-state takes PROGRAM=STATE.json, got {spec!r}")
+        if program not in programs:
+            raise TableError(f"--program-state {spec}: {program!r} is not a row of this table ({', '.join(programs)})")
+        try:
+            digest = state_digest(PROGRAMS[program].build(), program, Path(path))
+        except TunedError as exc:
+            raise TableError(str(exc)) from None
+        states[program] = (path, digest)
+    return states
 
 
 def _read_json(path: Path) -> dict[str, Any]:

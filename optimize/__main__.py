@@ -1,9 +1,14 @@
-"""``python -m optimize <program> ...`` (or ``memreason-optimize``) (a study, optimize/cli.py) or ``python -m optimize compile ...`` (optimize/compile.py)."""
+"""``python -m optimize <program> ...`` (or ``memreason-optimize``) (a study, optimize/cli.py), ``python -m optimize compile ...``
+(optimize/compile.py) or ``python -m optimize compile consolidator ...`` (optimize/consolidator.py)."""
 
 import sys
 
 
 def main(argv: list[str]) -> int:
+    if argv[:2] == ["compile", "consolidator"]:
+        from .consolidator import main as consolidator_main
+
+        return consolidator_main(argv[1:])
     if argv and argv[0] == "compile":
         from .compile import main as compile_main
 

@@ -21,6 +21,7 @@ exit code 2.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--memory", help="ARC: the concept memory file the program reads (frozen during the study)")
     data.add_argument("--modality", default="text", help="text or image (Experience-Transfer)")
     data.add_argument("--rules", help="a rule table as JSON (default: the HDR paper's Table 1)")
+    data.add_argument("--program-state", type=Path, metavar="STATE.json",
+                      help="Experience-Transfer: a DSPy state every trial's program starts from, e.g. a compiled "
+                           "consolidator (python -m optimize compile consolidator)")
     data.add_argument("--seed", type=int, default=0, help="data seed (default 0); demos come from seed + 1000")
     data.add_argument("--limit", type=whole("--limit", 1), help="evaluate each configuration on the first N examples")
     study = parser.add_argument_group("study")
@@ -153,9 +157,13 @@ def _run(args: argparse.Namespace) -> int:
         rules = RuleTable.from_json(args.rules) if args.rules else RuleTable.paper()
         data = make_level(args.level, seed=args.seed, rules=rules)
         default_name = f"L{args.level}"
+        state = consolidation_digest(args.program, args.program_state)  # a bad state fails now
     else:
         if args.level is not None:
             raise UsageError(f"{args.program} is an ARC program: use --split, not --level")
+        if args.program_state is not None:
+            raise UsageError("--program-state starts Experience-Transfer studies only")
+        state = None
         data = None
         tasks = load_arc(args)  # bad splits and memory files fail here, before the study directory is made
         default_name = split_name(args.split or "val100")
@@ -172,7 +180,8 @@ def _run(args: argparse.Namespace) -> int:
     setup = Setup(program=args.program, level=args.level, split=args.split, modality=args.modality, rules=args.rules,
                   seed=args.seed, limit=args.limit, objectives=objectives, chunks=args.chunks, demo_source=args.demo_source,
                   train_size=args.train_size, threads=args.threads, lm=task.spec, memory_lm=memory.spec,
-                  temperature=args.temperature, max_tokens=args.max_tokens, memory_file=args.memory)
+                  temperature=args.temperature, max_tokens=args.max_tokens, memory_file=args.memory,
+                  program_state=str(args.program_state) if args.program_state else None, program_state_sha256=state)
     policy = retry_policy(args)
     if task_kind == "experience_transfer":
         from .objective import ExperienceTransferObjective
@@ -237,3 +246,18 @@ def arc_data_flags(split: str | None, memory: str | None) -> str:
     return f"--split {split or 'val100'}" + (f" --memory {memory}" if memory else "")
 
 
+def consolidation_digest(program: str, state: Path | None) -> str | None:
+    """The sha256 of ``--program-state``, after checking its consolidation loads into ``program`` (None without one)."""
+    if state is None:
+        return None
+    built = build_program(program)
+    if not hasattr(built, "load_consolidation"):
+        raise UsageError(f"--program-state: {program} builds no memory, so it has no consolidator to start from")
+    try:
+        digest = hashlib.sha256(state.read_bytes()).hexdigest()
+        built.load_consolidation(str(state))
+    except FileNotFoundError:
+        raise UsageError(f"--program-state {state}: no such file") from None
+    except Exception as exc:
+        raise UsageError(f"--program-state {state} does not fit {program}'s consolidator: {str(exc).splitlines()[0]}") from None
+    return digest

@@ -75,9 +75,10 @@ def main(argv: list[str] | None = None) -> int:
                    continue_hint="the answers so far are cached: rerun the same command")
 
 
-def _knobs(args: argparse.Namespace) -> dict[str, Any]:
+def parse_knobs(args: argparse.Namespace) -> dict[str, Any]:
+    """The constructor knobs of ``--config`` (a study's best.json) and ``--knob NAME=VALUE`` (which win)."""
     knobs: dict[str, Any] = {}
-    if args.config is not None:
+    if getattr(args, "config", None) is not None:
         try:
             knobs.update(json.loads(args.config.read_text()).get("knobs", {}))
         except (OSError, ValueError, AttributeError) as exc:
@@ -95,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown program {args.program!r}; choose from: {', '.join(PROGRAMS)}")
     if args.optimizer not in OPTIMIZERS:
         raise UsageError(f"unknown optimizer {args.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
-    knobs = _knobs(args)
+    knobs = parse_knobs(args)
     try:
         program = build_program(args.program, **knobs)
     except (TypeError, ValueError) as exc:
@@ -124,15 +125,23 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def make_optimizer(name: str, metric, *, task: LMChoice, memory: LMChoice, args, trainset_size: int):
-    """The DSPy optimizer ``name`` with small, explicit budgets (construct it inside the task LM's context)."""
+def make_optimizer(name: str, metric, *, task: LMChoice, memory: LMChoice, args, trainset_size: int,
+                   labeled_demos: int | None = None, threshold: float | None = None):
+    """The DSPy optimizer ``name`` with small, explicit budgets (construct it inside the task LM's context).
+
+    ``labeled_demos`` (default ``--max-demos``): demos taken as they are from the trainset (0 where its
+    examples do not fit the predictors); ``threshold``: the score a bootstrapped trace needs (default: any
+    truthy score)."""
     demos = args.max_demos
+    labeled = demos if labeled_demos is None else labeled_demos
     if name == "bootstrap":
-        return dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=demos, max_labeled_demos=demos)
+        return dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=demos, max_labeled_demos=labeled,
+                                     metric_threshold=threshold)
     if name == "mipro":
         budget = dict(auto="light") if args.candidates is None else dict(auto=None, num_candidates=args.candidates)
         return dspy.MIPROv2(metric=metric, prompt_model=memory.lm, task_model=task.lm, max_bootstrapped_demos=demos,
-                            max_labeled_demos=demos, num_threads=args.threads, verbose=False, **budget)
+                            max_labeled_demos=labeled, num_threads=args.threads, verbose=False, metric_threshold=threshold,
+                            **budget)
     if name == "gepa":
         return dspy.GEPA(metric=metric, reflection_lm=memory.lm, max_metric_calls=args.budget or 20 * trainset_size,
                          num_threads=args.threads, reflection_minibatch_size=min(3, trainset_size), use_merge=False,

@@ -66,6 +66,8 @@ class Setup:
     temperature: float = 0.0
     max_tokens: int | None = None
     memory_file: str | None = None  # ARC: the concept memory the program reads
+    program_state: str | None = None  # a DSPy state every trial's program starts from (a compiled consolidator)
+    program_state_sha256: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -77,6 +79,10 @@ class Setup:
         out = asdict(self)
         for key in ("threads", "chunks", "objectives"):
             out.pop(key)
+        for key in ("program_state", "program_state_sha256"):  # absent unless given: studies from before keep their digests
+            if out[key] is None:
+                out.pop(key)
+        out.pop("program_state", None)  # the state's content (its sha256) decides, not where the file lies
         return out
 
 
@@ -150,6 +156,8 @@ class ExperienceTransferObjective(Objective):
         knobs, demos = split_params(params)
         setup = self.setup
         program = build_program(setup.program, **knobs)
+        if setup.program_state:  # a compiled consolidator: the trial's own knobs shape the reasoner
+            program.load_consolidation(setup.program_state)
         memory_path = config_dir / "memory-run0.json"
         cache = "kept"
         if not memory_path.exists():
@@ -185,6 +193,8 @@ class ExperienceTransferObjective(Objective):
         identity = {"program": setup.program, "level": setup.level, "seed": setup.seed, "modality": setup.modality,
                     "rules": setup.rules, "memory_lm": setup.memory_lm, "temperature": setup.temperature,
                     "max_tokens": setup.max_tokens}
+        if setup.program_state_sha256:  # a compiled consolidator writes other memories (absent: the keys of before)
+            identity["program_state_sha256"] = setup.program_state_sha256
         key = self.memories.key(knobs=knobs, **identity)
         with self.memories.holding(key):
             record = self.memories.get(key)

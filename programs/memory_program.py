@@ -24,6 +24,7 @@ and ``save``/``load`` and ``set_lm`` still cover them. Compiling a program after
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 import dspy
@@ -133,6 +134,19 @@ class MemoryProgram(dspy.Module):
         for name, predictor in self.consolidation_predictors():
             if name in state:
                 predictor.load_state(state[name], allow_unsafe_lm_state=allow_unsafe_lm_state)
+        return self
+
+    def load_consolidation(self, path: str) -> "MemoryProgram":
+        """Take the consolidation's predictors (demos, instructions) from a state ``save`` wrote; the reasoner and
+        the memory stay as they are, so a compiled consolidator fits a program whatever its reasoner's knobs."""
+        with open(path) as handle:
+            state = json.load(handle)
+        found = [name for name, _ in self.consolidation_predictors() if name in state]
+        if not found:
+            raise ValueError(f"{path} holds no predictor of {type(self).__name__}'s consolidation")
+        for name, predictor in self.consolidation_predictors():
+            if name in state:
+                predictor.load_state(state[name])
         return self
 
     def set_lm(self, lm) -> None:

@@ -1,0 +1,244 @@
+"""``python -m optimize compile consolidator``: compile the memory writer, scored by hypothesis F1 on generated rule tables.
+
+    python -m optimize compile consolidator --program hdr --optimizer bootstrap --train-tables 8 --val-tables 4 --level 2
+    python -m optimize compile consolidator --program hdr_grounded --optimizer gepa --budget 40 --level 2
+    python -m eval hdr --level 2 --program-state runs/compiled/consolidator-hdr-bootstrap-<time>/program.json
+
+The HDR paper's consolidator (factor extractor, hypothesis generator, verifier; for
+``hdr_grounded`` the factor extractor and the rule generator) runs on hand-written
+instructions. Hypothesis F1 scores what it writes against any rule table, and tables can be
+generated without end (:mod:`memreason.datasets.experience_transfer.random_tables`), so
+here the training signal is F1: one example per table (its level's episodes, text
+modality), the metric the F1 of the memory written (parser-read; ``hdr_grounded``'s
+structured rules read exactly), and for GEPA textual feedback naming the wrong hypotheses
+and the combinations no right hypothesis covers. Training and validation tables come from
+disjoint seed streams; the paper's Table 1 is in neither.
+
+The optimizers (DSPy 3.4.1, on the memory LM, which is also GEPA's reflection LM and
+MIPROv2's and SIMBA's proposer) see the consolidation's predictors only
+(:class:`MemoryWriter`); bootstrapped demos come from tables whose memory reached
+``--threshold`` F1. ``--out`` receives ``program.json`` (the whole program's DSPy state, its
+memory left out: ``python -m eval <program> --program-state`` loads it), ``compile.json``
+and ``summary.md``: the F1 of the uncompiled and the compiled consolidator on every
+validation table (and the optimizer's own candidate scores where it keeps them), with the
+calls, tokens and wall time. Every LM answer is kept in ``<out>/dspy_cache``: the same
+command again replays what was done and goes on from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from memreason.datasets.experience_transfer import LEVELS, ExperienceTransferLevel, make_level
+from memreason.datasets.experience_transfer.random_tables import random_tables
+from memreason.eval.experience_transfer import level_episodes
+from memreason.eval.hypothesis_scoring import memory_score, scored_combinations
+from memreason.eval.options import (
+    Parser,
+    UsageError,
+    add_fault_options,
+    add_lm_options,
+    resolve_lms,
+    retry_policy,
+    run_cli,
+    whole,
+)
+from memreason.eval.runs import new_run_dir, use_response_cache, write_json
+from memreason.eval.session import RunSession
+from memreason.lm import LMChoice
+from memreason.lm.tokens import Meter, metering
+from memreason.programs import build_program
+from memreason.programs.experience_memory import ExperienceMemory
+
+from .compile import OPTIMIZERS, make_optimizer, parse_knobs, run_optimizer
+from .lms import resolve
+from .objective import build_memory
+
+PROGRAMS_WITH_CONSOLIDATORS = ("hdr", "hdr_grounded")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m optimize compile consolidator",
+                    description="Compile a memory consolidator with a DSPy optimizer, scored by hypothesis F1 on generated rule tables.")
+    parser.add_argument("consolidator", choices=["consolidator"], help=argparse.SUPPRESS)
+    parser.add_argument("--program", default="hdr", help=f"whose consolidator: {', '.join(PROGRAMS_WITH_CONSOLIDATORS)} (default hdr)")
+    parser.add_argument("--optimizer", required=True, help=f"one of {', '.join(OPTIMIZERS)}")
+    parser.add_argument("--train-tables", type=whole("--train-tables"), default=8, help="generated training tables (default 8)")
+    parser.add_argument("--val-tables", type=whole("--val-tables"), default=4, help="generated validation tables (default 4)")
+    parser.add_argument("--level", type=int, default=2, help=f"Experience-Transfer level {LEVELS} of every table (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="table and data seed (default 0)")
+    parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="a constructor knob, e.g. K=2")
+    parser.add_argument("--max-demos", type=whole("--max-demos", 0), default=2, help="demos per predictor (default 2)")
+    parser.add_argument("--threshold", type=float, default=0.5,
+                        help="bootstrap and MIPROv2: the F1 a table's memory must reach for its calls to become demos (default 0.5)")
+    parser.add_argument("--candidates", type=whole("--candidates", 1),
+                        help="MIPROv2: instruction/demo candidates and trials instead of auto=light; SIMBA: candidates")
+    parser.add_argument("--budget", type=whole("--budget", 1), help="GEPA: metric calls (default 20 x training tables)")
+    parser.add_argument("--out", type=Path, help="output directory (default runs/compiled/consolidator-<program>-<optimizer>-<time>)")
+    parser.add_argument("--threads", type=whole("--threads", 1), default=1, help="optimizer threads")
+    add_lm_options(parser, memory_role="the consolidator and the optimizer's proposals", cache_home="<out>")
+    add_fault_options(parser, "tables", budget=False)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    return run_cli(lambda: _run(build_parser().parse_args(argv)),
+                   continue_hint="the answers so far are cached in <out>/dspy_cache: rerun the same command")
+
+
+class MemoryWriter(dspy.Module):
+    """The consolidation of a memory program as a module DSPy optimizers compile: episodes in, memory record out.
+
+    ``named_parameters`` are the consolidation's predictors only (the program keeps them out
+    of reach of answer-level optimizers; here they are the point), so demos and instructions
+    land on the factor extractor, the generator and the verifier, and never on the reasoner.
+    """
+
+    def __init__(self, program: dspy.Module):
+        super().__init__()
+        self.program = program
+
+    def named_parameters(self) -> list[tuple[str, Any]]:
+        return [(f"program.{name}", p) for name, p in self.program.consolidation_predictors()]
+
+    def forward(self, episodes) -> dspy.Prediction:
+        record = self.program.memorize(episodes)
+        return dspy.Prediction(hypotheses=record.get("hypotheses", []), record=record)
+
+
+class F1Feedback:
+    """Hypothesis F1 of the memory written for an example's table; for GEPA with feedback on what was wrong and missing."""
+
+    def __init__(self, levels: dict[str, ExperienceTransferLevel]):
+        self.levels = levels
+
+    def __call__(self, example, prediction, trace=None, pred_name=None, pred_trace=None):
+        data = self.levels[example.table]
+        record = getattr(prediction, "record", None) or {"hypotheses": list(getattr(prediction, "hypotheses", []) or [])}
+        score = memory_score(record, data)
+        if pred_name is None and pred_trace is None:
+            return score.f1
+        return dspy.Prediction(score=score.f1, feedback=self.feedback(record, data, score))
+
+    @staticmethod
+    def feedback(record: dict[str, Any], data: ExperienceTransferLevel, score) -> str:
+        hypotheses = list(record.get("hypotheses") or [])
+        wrong = [h for h, ok in zip(hypotheses, score.correct) if not ok]
+        combinations, truth = scored_combinations(data)
+        missed = [f"{c.get('color')} {c.get('shape')} on {c.get('background', 'any')} background is {label}"
+                  for c, label, covered in zip(combinations, truth, score.covered) if not covered]
+        text = f"Hypothesis F1 {score.f1:.2f} against the true rules ({len(hypotheses)} hypotheses written)."
+        if wrong:
+            text += " Wrong or unreadable hypotheses: " + " | ".join(wrong) + "."
+        if missed:
+            text += " No correct hypothesis covers: " + "; ".join(missed) + "."
+        return text
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.program not in PROGRAMS_WITH_CONSOLIDATORS:
+        raise UsageError(f"--program must be one of {', '.join(PROGRAMS_WITH_CONSOLIDATORS)}, got {args.program!r}")
+    if args.optimizer not in OPTIMIZERS:
+        raise UsageError(f"unknown optimizer {args.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
+    if args.level not in LEVELS:
+        raise UsageError(f"--level must be 1, 2 or 3, got {args.level}")
+    if not 0 <= args.threshold <= 1:
+        raise UsageError(f"--threshold is an F1 in [0, 1], got {args.threshold}")
+    knobs = parse_knobs(args)
+    try:
+        program = build_program(args.program, **knobs)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{args.program} does not take these knobs {knobs}: {exc}") from None
+    _, memory = resolve_lms(args, resolve=resolve)
+    out = args.out or new_run_dir(Path("runs") / "compiled", f"consolidator-{args.program}-{args.optimizer}")
+    out.mkdir(parents=True, exist_ok=True)
+    use_response_cache(args.cache or out / "dspy_cache")
+
+    train = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("train", args.train_tables, seed=args.seed)}
+    val = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("validation", args.val_tables, seed=args.seed)}
+    metric = F1Feedback({**train, **val})
+    examples = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
+                for name, d in train.items()]
+    valset = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
+              for name, d in val.items()]
+
+    before = validation_f1(program, val, memory, args, label="uncompiled")
+    started = time.perf_counter()
+    session = RunSession.start(memory, memory, policy=retry_policy(args))
+    guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
+    meter = Meter()
+    with session.memory_context(), metering(meter):
+        optimizer = make_optimizer(args.optimizer, metric, task=guarded, memory=guarded, args=args,
+                                   trainset_size=len(examples), labeled_demos=0, threshold=args.threshold)
+        compiled = run_optimizer(optimizer, args.optimizer, MemoryWriter(program), examples, valset, args)
+    spent = meter.tokens()
+    compile_seconds = round(time.perf_counter() - started, 2)
+    compiled_program = compiled.program
+    after = validation_f1(compiled_program, val, memory, args, label="compiled")
+
+    compiled_program.memory = ExperienceMemory()  # the state carries the consolidator, not the last table's memory
+    compiled_program.save(str(out / "program.json"))
+    report = {
+        "program": args.program, "optimizer": args.optimizer, "level": args.level, "seed": args.seed, "knobs": knobs,
+        "memory_lm": memory.spec, "train_tables": list(train), "val_tables": list(val),
+        "compile": {"calls": spent.calls, "prompt_tokens": spent.prompt, "completion_tokens": spent.completion,
+                    "wall_seconds": compile_seconds},
+        "validation": {"uncompiled": before, "compiled": after},
+        "optimizer_candidates": _candidate_scores(compiled),
+        "demos": {name: len(p.demos) for name, p in compiled.named_predictors()},
+        "instructions": {name: p.signature.instructions for name, p in compiled.named_predictors()},
+    }
+    write_json(out / "config.json", {"program": args.program, "level": args.level, "knobs": knobs})
+    write_json(out / "compile.json", report)
+    (out / "summary.md").write_text(summary(report))
+    print(summary(report))
+    print(f"state: {out / 'program.json'}\nevaluate it: python -m eval {args.program} --level {args.level} "
+          f"--config {out / 'config.json'} --program-state {out / 'program.json'}")
+    return 0
+
+
+def validation_f1(program, levels: dict[str, ExperienceTransferLevel], memory: LMChoice, args, *, label: str) -> dict[str, Any]:
+    """The memory ``program`` writes for every table in ``levels``, scored: F1 per table and the mean, with what it spent."""
+    per_table: dict[str, Any] = {}
+    for i, (name, data) in enumerate(levels.items(), 1):
+        record = build_memory(program, level_episodes(data.episodes, "text"), data, memory, retry_policy(args))
+        score = memory_score(record, data)
+        per_table[name] = {"f1": score.f1, "precision": score.precision, "recall": score.recall,
+                           "hypotheses": record.get("hypotheses", []), "tokens": record.get("tokens"),
+                           "wall_seconds": record.get("wall_seconds")}
+        print(f"[{label} {i}/{len(levels)}] {name}: F1 {score.f1:.2f} ({(record.get('tokens') or {}).get('calls', 0)} calls)",
+              file=sys.stderr, flush=True)
+    f1s = [t["f1"] for t in per_table.values()]
+    return {"mean_f1": sum(f1s) / len(f1s) if f1s else 0.0, "tables": per_table}
+
+
+def _candidate_scores(compiled) -> list[float]:
+    """The scores the optimizer kept for its candidates (MIPROv2 and SIMBA keep ``candidate_programs``)."""
+    candidates = getattr(compiled, "candidate_programs", None) or []
+    return [round(float(c["score"]), 4) for c in candidates if isinstance(c, dict) and c.get("score") is not None]
+
+
+def summary(report: dict[str, Any]) -> str:
+    """``summary.md``: F1 before and after on every validation table, and what compiling cost."""
+    before, after = report["validation"]["uncompiled"], report["validation"]["compiled"]
+    lines = [f"# Compiled consolidator: {report['program']} with {report['optimizer']}", "",
+             f"Level {report['level']}, seed {report['seed']}, memory LM {report['memory_lm']}, knobs {json.dumps(report['knobs'])}; "
+             f"{len(report['train_tables'])} training tables, {len(report['val_tables'])} validation tables.", "",
+             "| validation table | F1 uncompiled | F1 compiled |", "|---|---|---|"]
+    for name in report["val_tables"]:
+        lines.append(f"| {name} | {before['tables'][name]['f1']:.2f} | {after['tables'][name]['f1']:.2f} |")
+    lines.append(f"| **mean** | **{before['mean_f1']:.2f}** | **{after['mean_f1']:.2f}** |")
+    spent = report["compile"]
+    lines += ["", f"Compiling: {spent['calls']} LM calls, {spent['prompt_tokens']:,} + {spent['completion_tokens']:,} tokens "
+                  f"(prompt + completion), {spent['wall_seconds']:.0f} s.",
+              f"Demos per predictor: {json.dumps(report['demos'])}."]
+    if report["optimizer_candidates"]:
+        lines.append(f"The optimizer's candidate scores (mean F1 on what it evaluated): {report['optimizer_candidates']}.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,132 @@
+"""``python -m optimize compile consolidator`` on the scripted engine: F1 as the metric, generated tables, a state eval loads."""
+
+import json
+
+import pytest
+
+import memreason.eval.cli as eval_cli
+import memreason.optimize.consolidator as consolidator
+from memreason.datasets.experience_transfer import make_level
+from memreason.datasets.experience_transfer.random_tables import random_tables
+from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
+from memreason.programs import build_program
+
+LM = "scripted:optimize_lms:consolidator"
+
+
+@pytest.fixture(autouse=True)
+def scripted(monkeypatch):
+    monkeypatch.setenv(SCRIPTED_ENV, "1")
+
+
+def compile_(out, optimizer="bootstrap", *extra):
+    argv = ["consolidator", "--program", "hdr", "--optimizer", optimizer, "--train-tables", "3", "--val-tables", "2",
+            "--level", "1", "--knob", "K=1", "--knob", "N=1", "--out", str(out), "--lm", LM, *extra]
+    return consolidator.main(argv)
+
+
+def demonstrated(call) -> bool:
+    """Whether a generator call carried a demonstration (a second episodes field, from the demo)."""
+    return call.user_text.count("[[ ## episodes ## ]]") > 1
+
+
+def test_bootstrap_raises_f1_on_validation_tables_and_eval_loads_the_compiled_consolidator(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "compiled"
+    assert compile_(out) == 0
+    report = json.loads((out / "compile.json").read_text())
+    before, after = report["validation"]["uncompiled"], report["validation"]["compiled"]
+    assert before["mean_f1"] < 1.0 and after["mean_f1"] == 1.0  # the scripted writer drops its noise once shown a demo
+    assert report["val_tables"] == [t.name for t in random_tables("validation", 2)]
+    assert set(report["train_tables"]).isdisjoint(report["val_tables"])
+    assert report["compile"]["calls"] > 0 and report["compile"]["prompt_tokens"] > 0
+    summary = (out / "summary.md").read_text()
+    assert f"| **mean** | **{before['mean_f1']:.2f}** | **1.00** |" in summary
+    assert all(f"| {name} |" in summary for name in report["val_tables"])
+
+    state = json.loads((out / "program.json").read_text())
+    assert state["consolidator.generate.generate"]["demos"] and not state["reasoner.answer.predict"]["demos"]
+    assert not state.get("memory")  # no training table's memory travels with the consolidator
+    program = build_program("hdr", K=1, N=1)
+    program.load(str(out / "program.json"))
+    assert len(dict(program.consolidation_predictors())["consolidator.generate.generate"].demos) == 2
+
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    engine = scripted_engine(LM)
+    for state_args, name in (([], "plain"), (["--program-state", str(out / "program.json")], "compiled")):
+        engine.calls.clear()
+        assert eval_cli.main(["hdr", "--level", "1", "--limit", "2", "--config", str(out / "config.json"), *state_args,
+                              "--lm", LM, "--out", str(tmp_path / f"eval-{name}"), "--no-progress", "--no-report"]) == 0
+        generator = [c for c in engine.calls if "`hypotheses` (list[str])" in c.system.split("Your output fields are:")[-1]]
+        assert generator and all(demonstrated(c) == (name == "compiled") for c in generator)
+        f1 = json.loads((tmp_path / f"eval-{name}" / "results.json").read_text())["hypothesis_f1"]["mean"]
+        assert (f1 == 1.0) == (name == "compiled")  # on the paper's Table 1, which no compile saw
+
+
+@pytest.mark.parametrize("optimizer", ["mipro", "gepa", "simba"])
+def test_every_optimizer_compiles_the_consolidator(tmp_path, optimizer):
+    out = tmp_path / optimizer
+    assert compile_(out, optimizer, "--candidates", "2", "--budget", "8") == 0
+    report = json.loads((out / "compile.json").read_text())
+    assert report["optimizer"] == optimizer and set(report["demos"]) == {
+        "program.consolidator.extract_factors.extract", "program.consolidator.generate.generate",
+        "program.consolidator.verify.verify"}
+    assert 0 <= report["validation"]["compiled"]["mean_f1"] <= 1 and (out / "program.json").is_file()
+
+
+def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and_missing():
+    table = random_tables("train", 1)[0]
+    data = make_level(2, rules=table)
+    metric = consolidator.F1Feedback({table.name: data})
+    example = type("E", (), {"table": table.name})()
+    truth = type("P", (), {"record": {"hypotheses": data.oracle_hypotheses}})()
+    noise = type("P", (), {"record": {"hypotheses": ["Bigger objects are rarer.", "All is well."]}})()
+    assert metric(example, truth) == 1.0 and metric(example, noise) == 0.0
+    partial = type("P", (), {"record": {"hypotheses": [*data.oracle_hypotheses[:1], "All is well."]}})()
+    out = metric(example, partial, None, "program.consolidator.generate.generate", [])
+    assert 0 < out.score < 1 and "All is well." in out.feedback and "No correct hypothesis covers:" in out.feedback
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--program", "episodic_cot", "--optimizer", "bootstrap"], "--program must be one of"),
+    (["--optimizer", "adam"], "unknown optimizer"),
+    (["--optimizer", "gepa", "--threshold", "2"], "--threshold is an F1"),
+    (["--optimizer", "gepa", "--level", "5"], "--level must be"),
+    (["--optimizer", "gepa", "--train-tables", "0"], "--train-tables must be at least 1"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
+    assert consolidator.main(["consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_table_and_a_study_start_from_the_compiled_consolidator(tmp_path, monkeypatch, capsys):
+    from optimize_lms import NOISE
+
+    import memreason.eval.tables as tables
+    import memreason.optimize.cli as optimize_cli
+
+    out = tmp_path / "compiled"
+    assert compile_(out) == 0
+    state = out / "program.json"
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    argv = ["table5", "--levels", "1", "--rows", "hdr", "--memory-lm", LM, "--out", str(tmp_path / "t5"), "--no-progress"]
+    assert tables.main(argv) == 0  # the hand-written consolidator: the scripted writer's noise costs F1
+    assert tables.main([*argv, "--program-state", f"hdr={state}"]) == 0
+    rows = json.loads((tmp_path / "t5" / "table5.json").read_text())["rows"][0]["cells"]
+    assert rows[0]["value"] == 1.0 and "-state-" in rows[0]["cell"]
+    plain = [d for d in (tmp_path / "t5" / "cells").iterdir() if "-state-" not in d.name]
+    assert plain and json.loads(next(plain[0].glob("memory-run0-f1-parse.json")).read_text())["f1"] < 1.0
+    capsys.readouterr()
+    assert tables.main([*argv, "--program-state", f"episodic={state}"]) == 2
+    assert "'episodic' is not a row of this table" in capsys.readouterr().err
+
+    study = ["hdr", "--level", "1", "--limit", "2", "--trials", "1", "--param", "K=1", "--param", "N=1", "--param", "cot=false",
+             "--param", "per_object=false", "--param", "demos=0", "--chunks", "1", "--out", str(tmp_path / "study"),
+             "--lm", LM, "--program-state", str(state)]
+    assert optimize_cli.main(study) == 0
+    (memory,) = (tmp_path / "study" / "configs").glob("*/memory-run0.json")
+    hypotheses = json.loads(memory.read_text())["hypotheses"]
+    assert hypotheses and not set(NOISE) & set(hypotheses)  # the trial's memory came from the compiled consolidator
+    assert optimize_cli.main([*study[:-1], str(tmp_path / "missing.json")]) == 2
