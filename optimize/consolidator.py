@@ -53,6 +53,7 @@ from memreason.eval.options import (
 from memreason.eval.runs import new_run_dir, use_response_cache, write_json
 from memreason.eval.session import RunSession
 from memreason.lm import LMChoice
+from memreason.lm.faults import failure_of
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 from memreason.programs.experience_memory import ExperienceMemory
@@ -72,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--optimizer", required=True, help=f"one of {', '.join(OPTIMIZERS)}")
     parser.add_argument("--train-tables", type=whole("--train-tables"), default=8, help="generated training tables (default 8)")
     parser.add_argument("--val-tables", type=whole("--val-tables"), default=4, help="generated validation tables (default 4)")
+    parser.add_argument("--test-tables", type=whole("--test-tables", 0), default=0,
+                        help="generated test tables scored before and after compiling (default 0)")
+    parser.add_argument("--paper-levels", default="", metavar="1,2,3",
+                        help="levels of the paper's Table 1 scored before and after compiling (default none)")
     parser.add_argument("--level", type=int, default=2, help=f"Experience-Transfer level {LEVELS} of every table (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="table and data seed (default 0)")
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="a constructor knob, e.g. K=2")
@@ -149,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown optimizer {args.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
     if args.level not in LEVELS:
         raise UsageError(f"--level must be 1, 2 or 3, got {args.level}")
+    _levels(args.paper_levels)
     if not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold is an F1 in [0, 1], got {args.threshold}")
     knobs = parse_knobs(args)
@@ -163,13 +169,15 @@ def _run(args: argparse.Namespace) -> int:
 
     train = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("train", args.train_tables, seed=args.seed)}
     val = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("validation", args.val_tables, seed=args.seed)}
+    held_out = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("test", args.test_tables, seed=args.seed)}
+    held_out.update({f"paper Table 1, L{level}": make_level(level, seed=args.seed) for level in _levels(args.paper_levels)})
     metric = F1Feedback({**train, **val})
     examples = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
                 for name, d in train.items()]
     valset = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
               for name, d in val.items()]
 
-    before = validation_f1(program, val, memory, args, label="uncompiled")
+    before = validation_f1(program, {**val, **held_out}, memory, args, label="uncompiled")
     started = time.perf_counter()
     session = RunSession.start(memory, memory, policy=retry_policy(args))
     guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
@@ -181,16 +189,17 @@ def _run(args: argparse.Namespace) -> int:
     spent = meter.tokens()
     compile_seconds = round(time.perf_counter() - started, 2)
     compiled_program = compiled.program
-    after = validation_f1(compiled_program, val, memory, args, label="compiled")
+    after = validation_f1(compiled_program, {**val, **held_out}, memory, args, label="compiled")
 
     compiled_program.memory = ExperienceMemory()  # the state carries the consolidator, not the last table's memory
     compiled_program.save(str(out / "program.json"))
     report = {
         "program": args.program, "optimizer": args.optimizer, "level": args.level, "seed": args.seed, "knobs": knobs,
-        "memory_lm": memory.spec, "train_tables": list(train), "val_tables": list(val),
+        "memory_lm": memory.spec, "train_tables": list(train), "val_tables": list(val), "test_tables": list(held_out),
         "compile": {"calls": spent.calls, "prompt_tokens": spent.prompt, "completion_tokens": spent.completion,
                     "wall_seconds": compile_seconds},
-        "validation": {"uncompiled": before, "compiled": after},
+        "validation": {"uncompiled": _subset(before, val), "compiled": _subset(after, val)},
+        "test": {"uncompiled": _subset(before, held_out), "compiled": _subset(after, held_out)},
         "optimizer_candidates": _candidate_scores(compiled),
         "demos": {name: len(p.demos) for name, p in compiled.named_predictors()},
         "instructions": {name: p.signature.instructions for name, p in compiled.named_predictors()},
@@ -208,15 +217,39 @@ def validation_f1(program, levels: dict[str, ExperienceTransferLevel], memory: L
     """The memory ``program`` writes for every table in ``levels``, scored: F1 per table and the mean, with what it spent."""
     per_table: dict[str, Any] = {}
     for i, (name, data) in enumerate(levels.items(), 1):
-        record = build_memory(program, level_episodes(data.episodes, "text"), data, memory, retry_policy(args))
+        try:
+            record = build_memory(program, level_episodes(data.episodes, "text"), data, memory, retry_policy(args))
+        except Exception as exc:  # a memory that could not be built (a call that failed for good) scores 0
+            failure = failure_of(exc)
+            per_table[name] = {"f1": 0.0, "precision": 0.0, "recall": 0.0, "hypotheses": [],
+                               "failure": f"{failure['kind']}: {failure['reason']}"}
+            print(f"[{label} {i}/{len(levels)}] {name}: F1 0.00 (no memory: {per_table[name]['failure']})",
+                  file=sys.stderr, flush=True)
+            continue
         score = memory_score(record, data)
         per_table[name] = {"f1": score.f1, "precision": score.precision, "recall": score.recall,
                            "hypotheses": record.get("hypotheses", []), "tokens": record.get("tokens"),
                            "wall_seconds": record.get("wall_seconds")}
         print(f"[{label} {i}/{len(levels)}] {name}: F1 {score.f1:.2f} ({(record.get('tokens') or {}).get('calls', 0)} calls)",
               file=sys.stderr, flush=True)
-    f1s = [t["f1"] for t in per_table.values()]
-    return {"mean_f1": sum(f1s) / len(f1s) if f1s else 0.0, "tables": per_table}
+    return _subset({"tables": per_table}, levels)
+
+
+def _subset(scores: dict[str, Any], levels: dict[str, Any]) -> dict[str, Any]:
+    """The per-table scores of ``levels`` only, with their mean F1."""
+    tables = {name: scores["tables"][name] for name in levels}
+    f1s = [t["f1"] for t in tables.values()]
+    return {"mean_f1": sum(f1s) / len(f1s) if f1s else 0.0, "tables": tables}
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"--paper-levels takes comma-separated levels, got {text!r}") from None
+    if any(level not in LEVELS for level in levels):
+        raise UsageError(f"--paper-levels must name levels from {LEVELS}, got {text!r}")
+    return levels
 
 
 def _candidate_scores(compiled) -> list[float]:
@@ -235,6 +268,12 @@ def summary(report: dict[str, Any]) -> str:
     for name in report["val_tables"]:
         lines.append(f"| {name} | {before['tables'][name]['f1']:.2f} | {after['tables'][name]['f1']:.2f} |")
     lines.append(f"| **mean** | **{before['mean_f1']:.2f}** | **{after['mean_f1']:.2f}** |")
+    if report["test_tables"]:
+        test_before, test_after = report["test"]["uncompiled"], report["test"]["compiled"]
+        lines += ["", "| held-out table (never trained or validated on) | F1 uncompiled | F1 compiled |", "|---|---|---|"]
+        for name in report["test_tables"]:
+            lines.append(f"| {name} | {test_before['tables'][name]['f1']:.2f} | {test_after['tables'][name]['f1']:.2f} |")
+        lines.append(f"| **mean** | **{test_before['mean_f1']:.2f}** | **{test_after['mean_f1']:.2f}** |")
     spent = report["compile"]
     lines += ["", f"Compiling: {spent['calls']} LM calls, {spent['prompt_tokens']:,} + {spent['completion_tokens']:,} tokens "
                   f"(prompt + completion), {spent['wall_seconds']:.0f} s.",

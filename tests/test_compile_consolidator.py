@@ -32,9 +32,11 @@ def demonstrated(call) -> bool:
 
 def test_bootstrap_raises_f1_on_validation_tables_and_eval_loads_the_compiled_consolidator(tmp_path, monkeypatch, capsys):
     out = tmp_path / "compiled"
-    assert compile_(out) == 0
+    assert compile_(out, "bootstrap", "--test-tables", "1", "--paper-levels", "2") == 0
     report = json.loads((out / "compile.json").read_text())
     before, after = report["validation"]["uncompiled"], report["validation"]["compiled"]
+    assert report["test_tables"] == [random_tables("test", 1)[0].name, "paper Table 1, L2"]
+    assert report["test"]["uncompiled"]["mean_f1"] < report["test"]["compiled"]["mean_f1"] == 1.0
     assert before["mean_f1"] < 1.0 and after["mean_f1"] == 1.0  # the scripted writer drops its noise once shown a demo
     assert report["val_tables"] == [t.name for t in random_tables("validation", 2)]
     assert set(report["train_tables"]).isdisjoint(report["val_tables"])
@@ -92,6 +94,7 @@ def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and
     (["--optimizer", "gepa", "--threshold", "2"], "--threshold is an F1"),
     (["--optimizer", "gepa", "--level", "5"], "--level must be"),
     (["--optimizer", "gepa", "--train-tables", "0"], "--train-tables must be at least 1"),
+    (["--optimizer", "gepa", "--paper-levels", "1,4"], "--paper-levels must name levels"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert consolidator.main(["consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2
