@@ -23,6 +23,7 @@ unexplained at the end.
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Sequence
 
@@ -158,8 +159,18 @@ def _bounded(signature: type[dspy.Signature], observations: Sequence[LabelledEpi
 def _rule_model(vocabulary: tuple[tuple[str, tuple[str, ...]], ...], labels: tuple[str, ...]) -> type[GroundedRule]:
     fields = {attr: (list[Literal[values]], Field(default_factory=list, description=f"the {attr} values allowed; empty: any {attr}"))
               for attr, values in vocabulary}
-    conditions = create_model("Conditions", **fields)
+    conditions = _importable(create_model("Conditions", **fields), vocabulary, labels)
     described = GroundedRule.model_fields
-    return create_model("GroundedRule", __base__=GroundedRule,
-                        conditions=(conditions, Field(description=described["conditions"].description)),
-                        label=(Literal[labels], Field(description=described["label"].description)))
+    return _importable(create_model("GroundedRule", __base__=GroundedRule,
+                                    conditions=(conditions, Field(description=described["conditions"].description)),
+                                    label=(Literal[labels], Field(description=described["label"].description))),
+                       vocabulary, labels)
+
+
+def _importable(model: type[BaseModel], *key) -> type[BaseModel]:
+    """``model`` reachable by its qualified name in this module, so its instances pickle (DSPy's optimizers hash
+    demos with pickle); its ``__name__``, which prompts and schemas show, stays as it was."""
+    model.__qualname__ = f"_{model.__name__}_{hashlib.sha256(repr(key).encode()).hexdigest()[:16]}"
+    model.__module__ = __name__
+    globals()[model.__qualname__] = model
+    return model

@@ -214,3 +214,14 @@ def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_r
     assert tables.main(["table5", "--rows", "hdr,hdr_grounded", *common]) == 0
     row = next(r for r in json.loads((out / "table5.json").read_text())["rows"] if r["program"] == "hdr_grounded")
     assert row["marks"] == [True, True] and row["cells"][0]["value"] == 1.0
+
+
+def test_a_narrowed_rule_pickles_as_itself_so_optimizers_can_hash_demos_holding_it():
+    import pickle
+
+    from memreason.programs.grounded_consolidator import _rule_model
+
+    rule_type = _rule_model((("shape", ("square", "circle")), ("color", ("red", "blue"))), ("normal", "anomaly"))
+    rule = rule_type(conditions={"shape": ["square"], "color": ["red"]}, label="anomaly", sentence="Red squares are anomalies.")
+    assert pickle.loads(pickle.dumps(rule)) == rule
+    assert rule_type.__name__ == "GroundedRule" and rule_type.model_json_schema()["title"] == "GroundedRule"  # prompts unchanged
