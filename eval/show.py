@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,8 @@ class Run:
     def scene(self, scene_id: str):
         return next((s for s in self.data().test if s.id == scene_id), None)
 
-    def reads_episodes(self) -> tuple[bool, bool]:
+    @cached_property
+    def reads(self) -> tuple[bool, bool]:
         """(episodic, semantic): what the program's reasoner reads."""
         try:
             reasoner = PROGRAMS[self.program].build(**(self.config.get("knobs") or {})).reasoner
@@ -195,7 +197,7 @@ def _memory_panel(run: Run, r: int) -> Panel:
         parts.append(Text("memory: see memory/run{}/ (snapshots) and each task's selected concepts (--id)".format(r)))
     else:
         record = run.memory(r)
-        episodic, semantic = run.reads_episodes()
+        episodic, semantic = run.reads
         if episodic:
             parts.append(Text(f"raw episodes: all {len(run.data().episodes)} labelled episodes go into every prompt"))
         if record is None:
@@ -322,7 +324,7 @@ def _scene_example(run: Run, record: dict[str, Any], r: int) -> list[Any]:
         else:
             parts.append(Text("true labels: " + ", ".join(true_labels)))
     memory = run.memory(r)
-    episodic, semantic = run.reads_episodes()
+    episodic, semantic = run.reads
     used = []
     if episodic:
         used.append(f"{len(run.data().episodes)} raw episodes")
