@@ -61,6 +61,19 @@ def _bounded(name: str, kind: type, least: float) -> Callable[[str], int | float
     return parse
 
 
+def parse_levels(text: str, flag: str = "--levels", *, allow_empty: bool = False) -> list[int]:
+    """Comma-separated Experience-Transfer levels (``"1,2,3"``), checked; ``flag`` names the option in errors."""
+    from memreason.datasets.experience_transfer import LEVELS
+
+    try:
+        parsed = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"{flag} takes comma-separated numbers, got {text!r}") from None
+    if (not parsed and not allow_empty) or any(level not in LEVELS for level in parsed):
+        raise UsageError(f"{flag} must name levels from {LEVELS}, got {text!r}")
+    return parsed
+
+
 def temperature(text: str) -> float:
     """An argparse type: a sampling temperature in [0, 2]."""
     value = number("--temperature")(text)

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memreason.datasets.experience_transfer import LEVELS, RuleTable, RuleTableError
+from memreason.datasets.experience_transfer import RuleTable, RuleTableError
 from memreason.lm import resolve_lm
 from memreason.programs import PROGRAMS
 
 from .experience_transfer import ExperienceTransferConfig, memorize
 from .hypothesis_scoring import F1_MODES, memory_f1
 from .metrics import mean_std
-from .options import Parser, run_cli, temperature, whole
+from .options import Parser, parse_levels, run_cli, temperature, whole
 from .runs import use_response_cache, write_json
 from .tracking import add_mlflow_option, check_mlflow, store_uri, tracking
 from .tuned import TunedError, state_digest
@@ -169,16 +169,6 @@ def main(argv: list[str]) -> int:
 # -- planning --------------------------------------------------------------------------------
 
 
-def _levels(text: str) -> list[int]:
-    try:
-        levels = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise TableError(f"--levels takes comma-separated numbers, got {text!r}") from None
-    if not levels or any(level not in LEVELS for level in levels):
-        raise TableError(f"--levels must name levels from {LEVELS}, got {text!r}")
-    return levels
-
-
 def _rows(spec: TableSpec, text: str | None) -> list[Row]:
     if not text:
         return list(spec.rows)
@@ -229,7 +219,7 @@ def cell_name(program: str, level: int, task: str, memory: str, args: argparse.N
 def reproduce(args: argparse.Namespace, command: str) -> str:
     """Run the missing cells of ``args.table``, then write and return its Markdown."""
     spec = TABLES[args.table]
-    levels, rows = _levels(args.levels), _rows(spec, args.rows)
+    levels, rows = parse_levels(args.levels), _rows(spec, args.rows)
     if args.rules is not None:
         RuleTable.from_json(args.rules)  # a bad rules file fails now, in one line
     title = spec.title + (", per-object reasoning" if getattr(args, "per_object", False) else "") + (

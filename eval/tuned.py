@@ -37,13 +37,15 @@ def config_knobs(path: Path | None, program: str) -> dict[str, Any]:
     return dict(saved.get("knobs", {}))
 
 
-def state_digest(program, name: str, state: Path | None) -> str | None:
-    """Load ``state`` into ``program`` (the built ``name``) to check it fits: the file's sha256, or None without one."""
+def state_digest(program, name: str, state: Path | None, *, load: str = "load") -> str | None:
+    """Load ``state`` into ``program`` (the built ``name``) to check it fits: the file's sha256, or None without one.
+
+    ``load`` names the program's method that reads it (``load_consolidation``: its consolidator only)."""
     if state is None:
         return None
     try:
         digest = hashlib.sha256(state.read_bytes()).hexdigest()
-        program.load(str(state))
+        getattr(program, load)(str(state))
     except FileNotFoundError:
         raise TunedError(f"--program-state {state}: no such file") from None
     except Exception as exc:  # a state saved from another program or other knobs

@@ -21,7 +21,6 @@ exit code 2.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ from memreason.eval.options import (Parser, UsageError, add_fault_options, add_l
                                     run_cli, whole)
 from memreason.eval.runs import use_response_cache
 from memreason.eval.tracking import add_mlflow_option, check_mlflow, tracking
+from memreason.eval.tuned import TunedError, state_digest
 from memreason.programs import PROGRAMS, build_program
 
 from .demos import DEMO_SOURCES
@@ -248,16 +248,10 @@ def arc_data_flags(split: str | None, memory: str | None) -> str:
 
 def consolidation_digest(program: str, state: Path | None) -> str | None:
     """The sha256 of ``--program-state``, after checking its consolidation loads into ``program`` (None without one)."""
-    if state is None:
-        return None
     built = build_program(program)
-    if not hasattr(built, "load_consolidation"):
+    if state is not None and not hasattr(built, "load_consolidation"):
         raise UsageError(f"--program-state: {program} builds no memory, so it has no consolidator to start from")
     try:
-        digest = hashlib.sha256(state.read_bytes()).hexdigest()
-        built.load_consolidation(str(state))
-    except FileNotFoundError:
-        raise UsageError(f"--program-state {state}: no such file") from None
-    except Exception as exc:
-        raise UsageError(f"--program-state {state} does not fit {program}'s consolidator: {str(exc).splitlines()[0]}") from None
-    return digest
+        return state_digest(built, f"{program}'s consolidator", state, load="load_consolidation")
+    except TunedError as exc:
+        raise UsageError(str(exc)) from None

@@ -40,16 +40,8 @@ from memreason.datasets.experience_transfer import LEVELS, ExperienceTransferLev
 from memreason.datasets.experience_transfer.random_tables import random_tables
 from memreason.eval.experience_transfer import level_episodes
 from memreason.eval.hypothesis_scoring import memory_score, scored_combinations
-from memreason.eval.options import (
-    Parser,
-    UsageError,
-    add_fault_options,
-    add_lm_options,
-    resolve_lms,
-    retry_policy,
-    run_cli,
-    whole,
-)
+from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, parse_levels, resolve_lms,
+                                    retry_policy, run_cli, whole)
 from memreason.eval.runs import new_run_dir, use_response_cache, write_json
 from memreason.eval.session import RunSession
 from memreason.lm import LMChoice
@@ -154,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown optimizer {args.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
     if args.level not in LEVELS:
         raise UsageError(f"--level must be 1, 2 or 3, got {args.level}")
-    _levels(args.paper_levels)
+    paper_levels = parse_levels(args.paper_levels, "--paper-levels", allow_empty=True)
     if not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold is an F1 in [0, 1], got {args.threshold}")
     knobs = parse_knobs(args)
@@ -170,7 +162,7 @@ def _run(args: argparse.Namespace) -> int:
     train = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("train", args.train_tables, seed=args.seed)}
     val = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("validation", args.val_tables, seed=args.seed)}
     held_out = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("test", args.test_tables, seed=args.seed)}
-    held_out.update({f"paper Table 1, L{level}": make_level(level, seed=args.seed) for level in _levels(args.paper_levels)})
+    held_out.update({f"paper Table 1, L{level}": make_level(level, seed=args.seed) for level in paper_levels})
     metric = F1Feedback({**train, **val})
     examples = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
                 for name, d in train.items()]
@@ -241,15 +233,6 @@ def _subset(scores: dict[str, Any], levels: dict[str, Any]) -> dict[str, Any]:
     f1s = [t["f1"] for t in tables.values()]
     return {"mean_f1": sum(f1s) / len(f1s) if f1s else 0.0, "tables": tables}
 
-
-def _levels(text: str) -> list[int]:
-    try:
-        levels = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise UsageError(f"--paper-levels takes comma-separated levels, got {text!r}") from None
-    if any(level not in LEVELS for level in levels):
-        raise UsageError(f"--paper-levels must name levels from {LEVELS}, got {text!r}")
-    return levels
 
 
 def _candidate_scores(compiled) -> list[float]:
