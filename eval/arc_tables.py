@@ -3,6 +3,9 @@
 One row per (retry depth, setting): oracle@1, oracle@2 (official), oracle@3 with the
 standard deviation over runs in brackets (as in Tables 2-4; Table 1 is the k = 1, 2
 columns), then the strict score (Table 5's official column), and tokens by role.
+``sampling_table`` is shaped like Table 4, for results that carry the sampling protocol's
+scores: each sample's score (run0, run1, ... with one attempt per run), then oracle@k over
+the pool of all samples with the standard deviation over its k-subsets in brackets.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ def setting(results: dict[str, Any]) -> str:
         extras.append(f"continual every {config['continual_every']}")
     if config.get("top_k"):
         extras.append(f"top-{config['top_k']}")
+    if config.get("retry_mode") == "passes":
+        extras.append("retry passes")
+    if config.get("reselect"):
+        extras.append("reselect")
     return results["program"] + (f" ({', '.join(extras)})" if extras else "")
 
 
@@ -45,3 +52,27 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
                       f"{mem['total']:,}", f"{task['total']:,}", f"{r['wall_seconds']:.0f}"]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def sampling_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Per-sample scores and pooled oracle@k (std over k-subsets) for each results dict with ``sampling``
+    (older results without it are left out)."""
+    header = ["setting", "pool", "samples", "pooled k=1", "pooled k=2", "pooled k=3"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        block = r.get("sampling")
+        if not block:
+            continue
+        cells = [setting(r), str(block["pool"]), ", ".join(_pct(v) for v in block["samples"]) or "-"]
+        oracle = [block["oracle_at_k"][k] for k in ("1", "2", "3")]
+        cells += [_pct(v["mean"], v["std"]) if v else "-" for v in oracle]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def tables(rows: Sequence[dict[str, Any]]) -> str:
+    """:func:`markdown_table`, then :func:`sampling_table` when some row pools more than one sample."""
+    text = markdown_table(rows)
+    if any((r.get("sampling") or {}).get("pool", 0) > 1 for r in rows):
+        text += "\n\n" + sampling_table(rows)
+    return text

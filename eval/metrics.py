@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
@@ -54,7 +56,7 @@ def f1_score(precision: float, recall: float) -> float:
 
 
 def hypothesis_f1(implications: Sequence[Sequence[str | None]], truth: Sequence[str]) -> HypothesisScore:
-    """Score hypotheses extensionally against a rule table (DESIGN.md section 5).
+    """Score hypotheses extensionally against a rule table: by the labels they imply, not their wording.
 
     ``implications[i][j]`` is the label hypothesis i implies for attribute
     combination j, or ``None`` when it is silent (from ``memreason.programs.parse_implications``
@@ -154,3 +156,71 @@ def strict_score(verify: Sequence[Sequence[bool]]) -> float:
     every test case, else 0."""
     _check_verify(verify)
     return float(any(all(row) for row in verify[:2]))
+
+
+# -- ARC: the sampling protocol (ArcMemo paper, Appendix B; Table 4) --------------------------------
+
+MAX_SUBSETS = 20_000  # beyond this many k-subsets, dataset_oracle_at_k takes the closed form and gives no std
+
+
+@dataclass(frozen=True)
+class SubsetScore:
+    """A dataset score averaged over the k-subsets of a pool of samples: mean, sample std over the subsets
+    (``None`` for a single subset, or when there were too many to enumerate) and how many subsets there are."""
+
+    mean: float
+    std: float | None
+    subsets: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"mean": self.mean, "std": self.std, "subsets": self.subsets}
+
+
+def _check_pool(verify: Sequence[Sequence[Sequence[bool]]]) -> int:
+    if not verify:
+        raise ValueError("no problems to score")
+    sizes = {_check_verify(rows)[0] for rows in verify}
+    if len(sizes) != 1:
+        raise ValueError(f"every problem needs the same pool of samples, got pools of {sorted(sizes)}")
+    return sizes.pop()
+
+
+def sample_scores(verify: Sequence[Sequence[Sequence[bool]]]) -> list[float]:
+    """Each sample's dataset score (ArcMemo's individual run scores: its official score with k = 1).
+
+    ``verify[i][s][t]``: sample s of the pool gets test case t of problem i. Sample s scores
+    the mean over problems of the fraction of test cases it gets.
+    """
+    n = _check_pool(verify)
+    return [sum(sum(map(bool, rows[s])) / len(rows[s]) for rows in verify) / len(verify) for s in range(n)]
+
+
+def dataset_oracle_at_k(verify: Sequence[Sequence[Sequence[bool]]], k: int, *,
+                        max_subsets: int = MAX_SUBSETS) -> SubsetScore:
+    """ArcMemo's oracle@k of a dataset under its sampling protocol: the mean, over all k-subsets C of the
+    pool of n samples, of the dataset score z(C) (the mean over problems of the fraction of test cases
+    some sample in C gets), with the sample standard deviation over the subsets.
+
+    ``verify[i][s][t]`` as for :func:`sample_scores`. The mean equals the problems' mean
+    :func:`oracle_at_k`; k = n has one subset (std ``None``). Past ``max_subsets`` subsets they are
+    not enumerated: the mean comes from that closed form and the std is ``None``.
+    """
+    n = _check_pool(verify)
+    if not 1 <= k <= n:
+        raise ValueError(f"oracle@{k} needs 1 <= k <= n samples (n = {n})")
+    count = math.comb(n, k)
+    if count > max_subsets:
+        return SubsetScore(sum(oracle_at_k(rows, k) for rows in verify) / len(verify), None, count)
+    # each test case as the set of samples that get it (a bit mask), with its weight in a problem's score
+    weights: Counter[int] = Counter()
+    for rows in verify:
+        tests = len(rows[0])
+        for t in range(tests):
+            weights[sum(1 << s for s, row in enumerate(rows) if row[t])] += 1 / tests
+    weights.pop(0, None)  # a test case no sample gets
+    scores = []
+    for subset in itertools.combinations(range(n), k):
+        chosen = sum(1 << s for s in subset)
+        scores.append(sum(w for mask, w in weights.items() if mask & chosen) / len(verify))
+    mean, std = mean_std(scores)
+    return SubsetScore(mean, std if count > 1 else None, count)

@@ -140,10 +140,13 @@ def test_arc_table_renders_run_directories(tmp_path, tiny, scripted, capsys):
         assert arc_cli.main([name, "--split", str(tiny), "--retries", "1", "--out", str(tmp_path / name), "--no-progress"]) == 0
     capsys.readouterr()
     assert arc_cli.main(["arc_table", str(tmp_path / "baseline"), str(tmp_path / "arcmemo_ps_noselect" / "results.json")]) == 0
-    table = capsys.readouterr().out.splitlines()
+    table, sampling = capsys.readouterr().out.split("\n\n")
+    table = table.splitlines()
     assert len(table) == 2 + 2 * 2  # header, rule, 2 retry depths x 2 settings
     assert table[2].startswith("| 0 | baseline | 50.00 | 50.00 | - |")
     assert table[5].startswith("| 1 | arcmemo_ps_noselect | 100.00 | 100.00 | - |")
+    # the sampling protocol over each run's pool of 2 attempts: per-sample scores, then pooled oracle@k
+    assert sampling.splitlines()[2].startswith("| baseline | 2 | ")
 
 
 def test_the_entry_point_routes_arc_commands(monkeypatch, tmp_path, capsys):

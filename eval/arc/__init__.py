@@ -27,9 +27,14 @@ and reason of its failure and scores 0; the run goes on unless more than
 Scores per task (``memreason.eval.metrics``): ``oracle_at_k`` for k = 1..3 (k <= attempts;
 otherwise null, see ``oracle_at_k_pooled`` which pools the attempts of all runs),
 the official score (first two attempts, any match per test pair, fraction of
-pairs), the strict score (one program passes every test pair), and the official
-score had every attempt stopped after r retries (``score_by_retries``). Each is
-averaged over tasks, then mean and sample std over runs. Results also hold failures,
+pairs), the strict score (one program, an attempt's last, passes every test pair), and
+the official score had every attempt stopped after r retries (``score_by_retries``). As in
+the paper's released code, an attempt gets a test pair when any of its programs (its first
+or a retry, up to depth r) does, so scores never fall with depth. Each is averaged over
+tasks, then mean and sample std over runs. ``sampling`` follows the paper's sampling
+protocol (Appendix B) over the pool of every attempt of every run: each sample's score
+(Table 4's run0, run1, ... with one attempt per run) and oracle@k with the sample std
+over the pool's k-subsets (its means are ``oracle_at_k_pooled``). Results also hold failures,
 faults and retries by kind, tokens by role and by program step (``arc_solver.solve``,
 ``arc_solver.retry``, ``concept_selector``, ``concept_abstractor``, ...) and dollar
 cost; everything outside ``execution`` and ``wall_seconds`` follows from the run

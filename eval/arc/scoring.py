@@ -1,19 +1,28 @@
 """Scoring one ARC task and one run: verify matrices, oracle@k, official and strict scores, by retry depth.
 
-    verify = verify_matrix(task, attempts)       # verify[a][t]: attempt a's final program gets test pair t
-    task_scores(verify)                           # oracle@k (k = 1..3), official, strict, strict@k
-    pooled_oracle_at_k([verify_run0, verify_run1], attempts=2, k=3)   # over the attempts of all runs
+    verify = verify_matrix(task, attempts)       # verify[a][t]: some program of attempt a gets test pair t
+    last = verify_matrix(task, attempts, step="last")   # ... attempt a's final program gets it
+    task_scores(verify, last)                     # oracle@k (k = 1..3), official; strict, strict@k from ``last``
+    pooled_oracle_at_k([verify_run0, verify_run1], attempts=2, tests=1, k=3)   # over the attempts of all runs
+    sampling([pool_task0, pool_task1], pool=2)     # the paper's sampling protocol over those pools
+
+An attempt is a chain of programs: its first, then each retry on execution feedback. As
+in the paper's released code (step selection "all"), an attempt gets a test pair when any
+of its programs does, so a wrong retry never undoes a right program before it; scores
+after r retries (``verify_matrix(..., retries=r)``) look at programs 0..r and never fall
+as r grows. The strict score asks one program for every test pair: the last one.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from memreason.datasets.arc import ArcTask
 from memreason.lm.tokens import Tokens
 from memreason.programs.arc_solver import Attempt
 
-from ..metrics import mean_std, official_score, oracle_at_k, strict_at_k, strict_score
+from ..metrics import (dataset_oracle_at_k, mean_std, official_score, oracle_at_k, sample_scores, strict_at_k,
+                       strict_score)
 
 KS = (1, 2, 3)
 # dspy's own exceptions that reach the solver unguarded, by the failure kind they are
@@ -29,16 +38,27 @@ def lm_failure(attempts: Sequence[Attempt]) -> dict[str, str] | None:
     return {"kind": _KINDS.get(kind, kind), "reason": reason}
 
 
-def verify_matrix(task: ArcTask, attempts: Sequence[Attempt], retries: int | None = None) -> list[list[bool]]:
-    """``verify[a][t]``: attempt a (stopped after ``retries`` retries; its final step by default) gets test t."""
+def verify_matrix(task: ArcTask, attempts: Sequence[Attempt], retries: int | None = None, *,
+                  step: Literal["any", "last"] = "any") -> list[list[bool]]:
+    """``verify[a][t]``: attempt a, stopped after ``retries`` retries (all its programs by default), gets test t.
+
+    ``step="any"``: some program of the attempt gets it (the release's step selection "all");
+    ``"last"``: the program the attempt ends on does."""
     rows = []
     for attempt in attempts:
-        step = attempt.final if retries is None else attempt.after(retries)
-        rows.append([out is not None and out == pair.output for out, pair in zip(step.test_outputs, task.test)])
+        steps = attempt.steps if retries is None else attempt.steps[:retries + 1]
+        if step == "last":
+            steps = steps[-1:]
+        outputs = [s.test_outputs for s in steps]
+        rows.append([any(t < len(out) and out[t] is not None and out[t] == pair.output for out in outputs)
+                     for t, pair in enumerate(task.test)])
     return rows
 
 
-def task_scores(verify: list[list[bool]]) -> dict[str, Any]:
+def task_scores(verify: list[list[bool]], strict: list[list[bool]] | None = None) -> dict[str, Any]:
+    """oracle@k and the official score from ``verify``; the strict scores from ``strict`` (default ``verify``),
+    a matrix of one program per attempt."""
+    strict = verify if strict is None else strict
     n = len(verify)
     if n == 0:  # the task failed before any attempt: nothing solved
         return {"oracle_at_k": {str(k): 0.0 for k in KS}, "official_score": 0.0, "strict_score": 0.0,
@@ -46,8 +66,8 @@ def task_scores(verify: list[list[bool]]) -> dict[str, Any]:
     return {
         "oracle_at_k": {str(k): oracle_at_k(verify, k) if k <= n else None for k in KS},
         "official_score": official_score(verify),
-        "strict_score": strict_score(verify),
-        "strict_at_k": {str(k): strict_at_k(verify, k) if k <= n else None for k in KS},
+        "strict_score": strict_score(strict),
+        "strict_at_k": {str(k): strict_at_k(strict, k) if k <= n else None for k in KS},
     }
 
 
@@ -58,10 +78,11 @@ def task_record(item: ArcTask, attempts: list[Attempt], read: dict[str, Any], *,
     ``failure`` (kind, reason) marks a task whose LM calls failed; ``spent`` is its :class:`Meter`
     record (tokens by role and step, faults, retries)."""
     verify = verify_matrix(item, attempts)
-    scores = task_scores(verify)
-    scores["score_by_retries"] = {
-        str(r): task_scores(verify_matrix(item, attempts, r))["official_score"] for r in range(retries + 1)}
-    scores["by_retries"] = {str(r): task_scores(verify_matrix(item, attempts, r)) for r in range(retries + 1)}
+    scores = task_scores(verify, verify_matrix(item, attempts, step="last"))
+    by_retries = {str(r): task_scores(verify_matrix(item, attempts, r), verify_matrix(item, attempts, r, step="last"))
+                  for r in range(retries + 1)}
+    scores["score_by_retries"] = {r: s["official_score"] for r, s in by_retries.items()}
+    scores["by_retries"] = by_retries
     usage = spent.get("usage") or {}
     roles = {role: sum((Tokens.of(t) for t in usage.get(role, {}).values()), Tokens()) for role in ("memory", "task")}
     record = {
@@ -126,10 +147,26 @@ def _aggregate(per_run_scores: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def pooled_oracle_at_k(verify_per_run: Sequence[list[list[bool]]], *, attempts: int, tests: int, k: int) -> float:
-    """oracle@k of one task (``tests`` test pairs) over the attempts of all runs pooled, ``attempts`` per run.
+def sample_pool(verify_per_run: Sequence[list[list[bool]]], *, attempts: int, tests: int) -> list[list[bool]]:
+    """One task's pool of samples, ``attempts`` per run: run r's attempt a is sample ``r * attempts + a``.
 
     A run that made fewer attempts (its task failed before or during them) counts its
     missing attempts as solving nothing, so every run weighs the same."""
-    pooled = [row for rows in verify_per_run for row in [*rows, *[[False] * tests] * (attempts - len(rows))]]
-    return oracle_at_k(pooled, k)
+    return [row for rows in verify_per_run for row in [*rows, *[[False] * tests] * (attempts - len(rows))]]
+
+
+def pooled_oracle_at_k(verify_per_run: Sequence[list[list[bool]]], *, attempts: int, tests: int, k: int) -> float:
+    """oracle@k of one task (``tests`` test pairs) over the attempts of all runs pooled (:func:`sample_pool`)."""
+    return oracle_at_k(sample_pool(verify_per_run, attempts=attempts, tests=tests), k)
+
+
+def sampling(pools: Sequence[list[list[bool]]], *, pool: int) -> dict[str, Any]:
+    """The paper's sampling protocol (ArcMemo Appendix B, Table 4) over each task's :func:`sample_pool` of
+    ``pool`` samples: every sample's dataset score (``samples``: the individual run scores with one
+    attempt per run), and oracle@k for k = 1..3 as the mean over the k-subsets of the pool of the
+    dataset score, with the sample std over those subsets (``None`` for one subset, or past
+    :data:`memreason.eval.metrics.MAX_SUBSETS` subsets) and their count; ``None`` for k > ``pool``."""
+    if not pools:
+        return {"pool": pool, "samples": [], "oracle_at_k": {str(k): None for k in KS}}
+    return {"pool": pool, "samples": sample_scores(pools),
+            "oracle_at_k": {str(k): dataset_oracle_at_k(pools, k).as_dict() if k <= pool else None for k in KS}}

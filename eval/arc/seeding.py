@@ -80,7 +80,7 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
                 return {"run": 0, "id": item.id, "source": "solved", "solution": None, "verified": False, "attempts": [],
                         "failure": failure, "error": f"{failure['kind']}: {failure['reason']}"}
         solution = next((a.final.program for a in attempts
-                         if a.final.passed_train and all(verify_matrix(item, [a])[0])), None)
+                         if a.final.passed_train and all(verify_matrix(item, [a], step="last")[0])), None)
         failure = lm_failure(attempts)
         return {"run": 0, "id": item.id, "source": "solved", "solution": solution, "verified": solution is not None,
                 "attempts": [a.to_json() for a in attempts], "failure": failure,

@@ -11,12 +11,16 @@ from memreason.lm import LMChoice
 
 from ..usage import UsageTally
 from .config import ArcConfig
-from .scoring import KS, _aggregate, _run_scores, pooled_oracle_at_k
+from .scoring import KS, _aggregate, _run_scores, pooled_oracle_at_k, sample_pool, sampling
 
 
 def summarise(config: ArcConfig, tasks: Sequence[ArcTask], per_run: list[list[dict[str, Any]]],
               writes: list[list[dict[str, Any]]], task: LMChoice, memory: LMChoice) -> dict[str, Any]:
-    """The results of a run from its task records and memory writes (per run) alone."""
+    """The results of a run from its task records and memory writes (per run) alone.
+
+    ``sampling`` follows the paper's sampling protocol (Appendix B) over every attempt of every run
+    (run r's attempt a is sample ``r * attempts + a``): each sample's score and oracle@k with its std
+    over k-subsets; ``--runs 3 --attempts 1`` gives Table 4's columns run0..run2, k = 1, 2 (std), 3."""
     run_scores = [_run_scores(records, config.retries) for records in per_run]
     by_retries = {}
     for r in range(config.retries + 1):
@@ -28,6 +32,8 @@ def summarise(config: ArcConfig, tasks: Sequence[ArcTask], per_run: list[list[di
     pooled = {str(k): sum(pooled_oracle_at_k([records[i]["verify"] for records in per_run], attempts=config.attempts,
                                              tests=len(item.test), k=k) for i, item in enumerate(tasks)) / len(tasks)
               if k <= pooled_n and tasks else None for k in KS}
+    pools = [sample_pool([records[i]["verify"] for records in per_run], attempts=config.attempts, tests=len(item.test))
+             for i, item in enumerate(tasks)]
     errors, program_failures, failures = Counter(), Counter(), Counter()
     tally = UsageTally()
     hallucinated = selected = 0
@@ -68,6 +74,7 @@ def summarise(config: ArcConfig, tasks: Sequence[ArcTask], per_run: list[list[di
         "retries": config.retries,
         **_aggregate(run_scores),
         "oracle_at_k_pooled": pooled,
+        "sampling": sampling(pools, pool=pooled_n),  # per-sample scores, oracle@k with std over k-subsets
         "by_retries": by_retries,
         "per_run": run_scores,
         "failures": dict(sorted(failures.items())),  # tasks scored 0 because their LM calls failed, by kind
