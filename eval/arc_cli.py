@@ -2,6 +2,7 @@
 
     python -m eval arcmemo_ps --split val100 --memory ps.json [--attempts 2] [--retries 1] [--top-k 5]
                               [--continual-every 10] [--write-gate train|test] [--limit 10] [--threads 2] ...
+    python -m eval arcmemo_oe --memory oe.json --retries 2 --retry-mode passes --continual-every 10 [--reselect]
     python -m eval build_memory --format ps --split barc_seeds --limit 20 --out ps.json [--solutions DIR]
     python -m eval arc_table runs/arcmemo_ps-val100-*/ runs/baseline-val100-*/
     python -m eval arcmemo_ps --resume runs/arcmemo_ps-val100-...   # continue a run with its saved config
@@ -34,7 +35,7 @@ from memreason.programs import PROGRAMS, build_program
 from memreason.programs.memory_file import MemoryFileError
 
 from .arc import KNOB_FIELDS, ArcConfig, BuildConfig, build_memory, evaluate_arc
-from .arc_tables import markdown_table
+from .arc_tables import tables
 from .options import (Parser, UsageError, add_fault_options, add_lm_options, add_run_options, check_out_path, number,
                       publish, resolve_lms, retry_policy, run_cli, temperature, whole)
 from .resume import RunDirError, check_same_config, read_config, resumed_args
@@ -49,11 +50,15 @@ ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
 # the server's address) only decides how it runs.
 IDENTITY = ("program", "split", "tasks", "task_ids", "limit", "memory", "attempts", "retries", "top_k", "continual_every",
             "write_gate", "cot", "modality", "temperature", "timeout", "runs", "lm", "memory_lm", "max_tokens", "knobs",
-            "program_state_sha256")  # the content of --program-state (demos, instructions), not its path
+            "program_state_sha256", "retry_mode", "reselect", "reselect_k",  # the content of --program-state (demos, instructions), not its path
+            "memory_temperature", "memory_max_tokens")
 BUILD_IDENTITY = ("program", "format", "out", "split", "tasks", "limit", "solutions", "unverified", "attempts", "retries",
-                  "cot", "temperature", "timeout", "lm", "memory_lm", "max_tokens")
+                  "cot", "temperature", "timeout", "lm", "memory_lm", "max_tokens", "memory_temperature", "memory_max_tokens")
+# Before --memory-temperature and --memory-max-tokens, memory calls ran at temperature 0 with the solver's --max-tokens (None).
+MEMORY_GENERATION = {"memory_temperature": 0.0, "memory_max_tokens": None}
 DEFAULTS: dict[str, Any] = {"split": "val100", "attempts": 2, "retries": 0, "write_gate": "train", "cot": False,
-                            "modality": "text", "temperature": 0.7, "timeout": 4.0, "runs": 1, "knobs": {}}
+                            "modality": "text", "temperature": 0.7, "timeout": 4.0, "runs": 1, "knobs": {},
+                            "retry_mode": "inline", "reselect": False, "reselect_k": None, **MEMORY_GENERATION}
 
 
 def _task_ids(text: str) -> list[str]:
@@ -83,7 +88,7 @@ def _common(parser: argparse.ArgumentParser, default_split: str) -> None:
     solve.add_argument("--temperature", type=temperature, default=0.7, help="sampling temperature of attempts (default 0.7)")
     solve.add_argument("--timeout", type=number("--timeout", 0.001), default=4.0,
                        help="seconds a program may run per grid (default 4)")
-    add_lm_options(parser, memory_role="memory reads and writes", sampling=False)
+    add_lm_options(parser, memory_role="memory reads and writes", sampling=False, memory_generation=True)
     add_fault_options(parser, "tasks")
     add_run_options(parser, "tasks")
     add_mlflow_option(parser.add_argument_group("tracking"))
@@ -101,6 +106,15 @@ def eval_parser() -> argparse.ArgumentParser:
     memory.add_argument("--write-gate", default="train", choices=["train", "test"],
                         help="what verifies a solution for a write: train pairs (default) or test labels")
     memory.add_argument("--modality", default="text", choices=["text", "image"], help="OE captions from text grids or an image")
+    retry = parser.add_argument_group("retries (with --retries R)")
+    retry.add_argument("--retry-mode", default="inline", choices=["inline", "passes"],
+                       help="inline: each attempt retries before the next task (default); passes: R passes over the "
+                            "unsolved tasks after a first pass, memory re-read and (with --continual-every) written "
+                            "during and between passes, as the paper's release runs them")
+    retry.add_argument("--reselect", action="store_true",
+                       help="a retry re-selects concepts with the previous program and its feedback in view "
+                            "(arcmemo_oe, arcmemo_ps)")
+    retry.add_argument("--reselect-k", type=whole("--reselect-k"), help="most concepts a re-selection adds (default: --top-k, else 5)")
     parser.add_argument("--runs", type=whole("--runs"), default=1, help="repetitions (mean and std)")
     parser.add_argument("--out", type=Path, help="run directory (default: runs/<program>-<split>-<time>); continued when it holds this run")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config")
@@ -142,9 +156,18 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.resume is not None:
             args = resumed_args(parser, args, IDENTITY, programs=ARC_PROGRAMS, kind="an ARC evaluation")
+            _saved_generation(args)
         return _evaluate(args)
 
     return run_cli(command, bad_input=(ArcDataError, MemoryFileError, RunDirError, TunedError))
+
+
+def _saved_generation(args: argparse.Namespace) -> None:
+    """A run saved before the memory role had its own generation settings continues with the old ones."""
+    saved = read_config(args.resume)
+    for key, old in MEMORY_GENERATION.items():
+        if key not in saved:
+            setattr(args, key, old)
 
 
 def _check_run_dir(run_dir: Path | None, requested: dict[str, Any], keys: tuple[str, ...], flag: str) -> bool:
@@ -176,11 +199,18 @@ def _evaluate(args: argparse.Namespace) -> int:
         program=args.program, split=args.split, tasks=args.tasks, limit=args.limit, memory=args.memory,
         attempts=args.attempts, retries=args.retries, top_k=args.top_k, continual_every=args.continual_every,
         write_gate=args.write_gate, cot=args.cot, modality=args.modality, temperature=args.temperature,
+        retry_mode=args.retry_mode, reselect=args.reselect, reselect_k=args.reselect_k,
         runs=args.runs, threads=args.threads, knobs=knobs,
         program_state=str(args.program_state) if args.program_state else None,
     )
     if config.memory_format is None and (args.continual_every or args.top_k):
         raise UsageError(f"{args.program} keeps no memory: --continual-every and --top-k do not apply")
+    if (args.reselect or args.reselect_k) and args.program not in ("arcmemo_oe", "arcmemo_ps"):
+        raise UsageError(f"{args.program} does not select concepts: --reselect and --reselect-k do not apply")
+    if args.reselect_k and not args.reselect:
+        raise UsageError("--reselect-k needs --reselect")
+    if args.retry_mode == "passes" and not args.retries:
+        print("note: --retry-mode passes with --retries 0 runs only the first pass", file=sys.stderr)
     state_digest = _check_state(config, args.program_state)
     tasks = config.load_tasks()  # bad splits, ids and files fail here, before any model loads
     try:
@@ -192,7 +222,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     task_ids = [t.id for t in tasks]
     tuned = dict(task_ids=task_ids, knobs=knobs, program_state_sha256=state_digest)
     continuing = _check_run_dir(args.out, RunConfig.of(args, config, **tuned).to_json(), IDENTITY, "--out")  # before any model loads
-    task, memory = resolve_lms(args, temperature=0.0)
+    task, memory = resolve_lms(args, temperature=0.0, memory_temperature=args.memory_temperature,
+                               memory_max_tokens=args.memory_max_tokens)
     if args.modality == "image" and memory.local:
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")
     split_name = Path(args.split).name if args.split not in SPLITS else args.split
@@ -206,7 +237,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=sandbox,
                                    progress=not args.no_progress, tasks=tasks, initial_memory=memory_store,
                                    policy=retry_policy(args), max_errors=args.max_errors, retry_failed=args.retry_failed)
-        publish(run_dir, results, markdown_table([results]), report=not args.no_report)
+        publish(run_dir, results, tables([results]), report=not args.no_report)
     return 0
 
 
@@ -240,7 +271,8 @@ def _build(args: argparse.Namespace) -> int:
     config.load()  # bad splits, ids, solution folders fail here, before any model loads
     continuing = _check_run_dir(args.run_dir, RunConfig.of(args, config, program="build_memory").to_json(), BUILD_IDENTITY,
                                 "--run-dir")
-    task, memory = resolve_lms(args, temperature=0.0)
+    task, memory = resolve_lms(args, temperature=0.0, memory_temperature=args.memory_temperature,
+                               memory_max_tokens=args.memory_max_tokens)
     split_name = Path(args.split).name if args.split not in SPLITS else args.split
     run_dir = _open_run_dir(args.run_dir, f"build_memory-{args.format}-{split_name}", args.cache)
     if continuing:
@@ -277,5 +309,5 @@ def _table(paths: list[str]) -> int:
         if not isinstance(data, dict) or data.get("task") != "arc" or "oracle_at_k" not in data:
             raise UsageError(f"{path} is not the results of an ARC evaluation")
         rows.append(data)
-    print(markdown_table(rows))
+    print(tables(rows))
     return 0

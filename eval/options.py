@@ -2,6 +2,7 @@
 
     parser = Parser(prog="python -m eval", description=...)
     add_lm_options(parser)                 # --lm --memory-lm --api-base --temperature --max-tokens --no-cache --cache
+                                           # (memory_generation=True: --memory-temperature --memory-max-tokens)
     add_fault_options(parser, "scenes")    # --lm-retries --backoff --lm-timeout --max-errors
     add_run_options(parser, "scenes")      # --threads --no-progress --no-report
     return run_cli(lambda: command(parser.parse_args(argv)), bad_input=(RuleTableError,))
@@ -22,6 +23,7 @@ from typing import Callable
 
 from memreason.lm import SLOTS, LMChoice, LMConfigError, resolve_lm
 from memreason.lm.faults import RetryPolicy, RunAborted
+from memreason.lm.resolve import with_generation
 
 from .runs import write_json
 
@@ -76,15 +78,30 @@ def parse_levels(text: str, flag: str = "--levels", *, allow_empty: bool = False
 
 def temperature(text: str) -> float:
     """An argparse type: a sampling temperature in [0, 2]."""
-    value = number("--temperature")(text)
-    if value > 2:
-        raise argparse.ArgumentTypeError(f"--temperature must be in [0, 2], got {value}")
-    return value
+    return temperature_of("--temperature")(text)
+
+
+def temperature_of(name: str) -> Callable[[str], float]:
+    """An argparse type: a sampling temperature in [0, 2], with ``name`` in its error."""
+    def parse(text: str) -> float:
+        value = number(name)(text)
+        if value > 2:
+            raise argparse.ArgumentTypeError(f"{name} must be in [0, 2], got {value}")
+        return value
+
+    return parse
+
+
+# The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
+# selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
+MEMORY_TEMPERATURE = 0.3
+MEMORY_MAX_TOKENS = 1000
 
 
 def add_lm_options(parser: argparse.ArgumentParser, *, memory_role: str = "memory building",
-                   sampling: bool = True, cache_home: str = "<run>") -> None:
-    """The language-model options; ``sampling=False`` leaves ``--temperature`` to the caller (ARC's solver)."""
+                   sampling: bool = True, memory_generation: bool = False, cache_home: str = "<run>") -> None:
+    """The language-model options; ``sampling=False`` leaves ``--temperature`` to the caller (ARC's solver),
+    ``memory_generation`` adds ``--memory-temperature`` and ``--memory-max-tokens`` (pass them to :func:`resolve_lms`)."""
     models = parser.add_argument_group("language models")
     models.add_argument("--lm", help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)")
     models.add_argument("--memory-lm", help=f"LM for {memory_role} (default: the task LM)")
@@ -92,6 +109,12 @@ def add_lm_options(parser: argparse.ArgumentParser, *, memory_role: str = "memor
     if sampling:
         models.add_argument("--temperature", type=temperature, default=0.0, help="sampling temperature of LM calls (default 0)")
     models.add_argument("--max-tokens", type=whole("--max-tokens"), help="generation cap per call")
+    if memory_generation:
+        models.add_argument("--memory-temperature", type=temperature_of("--memory-temperature"), default=MEMORY_TEMPERATURE,
+                            help=f"sampling temperature of {memory_role} (default {MEMORY_TEMPERATURE:g}, the paper's)")
+        models.add_argument("--memory-max-tokens", type=whole("--memory-max-tokens"), default=MEMORY_MAX_TOKENS,
+                            help=f"generation cap per call of {memory_role} (default {MEMORY_MAX_TOKENS}, the paper's; "
+                                 "--max-tokens is the solver's)")
     models.add_argument("--no-cache", action="store_true", help="do not reuse cached LM answers")
     models.add_argument("--cache", type=Path, help=f"DSPy response cache directory (default: {cache_home}/dspy_cache)")
 
@@ -121,11 +144,15 @@ def add_run_options(parser: argparse.ArgumentParser, unit: str, *, report: bool 
 
 
 def resolve_lms(args: argparse.Namespace, *, slots: int | None = None, temperature: float | None = None,
+                memory_temperature: float | None = None, memory_max_tokens: int | None = None,
                 resolve: Callable[..., LMChoice] | None = None) -> tuple[LMChoice, LMChoice]:
     """The task LM and the memory LM the options name (the memory LM is the task LM unless ``--memory-lm``).
 
     ``slots``: requests a local server decodes together (default: ``--threads``); ``resolve``: how a
-    model string becomes an LM (default :func:`memreason.lm.resolve_lm`)."""
+    model string becomes an LM (default :func:`memreason.lm.resolve_lm`). ``memory_temperature`` and
+    ``memory_max_tokens`` give the memory role generation settings of its own (ARC); with either, the
+    memory LM is ``--memory-lm`` resolved with them, or else a copy of the task LM with them (a local
+    model's copy uses the same server). ``None`` keeps the task LM's setting; both ``None``: as the task LM."""
     resolve = resolve or resolve_lm
     choose = dict(api_base=args.api_base, max_tokens=args.max_tokens, cache=not args.no_cache,
                   temperature=args.temperature if temperature is None else temperature,
@@ -133,7 +160,12 @@ def resolve_lms(args: argparse.Namespace, *, slots: int | None = None, temperatu
     if getattr(args, "lm_timeout", None) is not None:
         choose["timeout"] = args.lm_timeout
     task = resolve(args.lm, **choose)
-    memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
+    if memory_temperature is None and memory_max_tokens is None:
+        memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
+        return task, memory
+    own = dict(temperature=choose["temperature"] if memory_temperature is None else memory_temperature,
+               max_tokens=args.max_tokens if memory_max_tokens is None else memory_max_tokens)
+    memory = resolve(args.memory_lm, **{**choose, **own}) if args.memory_lm else with_generation(task, **own)
     return task, memory
 
 

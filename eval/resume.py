@@ -14,7 +14,7 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import Any, Collection
+from typing import Any, Callable, Collection
 
 # The config keys that decide a run's results; the rest only decide how it runs.
 IDENTITY = ("program", "level", "modality", "rules", "limit", "seed", "runs", "lm", "memory_lm", "temperature", "max_tokens", "knobs",
@@ -26,8 +26,10 @@ class RunDirError(ValueError):
     """A run directory that cannot be continued as asked (reported as one line, exit 2)."""
 
 
-def read_examples(path: Path, *, repair: bool = True) -> dict[tuple[int, str], dict[str, Any]]:
-    """The finished examples of a run, keyed by (run, example id); a later line for the same key wins.
+def read_examples(path: Path, *, repair: bool = True,
+                  keep: Callable[[dict[str, Any]], bool] | None = None) -> dict[tuple[int, str], dict[str, Any]]:
+    """The finished examples of a run, keyed by (run, example id); a later line for the same key wins,
+    among the lines ``keep`` accepts (all by default).
 
     A crash can leave the last line half-written: it is ignored and, with ``repair``, cut
     from the file so the next append starts on a fresh line. A broken line elsewhere
@@ -43,10 +45,12 @@ def read_examples(path: Path, *, repair: bool = True) -> dict[tuple[int, str], d
             record = _parse(raw)
             if record is None:
                 raise RunDirError(f"{path}: line {number} is not an example record; the file was damaged")
-            finished[(int(record["run"]), str(record["id"]))] = record
+            if keep is None or keep(record):
+                finished[(int(record["run"]), str(record["id"]))] = record
     tail = data[end:]
     if tail.strip() and (record := _parse(tail)) is not None:  # whole, only its newline missing
-        finished[(int(record["run"]), str(record["id"]))] = record
+        if keep is None or keep(record):
+            finished[(int(record["run"]), str(record["id"]))] = record
         if repair:
             with open(path, "ab") as handle:
                 handle.write(b"\n")

@@ -4,7 +4,7 @@
         program = Solve(concepts, puzzle)
         for r = 1 .. R while program fails an example:      # retries
             feedback = run(program, train inputs) vs train outputs
-            program  = Retry(concepts, puzzle, program, feedback)
+            program  = Retry(concepts', puzzle, program, feedback)
 
 Every program runs in the sandbox on the train inputs and the test inputs in one
 call; test outputs never reach it (nor the prompts). An attempt stops retrying once
@@ -15,6 +15,11 @@ distinct ``rollout_id`` and ``seed`` each (so DSPy's cache and a seeded local mo
 give distinct samples); ``seed`` offsets them, e.g. one per repeated run. With
 ``parallel`` set, the attempts run at once (in threads that inherit DSPy's context), so
 a server that batches requests decodes them together; the record is the same.
+
+Retries run inline (``forward``: each attempt retries before the next task) or one step
+at a time (``retry_pass``: one more step for every unfinished attempt, the way a retry pass
+over a dataset runs them, see :mod:`memreason.programs.arc_program`). ``concepts'`` is the
+first step's concepts, or what a ``reselect`` callable gives for the step before.
 Synchronous only (no ``aforward``): programs run in the sandbox's worker processes, and
 attempts are parallelised by threads.
 """
@@ -26,7 +31,7 @@ import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import dspy
 
@@ -34,7 +39,7 @@ from memreason.datasets.arc import ArcTask, Grid, grid_text, puzzle_text
 from memreason.lm.faults import LMFailure
 from memreason.signatures import RetryArcPuzzle, SolveArcPuzzle
 
-from .usage import usage
+from .usage import inside, usage
 
 
 class Runner(Protocol):
@@ -64,6 +69,7 @@ class Step:
     feedback: str = ""  # what the next retry would be told
     error: str | None = None  # the LM call failed: no program
     tokens: dict[str, int] = field(default_factory=dict)
+    read: dict[str, Any] | None = None  # a retry's re-selection of concepts, when there was one
 
     @property
     def passed_train(self) -> bool:
@@ -88,7 +94,7 @@ class Step:
     def from_json(cls, data: dict[str, Any]) -> "Step":
         checks = lambda items: [Check(**c) for c in items or []]  # noqa: E731
         return cls(data["retry"], data["program"], checks(data.get("train")), checks(data.get("test")),
-                   data.get("feedback", ""), data.get("error"), dict(data.get("tokens") or {}))
+                   data.get("feedback", ""), data.get("error"), dict(data.get("tokens") or {}), data.get("read"))
 
 
 @dataclass
@@ -104,6 +110,11 @@ class Attempt:
         """The step this attempt would have ended on had it stopped after ``retries`` retries."""
         return self.steps[min(retries, len(self.steps) - 1)]
 
+    @property
+    def done(self) -> bool:
+        """Its last program passes every train pair and runs on every test input: no more retries."""
+        return bool(self.steps) and self.final.done
+
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "steps": [s.to_json() for s in self.steps]}
 
@@ -111,6 +122,10 @@ class Attempt:
     def from_json(cls, data: dict[str, Any]) -> "Attempt":
         """An attempt as a run's ``examples.jsonl`` recorded it (a resumed run writes memory from it)."""
         return cls(data["index"], [Step.from_json(s) for s in data["steps"]])
+
+
+# a retry's concepts: given the attempt so far, (concepts text, record of the re-selection)
+Reselect = Callable[["Attempt"], tuple[str, dict[str, Any]]]
 
 
 class ArcSolver(dspy.Module):
@@ -148,30 +163,63 @@ class ArcSolver(dspy.Module):
         make = dspy.ChainOfThought if cot else dspy.Predict
         self.solve, self.retry = make(solve), make(retry)
 
-    def forward(self, task: ArcTask, concepts: str = "") -> dspy.Prediction:
-        """``attempts``: one :class:`Attempt` per attempt, in order."""
+    def forward(self, task: ArcTask, concepts: str = "", *, retries: int | None = None,
+                reselect: Reselect | None = None) -> dspy.Prediction:
+        """``attempts``: one :class:`Attempt` per attempt, in order, each retried inline up to ``retries``
+        times (default: the solver's); ``reselect`` gives a retry its concepts (default: ``concepts``)."""
         puzzle = puzzle_text(task)
-        if not self.parallel or self.attempts == 1:
-            return dspy.Prediction(attempts=[self.attempt(task, puzzle, concepts, a) for a in range(self.attempts)])
-        with ThreadPoolExecutor(max_workers=self.attempts, thread_name_prefix="arc-attempt") as pool:
-            futures = [pool.submit(contextvars.copy_context().run, self.attempt, task, puzzle, concepts, a)
-                       for a in range(self.attempts)]
-            return dspy.Prediction(attempts=[future.result() for future in futures])
+        retries = self.retries if retries is None else retries
+        make = lambda a: self.attempt(task, puzzle, concepts, a, retries=retries, reselect=reselect)  # noqa: E731
+        return dspy.Prediction(attempts=self._map(make, range(self.attempts)))
 
-    def attempt(self, task: ArcTask, puzzle: str, concepts: str, index: int) -> Attempt:
-        attempt = Attempt(index)
-        for r in range(self.retries + 1):
-            if r == 0:
-                step = self._ask(self.solve, r, index, concepts=concepts, puzzle=puzzle)
-            else:
-                last = attempt.steps[-1]
-                step = self._ask(self.retry, r, index, concepts=concepts, puzzle=puzzle,
-                                 previous_program=last.program, feedback=last.feedback)
-            self.check(task, step)
-            attempt.steps.append(step)
-            if step.done:
+    def retry_pass(self, task: ArcTask, attempts: Sequence[Attempt], concepts: str = "", *,
+              reselect: Reselect | None = None) -> dspy.Prediction:
+        """One more step for every attempt not ``done`` (a retry pass); ``attempts`` with those steps added."""
+        puzzle = puzzle_text(task)
+        attempts = [Attempt(a.index, list(a.steps)) for a in attempts]
+
+        def step(attempt: Attempt) -> Attempt:
+            if not attempt.done:
+                attempt.steps.append(self.retry_step(task, puzzle, concepts, attempt, reselect))
+            return attempt
+
+        with inside(self):  # its retries are metered as arc_solver.retry, as inline ones are
+            return dspy.Prediction(attempts=self._map(step, attempts))
+
+    def _map(self, work: Callable[[Any], Attempt], items) -> list[Attempt]:
+        """``work`` over ``items`` in order; at once, in threads inheriting DSPy's context, when ``parallel``."""
+        items = list(items)
+        if not self.parallel or len(items) == 1:
+            return [work(item) for item in items]
+        with ThreadPoolExecutor(max_workers=len(items), thread_name_prefix="arc-attempt") as pool:
+            futures = [pool.submit(contextvars.copy_context().run, work, item) for item in items]
+            return [future.result() for future in futures]
+
+    def attempt(self, task: ArcTask, puzzle: str, concepts: str, index: int, *, retries: int | None = None,
+                reselect: Reselect | None = None) -> Attempt:
+        attempt = Attempt(index, [self.first_step(task, puzzle, concepts, index)])
+        for _ in range(self.retries if retries is None else retries):
+            if attempt.done:
                 break
+            attempt.steps.append(self.retry_step(task, puzzle, concepts, attempt, reselect))
         return attempt
+
+    def first_step(self, task: ArcTask, puzzle: str, concepts: str, index: int) -> Step:
+        step = self._ask(self.solve, 0, index, concepts=concepts, puzzle=puzzle)
+        self.check(task, step)
+        return step
+
+    def retry_step(self, task: ArcTask, puzzle: str, concepts: str, attempt: Attempt,
+                   reselect: Reselect | None = None) -> Step:
+        """The next step of ``attempt``: a retry given its last program and that program's feedback."""
+        last, read = attempt.final, None
+        if reselect is not None:
+            concepts, read = reselect(attempt)
+        step = self._ask(self.retry, len(attempt.steps), attempt.index, concepts=concepts, puzzle=puzzle,
+                         previous_program=last.program, feedback=last.feedback)
+        step.read = read
+        self.check(task, step)
+        return step
 
     def _ask(self, predict, retry: int, index: int, **inputs) -> Step:
         if not self.with_concepts:

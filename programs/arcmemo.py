@@ -8,7 +8,8 @@ A memory read whose answer cannot be parsed (a small model looping until ``max_t
 does not forfeit the puzzle: the solver goes on without concepts and the read records why.
 The memory is fixed unless ``continual_every`` is set (Algorithm 1, see
 :mod:`memreason.programs.arc_program`). Knobs: the solver's (attempts, retries, cot,
-temperature), ``top_k``, ``continual_every``, ``write_gate``, ``demos``, ``modality``.
+temperature), ``top_k``, ``continual_every``, ``write_gate``, ``retry_mode``, ``reselect``
+and ``reselect_k`` (selecting programs only), ``demos``, ``modality``.
 
 The selector and the abstractor know nothing of ARC: ``read`` and ``write`` state the task
 to them (:mod:`memreason.programs.arc_problem`) and give the abstractor its ARC demos.
@@ -26,6 +27,7 @@ from memreason.lm.faults import LMFailure
 from .abstraction_demos import use_arc_demos
 from .arc_problem import arc_problem, arc_problem_image
 from .arc_program import ArcProgram
+from .arc_solver import Attempt
 from .concept_abstractor import ConceptAbstractor
 from .concept_memory import ConceptMemory
 from .concept_selector import ConceptSelector
@@ -46,14 +48,16 @@ class ArcMemo(ArcProgram):
                 PS selection reads text either way).
             demos: the abstractor's steps carry one hand-written ARC demonstration each.
             **solver_knobs: :class:`ArcProgram`'s (attempts, retries, cot, temperature, seed,
-                continual_every, write_gate, sandbox).
+                continual_every, write_gate, retry_mode, reselect, reselect_k, sandbox).
         """
         if modality not in ("text", "image"):
             raise ValueError(f"modality must be 'text' or 'image', got {modality!r}")
         self.memory_format = format
+        self.selects = select
         super().__init__(**solver_knobs)
         self.select_concepts, self.modality = select, modality
-        self.selector = ConceptSelector(format, top_k=top_k, reasoning=reasoning_selection) if select else None
+        self.selector = ConceptSelector(format, top_k=top_k, reasoning=reasoning_selection,
+                                        reselect=bool(solver_knobs.get("reselect"))) if select else None
         self.abstractor = ConceptAbstractor(format)
         if demos:
             use_arc_demos(self.abstractor)
@@ -70,6 +74,13 @@ class ArcMemo(ArcProgram):
             if not _unreadable_answer(exc):
                 raise
             return "", {"selected": [], "failed": str(exc).splitlines()[0][:300]}
+        return out.concepts, out.record
+
+    def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
+        first = read.get("selected")
+        out = self.selector.reselect(arc_problem(task), self.memory, previous_program=attempt.final.program,
+                                     feedback=attempt.final.feedback, top_k=self.reselect_k,
+                                     exclude=first if isinstance(first, list) else ())
         return out.concepts, out.record
 
     def write(self, task: ArcTask, solution: str) -> dict[str, Any]:

@@ -5,6 +5,8 @@
     PS:  chosen   <- SelectPS(compressed memory, problem)  # reasoning over cues and types, then titles
     s = render(chosen, in full)
 
+    retry (``reselect``): chosen <- Reselect(compressed memory, problem, previous program, feedback, k)
+
 Names that do not exist in memory are dropped and counted (``hallucinated``);
 repeats are dropped; at most ``top_k`` are kept (no cap for PS when ``top_k`` is
 None). An empty memory makes no call. The caller states the problem: the ARC programs
@@ -14,24 +16,29 @@ pass the puzzle's grids as text (or drawn as an image) after a line on the forma
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import dspy
 
-from memreason.signatures import CaptionProblem, SelectOEConcepts, SelectPSConcepts
+from memreason.signatures import (CaptionProblem, ReselectConcepts,
+                                  SelectOEConcepts, SelectPSConcepts)
 
 from .concept_memory import ConceptMemory
 from .steps import Steps, arun, call, run
-from .usage import usage
+from .usage import inside, usage
 
 
 class ConceptSelector(dspy.Module):
     """Choose the concepts of a memory relevant to a problem; return them rendered in full."""
 
-    def __init__(self, format: str = "ps", *, top_k: int | None = None, reasoning: bool = True):
+    def __init__(self, format: str = "ps", *, top_k: int | None = None, reasoning: bool = True,
+                 reselect: bool = False):
         """
         Args:
             format: the memory's concept format, ``"oe"`` (situation/suggestion lessons) or ``"ps"`` (typed concepts).
             top_k: the most concepts kept (OE default 5; PS default None, no cap).
             reasoning: PS only: think step by step before naming titles (``dspy.ChainOfThought``).
+            reselect: also hold the predictor :meth:`reselect` uses (a retry's re-selection).
         """
         super().__init__()
         if format not in ("oe", "ps"):
@@ -45,6 +52,8 @@ class ConceptSelector(dspy.Module):
             self.select = dspy.Predict(SelectOEConcepts)
         else:
             self.select = dspy.ChainOfThought(SelectPSConcepts) if reasoning else dspy.Predict(SelectPSConcepts)
+        if reselect:
+            self.reselect_with = dspy.Predict(ReselectConcepts)
 
     def forward(self, problem: str | dspy.Image, memory: ConceptMemory) -> dspy.Prediction:
         """``concepts``: the chosen concepts in full; ``names``; ``record`` (asked, kept, hallucinated, tokens)."""
@@ -70,6 +79,26 @@ class ConceptSelector(dspy.Module):
                 asked = (yield call(self.select, memory=memory.render(compressed=True), problem=problem)).selected
         known, unknown = memory.resolve(asked)
         names = known[: self.top_k] if self.top_k else known
+        memory.use(names)
+        record.update(asked=[str(a) for a in asked], selected=names, hallucinated=unknown, tokens=spent)
+        return dspy.Prediction(concepts=memory.render(names), names=names, record=record)
+
+    def reselect(self, problem: str, memory: ConceptMemory, *, previous_program: str, feedback: str,
+                 top_k: int | None = None, exclude: Sequence[str] = ()) -> dspy.Prediction:
+        """Choose concepts again for a retry, in view of the last program and its feedback; as :meth:`forward`,
+        leaving out the names in ``exclude`` (what the solver has already), at most ``top_k`` (default: the
+        selector's; 5 when it has none)."""
+        if not hasattr(self, "reselect_with"):
+            raise ValueError("this selector was built without reselect=True")
+        record: dict = {"asked": [], "selected": [], "hallucinated": [], "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
+        k = top_k or self.top_k or 5
+        if not len(memory):
+            return dspy.Prediction(concepts="", names=[], record=record)
+        with inside(self), usage() as spent:
+            asked = self.reselect_with(memory=memory.render(compressed=True), problem=problem,
+                                       previous_program=previous_program, feedback=feedback, top_k=k).chosen
+        known, unknown = memory.resolve(asked)
+        names = [n for n in known if n not in set(exclude)][:k]
         memory.use(names)
         record.update(asked=[str(a) for a in asked], selected=names, hallucinated=unknown, tokens=spent)
         return dspy.Prediction(concepts=memory.render(names), names=names, record=record)

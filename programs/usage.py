@@ -26,3 +26,11 @@ def usage() -> Iterator[dict[str, int]]:
                 spent["completion"] += entry.get("completion_tokens") or 0
                 spent["calls"] += 1
 
+
+
+@contextmanager
+def inside(module: dspy.Module) -> Iterator[None]:
+    """Calls made in the block count as ``module``'s, as if it had been called (``module(...)``) rather
+    than one of its methods: DSPy's stack of calling modules names the step that spent the tokens."""
+    with dspy.context(caller_modules=[*(dspy.settings.caller_modules or []), module]):
+        yield

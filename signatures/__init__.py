@@ -4,8 +4,8 @@ from .arc_solver import RetryArcPuzzle, SolveArcPuzzle
 from .cheatsheet import CurateCheatsheet
 from .concept_abstraction import (AbstractOEConcepts, AbstractPSConcepts,
                                   DeriveSolutionTrace, WritePseudocode)
-from .concept_selection import (CaptionProblem, SelectOEConcepts,
-                                SelectPSConcepts)
+from .concept_selection import (CaptionProblem, ReselectConcepts,
+                                SelectOEConcepts, SelectPSConcepts)
 from .concepts import OEConcept, Parameter, PSConcept
 from .experience_transfer import LabelObjects, ObjectLabel, ReasonWithMemory
 from .grounded_hypotheses import (GroundedHypothesisGeneration, GroundedRule,
@@ -41,6 +41,7 @@ __all__ = [
     "ReflectOnEpisode",
     "ReflectOnEpisodes",
     "Rejection",
+    "ReselectConcepts",
     "RetryArcPuzzle",
     "SelectOEConcepts",
     "SelectPSConcepts",

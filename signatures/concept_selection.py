@@ -3,6 +3,7 @@
 OE:  caption = Caption(problem)                     # observations kept apart from speculation
      chosen  = SelectOE(situations, caption, top_k) # numbers of the most relevant lessons
 PS:  chosen  = SelectPS(memory, problem)            # reasoning over cues and types, then titles
+retry: more = Reselect(memory, problem, previous_program, feedback, top_k)   # either format
 
 The problem is text (or an image, for a vision model); what a task needs the reader to know
 goes in that text (the ARC programs state the grid format and the goal before the grids).
@@ -55,3 +56,20 @@ class SelectPSConcepts(dspy.Signature):
     memory: str = dspy.InputField(desc="the concept library, compressed: title, kind, typed signature, relevance cues")
     problem: str | dspy.Image = dspy.InputField(desc="the problem to solve, as text or as an image")
     selected: Annotated[list[str], Len(0, 10)] = dspy.OutputField(desc="exact titles of the chosen concepts, at most ten")
+
+
+class ReselectConcepts(dspy.Signature):
+    """A program written for a problem was run and failed. Choose the entries of the memory that would
+    help write a correct one.
+
+    Read the failed program and what went wrong when it ran, then look for entries whose
+    situation or relevance cues match what the program missed. Return the exact names of at
+    most top_k entries (an entry's number for numbered lessons, its title for concepts), most
+    helpful first; return none if nothing fits."""
+
+    memory: str = dspy.InputField(desc="the memory, compressed: numbered situations, or concept titles with cues")
+    problem: str = dspy.InputField(desc="the problem")
+    previous_program: str = dspy.InputField(desc="the program that was run")
+    feedback: str = dspy.InputField(desc="what happened when it ran on the examples")
+    top_k: int = dspy.InputField(desc="the most entries to choose")
+    chosen: Annotated[list[str], Len(0, 10)] = dspy.OutputField(desc="names of the chosen entries")

@@ -1,9 +1,17 @@
 """Where a run stands: memory snapshots at batch boundaries, the log of memory writes, replayed reads.
 
     memory/run<r>/step-0000.json    the memory as loaded
-    memory/run<r>/step-<i>.json     after the write that followed problem i
+    memory/run<r>/step-<i>.json     after the write that followed problem i (pass 0)
+    memory/run<r>/pass<p>-step-<i>.json   after the write that followed the i-th problem of retry pass p
+    memory/run<r>/pass-<p>.json     at the end of pass p (``passes`` retry mode)
     memory/run<r>/writes.jsonl      what each write did and spent (written just before its snapshot)
     memory/run<r>/final.json        at the end, with usage counts
+    passes/run<r>.json              the last pass finished (``passes`` retry mode), written after its snapshot
+
+A run in ``passes`` mode continues within pass 0 as an inline run does (from the last snapshot at
+a batch boundary); once pass 0 is finished, it continues from the end of the last finished pass:
+memory from ``pass-<p>.json``, each task as its latest record of a finished pass, and a pass cut
+short is done again (its LM answers from the run's cache).
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ def _restore(program, initial: Memory, snapshots: Path, start: int) -> None:
             stale.unlink()
     log = snapshots / "writes.jsonl"
     if log.exists():
-        entries = [e for e in _read_writes(log) if e["after_problem"] <= start]
+        entries = [e for e in _read_writes(log) if int(e.get("pass", 0)) == 0 and e["after_problem"] <= start]
         write_json_lines(log, entries)
 
 
@@ -62,17 +70,40 @@ def _replay_read(program, record: dict[str, Any]) -> None:
 
 
 def _read_writes(path: Path) -> list[dict[str, Any]]:
-    """The writes of a run in order, one per write point (a later line for the same point wins)."""
+    """The writes of a run in order, one per write point (pass, problem): a later line for the same point wins."""
     if not path.exists():
         return []
-    by_point: dict[int, dict[str, Any]] = {}
+    by_point: dict[tuple[int, int], dict[str, Any]] = {}
     for line in path.read_text().splitlines():
         try:
             entry = json.loads(line)
-            by_point[int(entry["after_problem"])] = entry
-        except (ValueError, KeyError, TypeError):
+            by_point[(int(entry.get("pass", 0)), int(entry["after_problem"]))] = entry
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a line torn by a crash: its write is done again
-    return [by_point[i] for i in sorted(by_point)]
+    return [by_point[point] for point in sorted(by_point)]
+
+
+def finished_pass(run_dir: Path, run: int) -> int:
+    """The last retry pass of run ``run`` finished (-1: pass 0 is not)."""
+    path = run_dir / "passes" / f"run{run}.json"
+    try:
+        return int(json.loads(path.read_text())["finished"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return -1
+
+
+def finish_pass(run_dir: Path, run: int, finished: int) -> None:
+    path = run_dir / "passes" / f"run{run}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, lambda handle: handle.write(json.dumps({"finished": finished}) + "\n"))
+
+
+def restore_pass(program, snapshots: Path, finished: int) -> None:
+    """Give ``program`` the memory as it was at the end of pass ``finished``; forget later writes."""
+    program.use_memory(load_memory(snapshots / f"pass-{finished}.json"))
+    log = snapshots / "writes.jsonl"
+    if log.exists():
+        write_json_lines(log, [e for e in _read_writes(log) if int(e.get("pass", 0)) <= finished])
 
 
 def write_json_lines(path: Path, entries: list[dict[str, Any]]) -> None:

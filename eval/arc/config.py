@@ -13,7 +13,8 @@ from memreason.programs.memory_file import Memory, empty_memory, load_memory
 MEMORY_FORMAT = {"baseline": None, "cheatsheet": "cheatsheet", "arcmemo_oe": "oe", "arcmemo_ps": "ps",
                  "arcmemo_ps_noselect": "ps"}
 # ArcConfig fields that are program knobs (a --config's knobs by these names set them, the rest go to the constructor)
-KNOB_FIELDS = ("attempts", "retries", "top_k", "continual_every", "write_gate", "cot", "modality", "temperature")
+KNOB_FIELDS = ("attempts", "retries", "top_k", "continual_every", "write_gate", "cot", "modality", "temperature",
+               "retry_mode", "reselect", "reselect_k")
 
 
 @dataclass
@@ -33,6 +34,9 @@ class ArcConfig:
     cot: bool = False
     modality: str = "text"
     temperature: float = 0.7
+    retry_mode: str = "inline"  # or "passes": retries as passes over the tasks (ArcProgram)
+    reselect: bool = False
+    reselect_k: int | None = None
     runs: int = 1
     threads: int = 1
     knobs: dict[str, Any] = field(default_factory=dict)
@@ -65,7 +69,10 @@ class ArcConfig:
 
     def program_knobs(self, run: int) -> dict[str, Any]:
         knobs: dict[str, Any] = dict(attempts=self.attempts, retries=self.retries, cot=self.cot,
-                                     temperature=self.temperature, seed=run, write_gate=self.write_gate)
+                                     temperature=self.temperature, seed=run, write_gate=self.write_gate,
+                                     retry_mode=self.retry_mode)
+        if self.reselect:
+            knobs.update(reselect=True, reselect_k=self.reselect_k)
         if self.memory_format is not None:
             knobs["continual_every"] = self.continual_every
         if self.memory_format in ("oe", "ps"):

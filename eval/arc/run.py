@@ -14,6 +14,7 @@ from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
+from memreason.programs.arc_program import PassesDone, _unfinished
 from memreason.programs.arc_solver import Attempt
 from memreason.programs.memory_file import Memory, save_memory
 
@@ -22,7 +23,8 @@ from ..resume import read_examples
 from ..runs import JsonlWriter
 from ..session import RunSession
 from ..traces import TraceStore, example_unit, write_unit
-from .checkpoints import _read_writes, _replay_read, _restore, _resume_point
+from .checkpoints import (_read_writes, _replay_read, _restore, _resume_point,
+                          finish_pass, finished_pass, restore_pass)
 from .config import ArcConfig
 from .scoring import lm_failure, task_record
 from .summary import summarise
@@ -47,7 +49,10 @@ def evaluate_arc(
     tasks = list(tasks) if tasks is not None else config.load_tasks()
     initial = initial_memory if initial_memory is not None else config.load_memory()
     run_dir.mkdir(parents=True, exist_ok=True)
-    finished = read_examples(run_dir / "examples.jsonl")
+    passed = {run: finished_pass(run_dir, run) for run in range(config.runs)}
+    # a record of pass 0, or of a retry pass its run finished (a pass cut short is done again)
+    finished = read_examples(run_dir / "examples.jsonl",
+                             keep=lambda r: int(r.get("pass", 0)) <= max(0, passed.get(int(r["run"]), -1)))
     if retry_failed:
         finished = {key: r for key, r in finished.items() if not r.get("failure") and not r.get("error")}
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True)
@@ -70,7 +75,8 @@ def evaluate_arc(
 
 def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | None, finished, session: RunSession,
          sandbox, run_dir: Path, writer: JsonlWriter, progress: bool):
-    """Run ``run`` of Algorithm 1, continuing from what ``finished`` holds; (records, writes, tasks kept)."""
+    """Run ``run`` of Algorithm 1 (and its retry passes), continuing from what ``finished`` holds;
+    (records, writes, tasks kept)."""
     program = build_program(config.program, **config.program_knobs(run), sandbox=sandbox)
     program.solver.parallel = config.threads > 1  # a task's attempts go to the LM at once too
     if config.program_state:
@@ -78,80 +84,165 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
     program.set_memory_lm(session.memory_lm)  # memory reads and writes: metered as the memory role
     snapshots = run_dir / "memory" / f"run{run}"
     index = {item.id: i for i, item in enumerate(tasks)}
-    done = {i: finished[(run, item.id)] for i, item in enumerate(tasks) if (run, item.id) in finished}
-    start = _resume_point(config, len(tasks), done, initial, snapshots)
-    if initial is not None:
-        _restore(program, initial, snapshots, start)
-    bar = tqdm(total=len(tasks), initial=len(done), desc=f"{config.program} run {run + 1}/{config.runs}",
-               disable=not progress, unit="task", dynamic_ncols=True)
+    passed = finished_pass(run_dir, run) if program.passes else -1
+    ours = {item.id: finished[(run, item.id)] for item in tasks if (run, item.id) in finished}
+    if passed >= 0:  # continue after the last finished pass
+        done = {index[i]: r for i, r in ours.items()}
+        if initial is not None:
+            restore_pass(program, snapshots, passed)
+        resume = PassesDone(passed + 1, [_prediction(done[i]) for i in range(len(tasks))],
+                            _written(snapshots / "writes.jsonl"))
+    else:  # in pass 0: continue from the last snapshot at a batch boundary, as an inline run does
+        done = {index[i]: r for i, r in ours.items() if int(r.get("pass", 0)) == 0}
+        start = _resume_point(config, len(tasks), done, initial, snapshots)
+        if initial is not None:
+            _restore(program, initial, snapshots, start)
+        resume = PassesDone(0, [_prediction(done[i]) for i in range(start)], _written(snapshots / "writes.jsonl"))
+    kept_records = dict(done)
     write_meter = Meter(root=program, trace=True)
     traces = TraceStore(run_dir)
+    bars: dict[int, tqdm] = {}
+    passes = f" pass {{}}/{program.passes + 1}" if program.passes else ""
+
+    def bar(p: int, total: int, initial: int = 0) -> tqdm:
+        if p not in bars:
+            desc = f"{config.program} run {run + 1}/{config.runs}" + passes.format(p)
+            bars[p] = tqdm(total=total, initial=initial, desc=desc, disable=not progress, unit="task", dynamic_ncols=True)
+        return bars[p]
 
     def solve_batch(batch: list[ArcTask]) -> list[dspy.Prediction]:
         predictions, todo = {}, []
         for item in batch:
             i = index[item.id]
             if i in done:  # finished before: its read is replayed, its attempts feed the write
-                record = done[i]
-                _replay_read(program, record)
-                predictions[i] = dspy.Prediction(attempts=[Attempt.from_json(a) for a in record["attempts"]], record=record)
+                _replay_read(program, done[i])
+                predictions[i] = _prediction(done[i])
             else:
                 todo.append(item)
-        for i, solved in _solve_batch(program, todo, index, run, config, session, writer, traces, bar).items():
-            predictions[i] = solved
-            done[i] = solved.record
-        if session.errors.stopping:
-            raise RunAborted(session.errors.why())
+        solved = _solve_batch(program, todo, index, run, config, session, writer, traces,
+                              bar(0, len(tasks), len(done)), retry_pass=None)
+        for i, prediction in solved.items():
+            predictions[i] = prediction
+            done[i] = prediction.record
+        _stop_if_asked(session)
         return [predictions[index[item.id]] for item in batch]
 
+    def retry_batch(p: int, batch: list[tuple[ArcTask, dspy.Prediction]]) -> list[dspy.Prediction]:
+        before = {item.id: prediction for item, prediction in batch}
+        solved = _solve_batch(program, [item for item, _ in batch], index, run, config, session, writer, traces,
+                              bar(p, sum(map(_unfinished, (_prediction(r) for r in done.values())))), retry_pass=(p, before))
+        for i, prediction in solved.items():
+            done[i] = prediction.record
+        _stop_if_asked(session)
+        return [solved.get(index[item.id], before[item.id]) for item, _ in batch]
+
     def on_write(i: int, records: list[dict[str, Any]]) -> None:
-        entry = {"after_problem": start + i, "records": records, **write_meter.take()}
-        traces.write(write_unit(run, start + i), write_meter.take_calls())
+        p = program.pass_index
+        entry = {"pass": p, "after_problem": i, "records": records, **write_meter.take()}
+        traces.write(write_unit(run, i) if p == 0 else f"{write_unit(run, i)}-pass{p}", write_meter.take_calls())
         log = JsonlWriter(snapshots / "writes.jsonl")
         try:
             log.write(entry)  # before the snapshot: a snapshot always has its log line
         finally:
             log.close()
-        save_memory(program.memory, snapshots / f"step-{start + i:04d}.json")
+        save_memory(program.memory, snapshots / (f"step-{i:04d}.json" if p == 0 else f"pass{p}-step-{i:04d}.json"))
 
-    with bar, session.task_context(), metering(write_meter):
-        program.solve_all(tasks[start:], solve_batch=solve_batch, on_write=on_write)
+    def on_pass(p: int, predictions: list[Any]) -> None:
+        if bars.get(p) is not None:
+            bars[p].close()
+        if not program.passes:
+            return
+        if initial is not None:
+            save_memory(program.memory, snapshots / f"pass-{p}.json")
+        finish_pass(run_dir, run, p)
+
+    try:
+        with session.task_context(), metering(write_meter):
+            program.solve_all(tasks, solve_batch=solve_batch, retry_batch=retry_batch, on_write=on_write,
+                              on_pass=on_pass, resume=resume)
+    finally:
+        for open_bar in bars.values():
+            open_bar.close()
     if initial is not None:
         save_memory(program.memory, snapshots / "final.json")
-    kept = sum(1 for i in range(len(tasks)) if (run, tasks[i].id) in finished and done[i] is finished[(run, tasks[i].id)])
+    kept = sum(1 for i, record in kept_records.items() if done[i] is record)
     return [done[i] for i in range(len(tasks))], _read_writes(snapshots / "writes.jsonl"), kept
 
 
+def _prediction(record: dict[str, Any]) -> dspy.Prediction:
+    """A task as a finished record holds it: what the program's loop and its retry passes need."""
+    return dspy.Prediction(attempts=[Attempt.from_json(a) for a in record["attempts"]], read=record.get("read") or {},
+                           concepts=record.get("concepts", ""), record=record)
+
+
+def _written(log: Path) -> set[str]:
+    """The tasks whose solutions a run's memory writes took (each is written once)."""
+    return {r["task"] for entry in _read_writes(log) for r in entry["records"] if "task" in r}
+
+
+def _stop_if_asked(session: RunSession) -> None:
+    if session.errors.stopping:
+        raise RunAborted(session.errors.why())
+
+
 def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int, config: ArcConfig,
-                 session: RunSession, writer: JsonlWriter, traces: TraceStore, bar) -> dict[int, dspy.Prediction]:
-    """Solve ``batch`` in parallel (``config.threads``), writing each record as it finishes; by task index."""
+                 session: RunSession, writer: JsonlWriter, traces: TraceStore, bar,
+                 retry_pass: tuple[int, dict[str, dspy.Prediction]] | None) -> dict[int, dspy.Prediction]:
+    """Solve ``batch`` in parallel (``config.threads``), writing each record as it finishes; by task index.
+
+    ``retry_pass`` (p, predictions by task id): instead of solving, give each task's unfinished
+    attempts one more step (retry pass p); its record then holds every step so far, and what the
+    task spent in all passes."""
 
     def solve(item: ArcTask) -> dspy.Prediction | None:
         if session.errors.stopping:
             return None
         started = time.perf_counter()
         meter = Meter(root=program, trace=True)
-        attempts: list[Attempt] = []
-        read: dict[str, Any] = {}
+        before = retry_pass[1][item.id] if retry_pass else None
+        attempts: list[Attempt] = list(before.attempts) if before else []
+        read: dict[str, Any] = dict(before.read) if before else {}
+        concepts = before.concepts if before else ""
         failure = None
         with session.task_context(), metering(meter):
             try:
-                out = program(task=item)
-                attempts, read = out.attempts, out.read
+                out = program.retry_pass(item, before) if before else program(task=item)
+                attempts, read, concepts = out.attempts, out.read, out.concepts
             except Exception as exc:  # one bad task must not stop the run
                 failure = failure_of(exc)
         failure = failure or lm_failure(attempts)
+        spent = meter.record()
+        earlier = before.record if before else {}
+        if earlier:
+            spent = {key: _add(earlier.get(key) or {}, spent.get(key) or {}) for key in ("usage", "faults", "retries")}
         record = task_record(item, attempts, read, run=run, index=index[item.id], retries=config.retries,
-                             failure=failure, spent=meter.record())
-        record["seconds"] = round(time.perf_counter() - started, 2)
-        traces.write(example_unit(run, item.id), meter.take_calls())  # before its line: a line always has its trace
+                             failure=failure, spent=spent)
+        record["seconds"] = round(time.perf_counter() - started + (earlier.get("seconds") or 0), 2)
+        if program.passes:
+            record["pass"] = retry_pass[0] if retry_pass else 0
+            record["concepts"] = concepts  # what a later pass's retries start from
+        calls = meter.take_calls()
+        if before:
+            calls = traces.read(example_unit(run, item.id)) + calls
+        traces.write(example_unit(run, item.id), calls)  # before its line: a line always has its trace
         writer.write(record)
         if failure:
             session.errors.fail(failure)
-        return dspy.Prediction(attempts=attempts, record=record)  # attempts for the program's GETFEEDBACK
+        return dspy.Prediction(attempts=attempts, read=read, concepts=concepts, record=record)
 
     def official(done: list[dspy.Prediction]) -> dict[str, str]:
         return {"official": f"{sum(p.record['scores']['official_score'] for p in done) / len(done):.0%}"}
 
     return {index[item.id]: solved for item, solved in run_each(batch, solve, threads=config.threads, bar=bar,
                                                                 errors=session.errors, postfix=official)}
+
+
+def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two nested dicts of counts added key by key (what a task spent over its passes)."""
+    out = dict(a)
+    for key, value in b.items():
+        if isinstance(value, dict):
+            out[key] = _add(out.get(key) or {}, value)
+        else:
+            out[key] = (out.get(key) or 0) + value
+    return out

@@ -14,7 +14,7 @@ send their requests to one server, which decodes them together.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import dspy
@@ -91,9 +91,24 @@ def resolve_lm(
         kwargs["timeout"] = timeout
     try:
         lm = dspy.LM(spec, **kwargs)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, dspy.LMConfigurationError) as exc:  # the last: settings a reasoning model refuses
         raise LMConfigError(f"cannot use LM {spec!r}: {exc}") from None
     return LMChoice(spec, lm, local=False)
+
+
+def with_generation(choice: LMChoice, *, temperature: float, max_tokens: int | None) -> LMChoice:
+    """``choice`` with a sampling temperature and generation cap of its own (``max_tokens=None`` keeps its cap).
+
+    The LM is a copy (``dspy.LM.copy``): the same model, address, cache and timeout. A local
+    model's copy starts no server: it finds the running one by its model file."""
+    cap = "max_completion_tokens" if "max_completion_tokens" in choice.lm.kwargs else "max_tokens"  # OpenAI reasoning models
+    if cap == "max_completion_tokens" and ((temperature and temperature != 1.0) or (max_tokens and max_tokens < 16000)):
+        raise LMConfigError(f"cannot use LM {choice.spec!r} at temperature {temperature:g} with max tokens {max_tokens}: "
+                            "OpenAI's reasoning models take temperature 1 and max tokens of at least 16000")
+    changes: dict = {"temperature": temperature}
+    if max_tokens is not None:
+        changes[cap] = max_tokens
+    return replace(choice, lm=choice.lm.copy(**changes))
 
 
 def is_gguf(path: Path) -> bool:
