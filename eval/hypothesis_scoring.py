@@ -1,6 +1,6 @@
 """Score the semantic memory a run built against its level's rule table (``hypothesis_f1``).
 
-Three ways to read a hypothesis (DESIGN.md section 5), named by ``mode``:
+Three ways to read a hypothesis, named by ``mode``:
 
 - ``parse``: the deterministic parser (:func:`memreason.programs.parse_implications`). Free, exact, and
   strict: a hypothesis it cannot read implies nothing, so it counts as wrong.

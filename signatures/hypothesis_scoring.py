@@ -1,6 +1,6 @@
 """Signatures for scoring generated hypotheses against a rule table (``hypothesis_f1``).
 
-Two ways to score, as DESIGN.md section 5 asks:
+Two ways to score (the HDR paper scored its Table 5 by hand; these automate it):
 - extensional: an interpreter states, for every attribute combination, the label a
   hypothesis implies or "silent"; the arithmetic then compares with the table;
 - matching, like HypoBench: a judge says which reference rules a hypothesis states.
