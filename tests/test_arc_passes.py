@@ -201,3 +201,36 @@ def test_a_crash_in_a_retry_pass_resumes_at_the_pass_boundary(tmp_path, split, m
     assert first_programs(engine) == []  # pass 0 was not solved again
     assert comparable(results(out)) == comparable(results(whole))
     assert snapshots(out) == snapshots(whole)
+
+
+def test_retry_failed_on_a_finished_passes_run_solves_the_failed_task_again(tmp_path, split, monkeypatch):
+    from memreason.datasets.arc import puzzle_text
+    from memreason.lm.faults import LMServerError
+
+    from arc_helpers import four_tasks
+    from scripted_answers import outputs
+
+    whole_engine = ScriptedEngine(resume_script())
+    use(monkeypatch, whole_engine)
+    whole = tmp_path / "whole"
+    assert arc_cli.main([*PASSES, "--split", str(split), "--out", str(whole)]) == 0
+
+    answer, recolor_b = resume_script(), puzzle_text(four_tasks()[1])
+
+    def down_for_b(call):
+        if recolor_b in call.user_text and outputs(call)[-1] == "program":
+            raise LMServerError("down for this puzzle")
+        return answer(call)
+
+    out = tmp_path / "failed"
+    argv = [*PASSES, "--split", str(split), "--out", str(out), "--lm-retries", "0"]
+    use(monkeypatch, ScriptedEngine(down_for_b))
+    assert arc_cli.main(argv) == 0
+    assert results(out)["failures"] == {"server_error": 1}
+    assert json.loads((out / "passes" / "run0.json").read_text()) == {"finished": 1}
+
+    use(monkeypatch, ScriptedEngine(resume_script()))  # the server is back
+    assert arc_cli.main([*argv, "--retry-failed"]) == 0
+    assert results(out)["failures"] == {}
+    assert results(out)["score_by_retries"] == results(whole)["score_by_retries"]
+    assert snapshots(out) == snapshots(whole)

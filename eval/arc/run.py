@@ -86,6 +86,13 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
     index = {item.id: i for i, item in enumerate(tasks)}
     passed = finished_pass(run_dir, run) if program.passes else -1
     ours = {item.id: finished[(run, item.id)] for item in tasks if (run, item.id) in finished}
+    if passed >= 0 and len(ours) < len(tasks):
+        # --retry-failed dropped tasks whose pass 0 is done: every pass is done again from the start
+        # (in Algorithm 1's order; what did not fail answers from the run's cache)
+        passed, ours = -1, {}
+        finish_pass(run_dir, run, -1)
+        for stale in snapshots.glob("pass*.json"):
+            stale.unlink()
     if passed >= 0:  # continue after the last finished pass
         done = {index[i]: r for i, r in ours.items()}
         if initial is not None:
