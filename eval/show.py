@@ -361,6 +361,7 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
             head = f"attempt {attempt.get('index')}, {'retry ' + str(step.get('retry')) if step.get('retry') else 'first program'}: " \
                    f"{passed}/{len(train)} train pairs right"
             body: list[Any] = [Text(head, style="bold")]
+            body.extend(_step_read(step.get("read") or {}))
             if step.get("error"):
                 body.append(Text(f"no program: {step['error']}", style="red"))
             if step.get("program"):
@@ -373,6 +374,17 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
                 body.append(Text("feedback given to the next retry: " + step["feedback"][:FIELD_CHARS], style="dim"))
             parts.append(Panel(Group(*body), box=box.SIMPLE))
     return parts
+
+
+def _step_read(read: dict[str, Any]) -> list[Any]:
+    """What a retry step read from memory for itself (a retry pass's re-read, or a re-selection), if anything."""
+    if "selected" not in read and not read.get("failed"):
+        return []
+    names = read.get("selected")
+    shown = (", ".join(map(str, names)) if isinstance(names, list) else str(names or "")) or "none"
+    how = "re-selected for this retry (added to the first read's)" if read.get("reselected") else "read again for this retry"
+    failed = f" (failed: {read['failed']})" if read.get("failed") else ""
+    return [Text(f"concepts {how}: {shown}{failed}", style="cyan")]
 
 
 # -- calls -------------------------------------------------------------------------------------

@@ -210,3 +210,31 @@ def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_l
     assert demo.main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
                       "--out", str(out), "--no-progress"]) == 0
     assert len(engine.calls) == calls  # finished rows are read back
+
+
+def test_show_gives_what_each_retry_read_from_memory(tmp_path, monkeypatch, capsys):
+    def program(call):
+        if "input (1 rows x 2 columns):\n12" in call.user_text:
+            return {"program": FLIP}
+        return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
+
+    answers = Script(program=program, selected={"reasoning": "cues", "selected": ["flip rows"]},
+                     chosen={"chosen": ["recolour cells"]})
+    engine = ScriptedEngine(answers)
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    tiny = write_tasks(tmp_path / "tiny", recolor_task("b_recolor"))
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**PS_CONCEPT), PSConcept(**{**PS_CONCEPT, "title": "recolour cells"})], source="seed")
+    save_memory(memory, tmp_path / "ps.json")
+    base = ["arcmemo_ps", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1", "--retries", "1",
+            "--retry-mode", "passes", "--no-progress", "--no-report"]
+    for extra, line in ([], "concepts read again for this retry: flip rows"),\
+                       (["--reselect"], "concepts re-selected for this retry (added to the first read's): recolour cells"):
+        out = tmp_path / ("arc" + "".join(extra))
+        assert arc_cli.main([*base, *extra, "--out", str(out)]) == 0
+        capsys.readouterr()
+        assert show.main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
+        text = capsys.readouterr().out
+        assert line in text and text.index("attempt 0, retry 1") < text.index(line)
+        assert text.count("for this retry") == 1  # the first program's read is the task's, shown once above
