@@ -100,3 +100,21 @@ def four_tasks() -> list[ArcTask]:
     """Two flips and two recolours, each puzzle text distinct (a, b, c, d in task order)."""
     return [flip_task("a_flip"), recolor_task("b_recolor"), with_pair(flip_task(), "c_flip", [[4, 5]], [[5, 4]]),
             with_pair(recolor_task(), "d_recolor", [[0, 0, 1]], [[0, 0, 2]])]
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    """A split of two tasks: a flip (``a_flip``) and a recolour (``b_recolor``)."""
+    return write_tasks(tmp_path / "tiny", flip_task("a_flip"), recolor_task("b_recolor"))
+
+
+@pytest.fixture
+def memory_file(tmp_path) -> Path:
+    """A PS memory file holding :data:`PS_CONCEPT`."""
+    from memreason.programs import ConceptMemory, save_memory
+    from memreason.signatures import PSConcept
+
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**PS_CONCEPT)], source="seed")
+    save_memory(memory, tmp_path / "ps.json")
+    return tmp_path / "ps.json"

@@ -9,10 +9,7 @@ import pytest
 import memreason.eval.arc_cli as arc_cli
 from memreason.lm import ScriptedEngine
 from memreason.eval.runs import comparable
-from memreason.programs import ConceptMemory, save_memory
-from memreason.signatures import PSConcept
-
-from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, choice, flip_task, recolor_task, small_sandbox, write_tasks
+from arc_helpers import FLIP, IDENTITY, RECOLOR, choice, memory_file, small_sandbox, tiny  # noqa: F401
 from scripted_answers import Script
 
 RESULT_KEYS = {"task", "program", "split", "lm", "memory_lm", "examples", "runs", "oracle_at_k", "official_score",
@@ -37,19 +34,6 @@ def scripted(monkeypatch):
     monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: choice(engine, spec or "embedded"))
     monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     return engine
-
-
-@pytest.fixture
-def tiny(tmp_path):
-    return write_tasks(tmp_path / "tiny", flip_task("a_flip"), recolor_task("b_recolor"))
-
-
-@pytest.fixture
-def memory_file(tmp_path):
-    memory = ConceptMemory("ps")
-    memory.add([PSConcept(**PS_CONCEPT)], source="seed")
-    save_memory(memory, tmp_path / "ps.json")
-    return tmp_path / "ps.json"
 
 
 def test_arcmemo_ps_end_to_end_writes_a_run_directory(tmp_path, tiny, memory_file, scripted, capsys):

@@ -15,10 +15,7 @@ from memreason.eval.options import UsageError, resolve_lms
 from memreason.lm import LMChoice, LMConfigError, ScriptedEngine, resolve_lm
 from memreason.lm import server as server_module
 from memreason.lm.resolve import with_generation
-from memreason.programs import ConceptMemory, save_memory
-from memreason.signatures import PSConcept
-
-from arc_helpers import FLIP, PS_CONCEPT, flip_task, recolor_task, small_sandbox, write_tasks
+from arc_helpers import FLIP, memory_file, small_sandbox, tiny  # noqa: F401
 from scripted_answers import Script, outputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,19 +62,6 @@ def scripted(engine, monkeypatch):
     monkeypatch.setattr("memreason.eval.options.resolve_lm", resolver(engine))
     monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     return engine
-
-
-@pytest.fixture
-def tiny(tmp_path):
-    return write_tasks(tmp_path / "tiny", flip_task("a_flip"), recolor_task("b_recolor"))
-
-
-@pytest.fixture
-def memory_file(tmp_path):
-    memory = ConceptMemory("ps")
-    memory.add([PSConcept(**PS_CONCEPT)], source="seed")
-    save_memory(memory, tmp_path / "ps.json")
-    return tmp_path / "ps.json"
 
 
 def arc_lms(argv: list[str], engine, resolved=None) -> tuple[LMChoice, LMChoice]:

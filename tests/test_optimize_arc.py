@@ -18,11 +18,10 @@ import memreason.optimize.compile as compile_cli
 from memreason.datasets.arc import puzzle_text
 from memreason.optimize.demos import arc_training_tasks
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
-from memreason.programs import ConceptMemory, arc_solver, build_program, save_memory
-from memreason.signatures import PSConcept
+from memreason.programs import arc_solver, build_program
 
-from arc_helpers import CRASH, FLIP, PS_CONCEPT, RECOLOR, flip_task, recolor_task, sandbox, small_sandbox, \
-    puzzle_of, with_pair, write_tasks  # noqa: F401
+from arc_helpers import CRASH, FLIP, RECOLOR, flip_task, recolor_task, sandbox, small_sandbox, \
+    memory_file, puzzle_of, with_pair, write_tasks  # noqa: F401
 
 TASK, MEMORY, ORACLE = (f"scripted:optimize_arc_lms:{name}" for name in ("task", "memory", "oracle"))
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]
@@ -44,14 +43,6 @@ def scripted(monkeypatch, sandbox):
 @pytest.fixture
 def tiny(tmp_path) -> Path:
     return write_tasks(tmp_path / "tiny", *TASKS)
-
-
-@pytest.fixture
-def memory_file(tmp_path) -> Path:
-    memory = ConceptMemory("ps")
-    memory.add([PSConcept(**PS_CONCEPT)], source="seed")
-    save_memory(memory, tmp_path / "ps.json")
-    return tmp_path / "ps.json"
 
 
 def trials_of(study_dir: Path, name: str = "arcmemo_ps-tiny"):
