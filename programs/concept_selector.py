@@ -5,7 +5,7 @@
     PS:  chosen   <- SelectPS(compressed memory, problem)  # reasoning over cues and types, then titles
     s = render(chosen, in full)
 
-    retry (``reselect``): chosen <- Reselect(compressed memory, problem, previous program, feedback, k)
+    retry (``reselect``): chosen <- Reselect(compressed memory, problem, previous program, feedback, k)  # OE: numbers
 
 Names that do not exist in memory are dropped and counted (``hallucinated``);
 repeats are dropped; at most ``top_k`` are kept (no cap for PS when ``top_k`` is
@@ -20,7 +20,7 @@ from typing import Sequence
 
 import dspy
 
-from memreason.signatures import (CaptionProblem, ReselectConcepts,
+from memreason.signatures import (CaptionProblem, ReselectConcepts, ReselectOEConcepts,
                                   SelectOEConcepts, SelectPSConcepts)
 
 from .concept_memory import ConceptMemory
@@ -53,7 +53,7 @@ class ConceptSelector(dspy.Module):
         else:
             self.select = dspy.ChainOfThought(SelectPSConcepts) if reasoning else dspy.Predict(SelectPSConcepts)
         if reselect:
-            self.reselect_with = dspy.Predict(ReselectConcepts)
+            self.reselect_with = dspy.Predict(ReselectOEConcepts if format == "oe" else ReselectConcepts)  # OE: lesson numbers
 
     def forward(self, problem: str | dspy.Image, memory: ConceptMemory) -> dspy.Prediction:
         """``concepts``: the chosen concepts in full; ``names``; ``record`` (asked, kept, hallucinated, tokens)."""

@@ -5,7 +5,8 @@ from .cheatsheet import CurateCheatsheet
 from .concept_abstraction import (AbstractOEConcepts, AbstractPSConcepts,
                                   DeriveSolutionTrace, WritePseudocode)
 from .concept_selection import (CaptionProblem, ReselectConcepts,
-                                SelectOEConcepts, SelectPSConcepts)
+                                ReselectOEConcepts, SelectOEConcepts,
+                                SelectPSConcepts)
 from .concepts import OEConcept, Parameter, PSConcept
 from .experience_transfer import LabelObjects, ObjectLabel, ReasonWithMemory
 from .grounded_hypotheses import (GroundedHypothesisGeneration, GroundedRule,
@@ -42,6 +43,7 @@ __all__ = [
     "ReflectOnEpisodes",
     "Rejection",
     "ReselectConcepts",
+    "ReselectOEConcepts",
     "RetryArcPuzzle",
     "SelectOEConcepts",
     "SelectPSConcepts",

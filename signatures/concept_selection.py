@@ -3,7 +3,7 @@
 OE:  caption = Caption(problem)                     # observations kept apart from speculation
      chosen  = SelectOE(situations, caption, top_k) # numbers of the most relevant lessons
 PS:  chosen  = SelectPS(memory, problem)            # reasoning over cues and types, then titles
-retry: more = Reselect(memory, problem, previous_program, feedback, top_k)   # either format
+retry: more = Reselect(memory, problem, previous_program, feedback, top_k)   # titles (PS) or numbers (OE)
 
 The problem is text (or an image, for a vision model); what a task needs the reader to know
 goes in that text (the ARC programs state the grid format and the goal before the grids).
@@ -73,3 +73,9 @@ class ReselectConcepts(dspy.Signature):
     feedback: str = dspy.InputField(desc="what happened when it ran on the examples")
     top_k: int = dspy.InputField(desc="the most entries to choose")
     chosen: Annotated[list[str], Len(0, 10)] = dspy.OutputField(desc="names of the chosen entries")
+
+
+class ReselectOEConcepts(ReselectConcepts):
+    __doc__ = ReselectConcepts.__doc__
+
+    chosen: Annotated[list[int], Len(0, 10)] = dspy.OutputField(desc="numbers of the chosen lessons")

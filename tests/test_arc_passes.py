@@ -131,6 +131,23 @@ def test_a_retry_reselects_in_view_of_the_previous_program_and_its_feedback(sand
         assert step.program == RECOLOR and solved(results[0])
 
 
+def test_an_oe_reselection_names_lessons_by_number(sandbox):
+    from memreason.signatures import OEConcept
+
+    memory = ConceptMemory("oe")
+    memory.add([OEConcept(situation="cells are mirrored", suggestion="flip rows"),
+                OEConcept(situation="ones stand where twos should", suggestion=CONCEPT)], source="seed")
+    program = build_program("arcmemo_oe", retry_mode="passes", reselect=True, attempts=1, retries=1, sandbox=sandbox)
+    program.use_memory(memory)
+    assert program.selector.reselect_with.signature.output_fields["chosen"].annotation == list[int]  # under a grammar: numbers
+    answers = Script(program=solver, speculation={"observations": ["ones"], "speculation": ["recolour"]},
+                     chosen=lambda call: {"chosen": [2, 1] if "previous_program" in call.user_text else [1]})
+    results, _, engine = run(program, [recolor_task("b")], answers)
+    step = results[0].attempts[0].steps[1]
+    assert step.read["reselected"] and step.read["selected"] == ["2"] and step.read["hallucinated"] == []
+    assert step.program == RECOLOR and solved(results[0])
+
+
 def test_reselect_needs_a_program_that_selects_and_retry_mode_is_checked():
     for name in ("baseline", "cheatsheet", "arcmemo_ps_noselect"):
         with pytest.raises(ValueError, match="cannot re-select"):
