@@ -403,7 +403,8 @@ def _calls(calls: list[dict[str, Any]], args: argparse.Namespace, tabled: tuple[
         named = f"{signature}, " if signature and signature != "StringSignature" else ""  # built on the fly: no name
         head = (f"{i}. {call.get('step')} ({named}{call.get('role')} LM): "
                 f"{call.get('prompt_tokens', 0):,} + {call.get('completion_tokens', 0):,} tokens, {call.get('latency_s', 0):.1f} s"
-                + (", from the cache" if call.get("cache_hit") else "") + (f", attempt {call['attempt'] + 1}" if call.get("attempt") else ""))
+                + (", from the cache" if call.get("cache_hit") else "") + (f", attempt {call['attempt'] + 1}" if call.get("attempt") else "")
+                + (f", retry pass {call['pass']}" if call.get("pass") else ""))
         body: list[Any] = [Text(head, style="bold cyan")]
         if args.messages:
             for message in call.get("messages") or []:

@@ -251,3 +251,26 @@ def test_retry_failed_on_a_finished_passes_run_solves_the_failed_task_again(tmp_
     assert results(out)["failures"] == {}
     assert results(out)["score_by_retries"] == results(whole)["score_by_retries"]
     assert snapshots(out) == snapshots(whole)
+
+
+def test_a_retry_pass_done_again_after_a_crash_traces_each_call_once(tmp_path, split, monkeypatch):
+    from memreason.eval.traces import TraceStore, example_unit
+
+    answer, retries = resume_script(), []
+
+    def crashing(call):
+        if "previous_program" in call.user_text:
+            retries.append(True)
+            if len(retries) == 2:  # b_recolor's retry is traced; d_recolor's crashes the pass
+                raise Crash()
+        return answer(call)
+
+    out = tmp_path / "crashed"
+    use(monkeypatch, ScriptedEngine(crashing))
+    with pytest.raises(Crash):
+        arc_cli.main([*PASSES, "--split", str(split), "--out", str(out), "--threads", "1"])
+    use(monkeypatch, ScriptedEngine(resume_script()))
+    assert arc_cli.main([*PASSES, "--split", str(split), "--out", str(out), "--threads", "1"]) == 0
+    for task in ("b_recolor", "d_recolor"):
+        steps = [c["step"] for c in TraceStore(out).read(example_unit(0, task)) if c["step"].startswith("arc_solver")]
+        assert steps == ["arc_solver.solve", "arc_solver.retry"], task

@@ -238,3 +238,5 @@ def test_show_gives_what_each_retry_read_from_memory(tmp_path, monkeypatch, caps
         text = capsys.readouterr().out
         assert line in text and text.index("attempt 0, retry 1") < text.index(line)
         assert text.count("for this retry") == 1  # the first program's read is the task's, shown once above
+        assert "arc_solver.retry (RetryArcPuzzle, task LM)" in text and ", retry pass 1" in text  # its call, tagged
+        assert text.count(", retry pass 1") == len([c for c in TraceStore(out).read(example_unit(0, "b_recolor")) if c.get("pass")])

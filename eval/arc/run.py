@@ -229,8 +229,11 @@ def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int,
             record["pass"] = retry_pass[0] if retry_pass else 0
             record["concepts"] = concepts  # what a later pass's retries start from
         calls = meter.take_calls()
+        if program.passes:  # each call knows its pass: a pass done again after a crash replaces its own calls
+            for call in calls:
+                call["pass"] = record["pass"]
         if before:
-            calls = traces.read(example_unit(run, item.id)) + calls
+            calls = [c for c in traces.read(example_unit(run, item.id)) if c.get("pass", 0) < record["pass"]] + calls
         traces.write(example_unit(run, item.id), calls)  # before its line: a line always has its trace
         writer.write(record)
         if failure:
