@@ -175,6 +175,20 @@ def first_programs(engine):
     return [c for c in engine.calls if "[[ ## puzzle ## ]]" in c.user_text and "previous_program" not in c.user_text]
 
 
+def crash_on_retry(n: int):
+    """The resume tests' script, raising :class:`Crash` at the n-th retry call instead of answering it."""
+    answer, retries = resume_script(), []
+
+    def crashing(call):
+        if "previous_program" in call.user_text:
+            retries.append(call)
+            if len(retries) == n:
+                raise Crash()
+        return answer(call)
+
+    return crashing
+
+
 def test_a_passes_run_records_each_pass_and_scores_by_depth(tmp_path, split, monkeypatch):
     engine = ScriptedEngine(resume_script())
     use(monkeypatch, engine)
@@ -198,16 +212,8 @@ def test_a_crash_in_a_retry_pass_resumes_at_the_pass_boundary(tmp_path, split, m
     whole = tmp_path / "whole"
     assert arc_cli.main([*PASSES, "--split", str(split), "--out", str(whole)]) == 0
 
-    answer, crashed = resume_script(), []
-
-    def crashing(call):
-        if "previous_program" in call.user_text and not crashed:  # the first retry of pass 1
-            crashed.append(True)
-            raise Crash()
-        return answer(call)
-
     out = tmp_path / "crashed"
-    use(monkeypatch, ScriptedEngine(crashing))
+    use(monkeypatch, ScriptedEngine(crash_on_retry(1)))  # the first retry of pass 1
     with pytest.raises(Crash):
         arc_cli.main([*PASSES, "--split", str(split), "--out", str(out)])
     assert json.loads((out / "passes" / "run0.json").read_text()) == {"finished": 0}
@@ -256,17 +262,8 @@ def test_retry_failed_on_a_finished_passes_run_solves_the_failed_task_again(tmp_
 def test_a_retry_pass_done_again_after_a_crash_traces_each_call_once(tmp_path, split, monkeypatch):
     from memreason.eval.traces import TraceStore, example_unit
 
-    answer, retries = resume_script(), []
-
-    def crashing(call):
-        if "previous_program" in call.user_text:
-            retries.append(True)
-            if len(retries) == 2:  # b_recolor's retry is traced; d_recolor's crashes the pass
-                raise Crash()
-        return answer(call)
-
     out = tmp_path / "crashed"
-    use(monkeypatch, ScriptedEngine(crashing))
+    use(monkeypatch, ScriptedEngine(crash_on_retry(2)))  # b_recolor's retry is traced; d_recolor's crashes the pass
     with pytest.raises(Crash):
         arc_cli.main([*PASSES, "--split", str(split), "--out", str(out), "--threads", "1"])
     use(monkeypatch, ScriptedEngine(resume_script()))
