@@ -50,8 +50,8 @@ ARC_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
 # the server's address) only decides how it runs.
 IDENTITY = ("program", "split", "tasks", "task_ids", "limit", "memory", "attempts", "retries", "top_k", "continual_every",
             "write_gate", "cot", "modality", "temperature", "timeout", "runs", "lm", "memory_lm", "max_tokens", "knobs",
-            "program_state_sha256", "retry_mode", "reselect", "reselect_k",  # the content of --program-state (demos, instructions), not its path
-            "memory_temperature", "memory_max_tokens")
+            "program_state_sha256",  # the content of --program-state (demos, instructions), not its path
+            "retry_mode", "reselect", "reselect_k", "memory_temperature", "memory_max_tokens")
 BUILD_IDENTITY = ("program", "format", "out", "split", "tasks", "limit", "solutions", "unverified", "attempts", "retries",
                   "cot", "temperature", "timeout", "lm", "memory_lm", "max_tokens", "memory_temperature", "memory_max_tokens")
 # Before --memory-temperature and --memory-max-tokens, memory calls ran at temperature 0 with the solver's --max-tokens (None).

@@ -173,7 +173,7 @@ class ArcSolver(dspy.Module):
         return dspy.Prediction(attempts=self._map(make, range(self.attempts)))
 
     def retry_pass(self, task: ArcTask, attempts: Sequence[Attempt], concepts: str = "", *,
-              reselect: Reselect | None = None) -> dspy.Prediction:
+                   reselect: Reselect | None = None) -> dspy.Prediction:
         """One more step for every attempt not ``done`` (a retry pass); ``attempts`` with those steps added."""
         puzzle = puzzle_text(task)
         attempts = [Attempt(a.index, list(a.steps)) for a in attempts]

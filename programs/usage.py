@@ -27,7 +27,6 @@ def usage() -> Iterator[dict[str, int]]:
                 spent["calls"] += 1
 
 
-
 @contextmanager
 def inside(module: dspy.Module) -> Iterator[None]:
     """Calls made in the block count as ``module``'s, as if it had been called (``module(...)``) rather
