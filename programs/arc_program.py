@@ -234,7 +234,7 @@ class ArcProgram(dspy.Module):
             self.pass_index = p
             before = len(results) if p == 0 else 0  # problems of pass 0 a harness finished before
             todo = list(range(before, len(tasks))) if p == 0 else \
-                [i for i, prediction in enumerate(results) if _unfinished(prediction)]
+                [i for i, prediction in enumerate(results) if unfinished(prediction)]
             k = self.continual_every
             size = k or max(1, len(todo))
             for start in range(0, len(todo), size):
@@ -281,7 +281,7 @@ class PassesDone:
     written: set[str] = field(default_factory=set)
 
 
-def _unfinished(prediction: Any) -> bool:
+def unfinished(prediction: Any) -> bool:
     """A problem a retry pass visits: some attempt is not done (a task that failed before any attempt is not)."""
     return any(not a.done for a in _attempts(prediction) or [])
 

@@ -65,9 +65,9 @@ class ConceptSelector(dspy.Module):
     def steps(self, problem: str | dspy.Image, memory: ConceptMemory) -> Steps[dspy.Prediction]:
         if memory.format != self.format:
             raise ValueError(f"a {self.format.upper()} selector cannot read a {memory.format.upper()} memory")
-        record: dict = {"asked": [], "selected": [], "hallucinated": [], "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
         if not len(memory):
-            return dspy.Prediction(concepts="", names=[], record=record)
+            return _nothing()
+        record: dict = {}
         with usage() as spent:
             if self.format == "oe":
                 caption = yield call(self.caption, problem=problem)
@@ -77,11 +77,7 @@ class ConceptSelector(dspy.Module):
                 record["caption"] = {"observations": caption.observations, "speculation": caption.speculation}
             else:
                 asked = (yield call(self.select, memory=memory.render(compressed=True), problem=problem)).selected
-        known, unknown = memory.resolve(asked)
-        names = known[: self.top_k] if self.top_k else known
-        memory.use(names)
-        record.update(asked=[str(a) for a in asked], selected=names, hallucinated=unknown, tokens=spent)
-        return dspy.Prediction(concepts=memory.render(names), names=names, record=record)
+        return _chosen(memory, asked, spent, record, top_k=self.top_k)
 
     def reselect(self, problem: str, memory: ConceptMemory, *, previous_program: str, feedback: str,
                  top_k: int | None = None, exclude: Sequence[str] = ()) -> dspy.Prediction:
@@ -90,15 +86,28 @@ class ConceptSelector(dspy.Module):
         selector's; 5 when it has none)."""
         if not hasattr(self, "reselect_with"):
             raise ValueError("this selector was built without reselect=True")
-        record: dict = {"asked": [], "selected": [], "hallucinated": [], "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
-        k = top_k or self.top_k or 5
         if not len(memory):
-            return dspy.Prediction(concepts="", names=[], record=record)
+            return _nothing()
+        k = top_k or self.top_k or 5
         with inside(self), usage() as spent:
             asked = self.reselect_with(memory=memory.render(compressed=True), problem=problem,
                                        previous_program=previous_program, feedback=feedback, top_k=k).chosen
-        known, unknown = memory.resolve(asked)
-        names = [n for n in known if n not in set(exclude)][:k]
-        memory.use(names)
-        record.update(asked=[str(a) for a in asked], selected=names, hallucinated=unknown, tokens=spent)
-        return dspy.Prediction(concepts=memory.render(names), names=names, record=record)
+        return _chosen(memory, asked, spent, {}, top_k=k, exclude=exclude)
+
+
+def _nothing() -> dspy.Prediction:
+    """What a read of an empty memory gives (no call is made)."""
+    record = {"asked": [], "selected": [], "hallucinated": [], "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
+    return dspy.Prediction(concepts="", names=[], record=record)
+
+
+def _chosen(memory: ConceptMemory, asked, spent: dict[str, int], record: dict, *, top_k: int | None,
+            exclude: Sequence[str] = ()) -> dspy.Prediction:
+    """The names ``asked`` that memory holds, less ``exclude``, at most ``top_k`` (None: all), rendered in full."""
+    known, unknown = memory.resolve(asked)
+    left_out = set(exclude)
+    names = [n for n in known if n not in left_out]
+    names = names[:top_k] if top_k else names
+    memory.use(names)
+    record.update(asked=[str(a) for a in asked], selected=names, hallucinated=unknown, tokens=spent)
+    return dspy.Prediction(concepts=memory.render(names), names=names, record=record)

@@ -14,7 +14,7 @@ from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
-from memreason.programs.arc_program import PassesDone, _unfinished
+from memreason.programs.arc_program import PassesDone, unfinished
 from memreason.programs.arc_solver import Attempt
 from memreason.programs.memory_file import Memory, save_memory
 
@@ -136,8 +136,9 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
 
     def retry_batch(p: int, batch: list[tuple[ArcTask, dspy.Prediction]]) -> list[dspy.Prediction]:
         before = {item.id: prediction for item, prediction in batch}
+        progress = bars[p] if p in bars else bar(p, sum(unfinished(_prediction(r)) for r in done.values()))  # counted once a pass
         solved = _solve_batch(program, [item for item, _ in batch], index, run, config, session, writer, traces,
-                              bar(p, sum(map(_unfinished, (_prediction(r) for r in done.values())))), retry_pass=(p, before))
+                              progress, retry_pass=(p, before))
         for i, prediction in solved.items():
             done[i] = prediction.record
         _stop_if_asked(session)
