@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the program's knobs from a JSON file's \"knobs\" (python -m optimize writes best.json)")
     run.add_argument("--per-object", action="store_true",
                      help="the reasoner labels each object of the scene and the count is computed in code")
+    run.add_argument("--retrieve-k", type=whole("--retrieve-k"), metavar="K",
+                     help="with --per-object: label each object in its own call, against the K memory entries nearest to it")
     run.add_argument("--program-state", type=Path, metavar="STATE.json",
                      help="a DSPy state file (program.save: demos, instructions) loaded into the program")
     run.add_argument("--out", type=Path, help="run directory (default: runs/<program>-L<level>-<time>); continued when it holds this run")
@@ -133,6 +135,10 @@ def _knobs_and_state(args: argparse.Namespace) -> tuple[dict[str, Any], str | No
     knobs = config_knobs(args.config, args.program)
     if getattr(args, "per_object", False):
         knobs["per_object"] = True
+    if getattr(args, "retrieve_k", None) is not None:
+        if not knobs.get("per_object"):
+            raise UsageError("--retrieve-k labels objects one by one: give --per-object too")
+        knobs["retrieve_k"] = args.retrieve_k
     try:
         program = PROGRAMS[args.program].build(**knobs)
     except (TypeError, ValueError) as exc:

@@ -137,6 +137,8 @@ def build_parser(table: str) -> argparse.ArgumentParser:
     if table != "table5":
         parser.add_argument("--per-object", action="store_true",
                             help="every row's reasoner labels each object and the count is computed in code")
+        parser.add_argument("--retrieve-k", type=whole("--retrieve-k"), metavar="K",
+                            help="with --per-object: each object labelled in its own call, against its K nearest memory entries")
     parser.add_argument("--program-state", action="append", default=[], metavar="PROGRAM=STATE.json",
                         help="a DSPy state loaded into that row's program, e.g. a compiled consolidator "
                              "(hdr=runs/compiled/.../program.json); repeatable, one per row")
@@ -203,6 +205,8 @@ def cell_name(program: str, level: int, task: str, memory: str, args: argparse.N
         name += f"-rules-{slug(Path(args.rules).stem)}"
     if getattr(args, "per_object", False):
         name += "-per-object"
+    if getattr(args, "retrieve_k", None) is not None:
+        name += f"-k{args.retrieve_k}"
     state = getattr(args, "states", {}).get(program)
     if state is not None:
         name += f"-state-{state[1][:8]}"  # the state file's sha256: another state, another cell
@@ -223,6 +227,7 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
     if args.rules is not None:
         RuleTable.from_json(args.rules)  # a bad rules file fails now, in one line
     title = spec.title + (", per-object reasoning" if getattr(args, "per_object", False) else "") + (
+        f", each object against its {args.retrieve_k} nearest memory entries" if getattr(args, "retrieve_k", None) else "") + (
         f", rule table {args.rules}" if args.rules is not None else "")
     if args.table == "table4":
         column_lms = [args.lm or "embedded"]
@@ -291,6 +296,8 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
                 argv += [flag, str(value)]
         if args.per_object:
             argv.append("--per-object")
+        if getattr(args, "retrieve_k", None) is not None:
+            argv += ["--retrieve-k", str(args.retrieve_k)]
         if program in args.states:
             argv += ["--program-state", args.states[program][0]]
         if args.no_progress:

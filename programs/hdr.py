@@ -22,7 +22,8 @@ class HDR(MemoryProgram):
     """Answer from the episodes and the hypotheses that survived N generate-verify rounds."""
 
     def __init__(self, *, K: int = 2, N: int = 3, cot: bool = True,
-                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
+                 retrieve_k: int | None = None):
         """
         Args:
             K: the most factor-extraction passes of the consolidator.
@@ -30,8 +31,9 @@ class HDR(MemoryProgram):
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
             per_object: label each object and count in code (see :class:`Reasoner`).
+            retrieve_k: label each object against its k nearest memory entries (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object, retrieve_k=retrieve_k)
         self.consolidator = MemoryConsolidator(K=K, N=N)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:

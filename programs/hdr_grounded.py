@@ -30,7 +30,7 @@ from .steps import Steps, call
 class HDRGrounded(MemoryProgram):
     """Answer from the episodes and the rules that no episode contradicts."""
 
-    def __init__(self, *, K: int = 2, N: int = 3, cot: bool = True, per_object: bool = False,
+    def __init__(self, *, K: int = 2, N: int = 3, cot: bool = True, per_object: bool = False, retrieve_k: int | None = None,
                  perceive: Sequence[str] = PERCEIVED, signature: type[dspy.Signature] | str | None = None):
         """
         Args:
@@ -38,10 +38,11 @@ class HDRGrounded(MemoryProgram):
             N: the most generate-check rounds (fewer once every episode is explained).
             cot: the reasoner thinks step by step before answering.
             per_object: label each object and count in code (see :class:`Reasoner`).
+            retrieve_k: label each object against its k nearest memory entries (see :class:`Reasoner`).
             perceive: the attributes asked of an episode given without ``attributes``.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object, retrieve_k=retrieve_k)
         self.consolidator = GroundedConsolidator(K=K, N=N, perceive=perceive)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:

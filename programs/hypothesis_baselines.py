@@ -25,14 +25,16 @@ class DirectHypothesis(MemoryProgram):
     """Hypotheses generated once, straight from the episodes, kept unverified with the episodes."""
 
     def __init__(self, *, cot: bool = True,
-                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
+                 retrieve_k: int | None = None):
         """
         Args:
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
             per_object: label each object and count in code (see :class:`Reasoner`).
+            retrieve_k: label each object against its k nearest memory entries (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object, retrieve_k=retrieve_k)
         self.generate = HypothesisGenerator()
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
@@ -44,15 +46,17 @@ class TwoStage(MemoryProgram):
     """Factors extracted (at most K passes), then hypotheses generated once, unverified."""
 
     def __init__(self, *, K: int = 2, cot: bool = True,
-                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
+                 retrieve_k: int | None = None):
         """
         Args:
             K: the most factor-extraction passes.
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
             per_object: label each object and count in code (see :class:`Reasoner`).
+            retrieve_k: label each object against its k nearest memory entries (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object, retrieve_k=retrieve_k)
         self.extract_factors = FactorExtractor(K)
         self.generate = HypothesisGenerator()
 

@@ -44,7 +44,8 @@ class MemoryProgram(dspy.Module):
     """Answer queries from episodic and/or semantic memory."""
 
     def __init__(self, *, episodic: bool, semantic: bool, cot: bool = False,
-                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
+                 retrieve_k: int | None = None):
         """
         Args:
             episodic: the reasoner reads the episodes.
@@ -52,9 +53,10 @@ class MemoryProgram(dspy.Module):
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
             per_object: the reasoner labels each object and the count is computed in code (see :class:`Reasoner`).
+            retrieve_k: label each object against its k nearest memory entries (see :class:`Reasoner`).
         """
         super().__init__()
-        self.reasoner = Reasoner(episodic=episodic, semantic=semantic, cot=cot, signature=signature, per_object=per_object)
+        self.reasoner = Reasoner(episodic=episodic, semantic=semantic, cot=cot, signature=signature, per_object=per_object, retrieve_k=retrieve_k)
         self.memory = ExperienceMemory()
 
     @property

@@ -21,6 +21,12 @@ output) and the count is computed in code (:mod:`.per_object`). The labels are t
 episodes carry unless ``labels`` is given; the counted label is the one the query names
 unless ``count_label`` is given. The prediction holds ``count`` and ``objects`` (each object
 with the background it is on, the memory entry it cites, and its label).
+
+``retrieve_k=k`` (with ``per_object``) reads the scene into its objects first (``SceneObjects``,
+one call) and labels each object in a call of its own (``LabelObject``) that sees only the k
+memory entries nearest to the object (:func:`.per_object.nearest`), not the whole memory:
+a small model matches an object against three rules far better than against sixteen.
+Each object's record holds the entries it was shown.
 """
 
 from __future__ import annotations
@@ -30,10 +36,11 @@ from typing import Any
 import dspy
 from dspy.signatures.signature import ensure_signature
 
-from memreason.signatures import LabelObjects, ReasonWithMemory, WithMemory
+from memreason.signatures import LabelObject, LabelObjects, ReasonWithMemory, SceneObjects, WithMemory
 
 from .episodes import as_episodes
-from .per_object import bounded, count_of, counted_label, task_labels
+from .per_object import bounded, count_of, counted_label, nearest, task_labels
+from .steps import Steps, arun, call, run
 
 MEMORY_FIELDS = ("episodes", "hypotheses")
 
@@ -43,7 +50,7 @@ class Reasoner(dspy.Module):
 
     def __init__(self, *, episodic: bool = True, semantic: bool = True, cot: bool = False,
                  signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
-                 labels: list[str] | None = None, count_label: str | None = None):
+                 labels: list[str] | None = None, count_label: str | None = None, retrieve_k: int | None = None):
         """
         Args:
             episodic: read episodic memory (``episodes``: past observations).
@@ -56,29 +63,43 @@ class Reasoner(dspy.Module):
                 Experience-Transfer's task only, so ``signature`` must be ``None``).
             labels: the labels an object may carry (per-object only; default: the episodes' labels).
             count_label: the label counted (per-object only; default: the one the query names).
+            retrieve_k: label each object in its own call, against the ``retrieve_k`` memory entries
+                nearest to it (per-object only; default ``None``: one call, the whole memory).
         """
         super().__init__()
         if not (episodic or semantic):
             raise ValueError("a Reasoner reads at least one memory: episodic, semantic or both")
         if per_object and signature is not None:
             raise ValueError("per_object answers Experience-Transfer's counting task; it takes no signature")
+        if retrieve_k is not None and (not per_object or isinstance(retrieve_k, bool) or int(retrieve_k) != retrieve_k
+                                       or retrieve_k < 1):
+            raise ValueError(f"retrieve_k is a whole number >= 1 and needs per_object=True; got retrieve_k={retrieve_k!r}, "
+                             f"per_object={per_object!r}")
         self.episodic, self.semantic, self.per_object = episodic, semantic, per_object
         self.labels, self.count_label = (list(labels) if labels else None), count_label
+        self.retrieve_k = None if retrieve_k is None else int(retrieve_k)
         if per_object:
-            task = LabelObjects.delete("hypotheses") if not semantic else LabelObjects
+            task = LabelObject if self.retrieve_k else LabelObjects
+            task = task.delete("hypotheses") if not semantic else task
             task = task.delete("episodes") if not episodic else task
+            if self.retrieve_k:
+                self.perceive = dspy.Predict(SceneObjects)
         else:
             task = memory_signature(signature, episodic=episodic, semantic=semantic)
         self.answer = dspy.ChainOfThought(task) if cot else dspy.Predict(task)
 
     def forward(self, *, episodes=None, hypotheses=None, **inputs: Any) -> dspy.Prediction:
         """The task's outputs; ``inputs`` are the signature's own input fields."""
+        if self.retrieve_k:
+            return run(self._object_by_object(episodes, hypotheses, inputs))
         if self.per_object:
             counted, inputs = self._per_object(episodes, inputs)
             return _counted(self.answer(**self._inputs(episodes, hypotheses, inputs)), counted)
         return self.answer(**self._inputs(episodes, hypotheses, inputs))
 
     async def aforward(self, *, episodes=None, hypotheses=None, **inputs: Any) -> dspy.Prediction:
+        if self.retrieve_k:
+            return await arun(self._object_by_object(episodes, hypotheses, inputs))
         if self.per_object:
             counted, inputs = self._per_object(episodes, inputs)
             return _counted(await self.answer.acall(**self._inputs(episodes, hypotheses, inputs)), counted)
@@ -90,6 +111,22 @@ class Reasoner(dspy.Module):
         counted = counted_label(str(inputs.get("query", "")), labels, self.count_label)
         own = {k: v for k, v in inputs.items() if k != "query"}
         return counted, {**own, "labels": list(labels), "signature": bounded(self._predictor().signature, labels)}
+
+    def _object_by_object(self, episodes, hypotheses, inputs: dict[str, Any]) -> Steps[dspy.Prediction]:
+        """Read the scene into objects, label each against the memory nearest to it, count in code."""
+        counted, inputs = self._per_object(episodes, inputs)
+        memory = self._inputs(episodes, hypotheses, {})
+        scene = yield call(self.perceive, scene=inputs.pop("scene"))
+        objects = []
+        for name in scene.objects:
+            described = f"{name} on a {scene.background} background"
+            shown = {field: nearest(entries, described, self.retrieve_k) for field, entries in memory.items() if field != "demos"}
+            out = yield call(self.answer, **shown, **inputs, object=described, demos=memory["demos"])
+            cited = [_entry_text(e) for entries in shown.values() for e in entries]
+            objects.append({"object_and_background": described, "evidence": " | ".join(cited), "label": out.label,
+                            **({"reasoning": out.reasoning} if "reasoning" in out else {})})
+        return dspy.Prediction(background=scene.background, objects=objects,
+                               count=sum(o["label"] == counted for o in objects))
 
     def _inputs(self, episodes, hypotheses, inputs: dict[str, Any]) -> dict[str, Any]:
         memory: dict[str, Any] = {}
@@ -135,6 +172,14 @@ def _without_memory(demo):
     if isinstance(demo, dspy.Example):
         return demo.without(*(name for name in MEMORY_FIELDS if name in demo))
     return {k: v for k, v in demo.items() if k not in MEMORY_FIELDS}
+
+
+def _entry_text(entry) -> str:
+    """A memory entry as an object's record shows it: a hypothesis as it is, an episode as its text and label."""
+    if isinstance(entry, str):
+        return entry
+    observation = entry.observation if isinstance(entry.observation, str) else "(image)"
+    return f"{observation} -> {entry.label}" if entry.label else observation
 
 
 def _counted(out: dspy.Prediction, label: str) -> dspy.Prediction:

@@ -24,14 +24,16 @@ class ReflexionIndividual(MemoryProgram):
     """One reflection per episode (one call each), kept with all the episodes."""
 
     def __init__(self, *, cot: bool = True,
-                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
+                 retrieve_k: int | None = None):
         """
         Args:
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
             per_object: label each object and count in code (see :class:`Reasoner`).
+            retrieve_k: label each object against its k nearest memory entries (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object, retrieve_k=retrieve_k)
         self.reflect = dspy.Predict(ReflectOnEpisode)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
@@ -52,14 +54,16 @@ class ReflexionAll(MemoryProgram):
     """One global reflection over all episodes, kept with the episodes."""
 
     def __init__(self, *, cot: bool = True,
-                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False):
+                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
+                 retrieve_k: int | None = None):
         """
         Args:
             cot: the reasoner thinks step by step before answering.
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
             per_object: label each object and count in code (see :class:`Reasoner`).
+            retrieve_k: label each object against its k nearest memory entries (see :class:`Reasoner`).
         """
-        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object)
+        super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object, retrieve_k=retrieve_k)
         self.reflect = dspy.Predict(ReflectOnEpisodes)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:

@@ -8,7 +8,7 @@ from .concept_selection import (CaptionProblem, ReselectConcepts,
                                 ReselectOEConcepts, SelectOEConcepts,
                                 SelectPSConcepts)
 from .concepts import OEConcept, Parameter, PSConcept
-from .experience_transfer import LabelObjects, ObjectLabel, ReasonWithMemory
+from .experience_transfer import LabelObject, LabelObjects, ObjectLabel, ReasonWithMemory, SceneObjects
 from .grounded_hypotheses import (GroundedHypothesisGeneration, GroundedRule,
                                   PerceiveAttributes, Rejection)
 from .hypotheses import (FactorExtraction, HypothesisGeneration,
@@ -30,6 +30,7 @@ __all__ = [
     "GroundedHypothesisGeneration",
     "GroundedRule",
     "InterpretHypothesis",
+    "LabelObject",
     "LabelObjects",
     "MatchHypothesis",
     "OEConcept",
@@ -39,6 +40,7 @@ __all__ = [
     "Parameter",
     "PerceiveAttributes",
     "ReasonWithMemory",
+    "SceneObjects",
     "ReflectOnEpisode",
     "ReflectOnEpisodes",
     "Rejection",

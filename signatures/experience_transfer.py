@@ -7,6 +7,9 @@ what changes (the scene), which lets a local model reuse the shared prompt prefi
 
 ``LabelObjects`` is the per-object form of the task (the paper's y = sum_j l_j): the model
 labels each object of the scene and the count is computed in code (``Reasoner(per_object=True)``).
+With a retrieval budget (``Reasoner(per_object=True, retrieve_k=k)``) the scene is first read
+into its objects (``SceneObjects``) and each object is labelled in a call of its own
+(``LabelObject``) against the k memory entries nearest to it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from .memory import Episode, Observation
 
-__all__ = ["Episode", "LabelObjects", "ObjectLabel", "Observation", "ReasonWithMemory"]
+__all__ = ["Episode", "LabelObject", "LabelObjects", "ObjectLabel", "Observation", "ReasonWithMemory", "SceneObjects"]
 
 
 class ReasonWithMemory(dspy.Signature):
@@ -55,3 +58,26 @@ class LabelObjects(dspy.Signature):
     labels: list[str] = dspy.InputField(desc="the labels an object may carry")
     scene: Observation = dspy.InputField(desc="the test scene")
     objects: list[ObjectLabel] = dspy.OutputField(desc="every object of the scene, in order, with its label")
+
+
+class SceneObjects(dspy.Signature):
+    """List the objects of the test scene, in order, and the background they are on."""
+
+    scene: Observation = dspy.InputField(desc="the test scene")
+    background: str = dspy.OutputField(desc="the colour of the scene's background")
+    objects: list[str] = dspy.OutputField(desc="every object of the scene, in order, as its colour and shape (e.g. 'red square')")
+
+
+class LabelObject(dspy.Signature):
+    """Give one object of a test scene the label that memory of past experience implies for it.
+
+    The episodes are labelled past observations of single objects; the hypotheses are
+    rules, drawn from past experience, about which objects carry which label. They are the
+    entries of memory closest to this object. Check the object's colour, shape and background
+    against each of them, and give the label the one that matches implies: one of the labels given."""
+
+    episodes: list[Episode] = dspy.InputField(desc="episodic memory: labelled past observations, one object each")
+    hypotheses: list[str] = dspy.InputField(desc="semantic memory: rules about the labels drawn from past experience")
+    labels: list[str] = dspy.InputField(desc="the labels an object may carry")
+    object: str = dspy.InputField(desc="the object and the background it is on")
+    label: str = dspy.OutputField(desc="the label the memory implies for this object")
