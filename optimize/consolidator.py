@@ -2,6 +2,7 @@
 
     python -m optimize compile consolidator --program hdr --optimizer bootstrap --train-tables 8 --val-tables 4 --level 2
     python -m optimize compile consolidator --program hdr_grounded --optimizer gepa --budget 40 --level 2
+    python -m optimize compile consolidator --program hdr --optimizer bootstrap --max-demos 0 --labeled-demos 1 --level 2
     python -m eval hdr --level 2 --program-state runs/compiled/consolidator-hdr-bootstrap-<time>/program.json
 
 The HDR paper's consolidator (factor extractor, hypothesis generator, verifier; for
@@ -13,6 +14,12 @@ modality), the metric the F1 of the memory written (parser-read; ``hdr_grounded`
 structured rules read exactly), and for GEPA textual feedback naming the wrong hypotheses
 and the combinations no right hypothesis covers. Training and validation tables come from
 disjoint seed streams; the paper's Table 1 is in neither.
+
+A generated table also knows its answer, so each training example carries a labelled
+consolidation (:func:`labelled`): the attributes its rules read as the factors, its oracle
+hypotheses as the hypotheses, and every one of them judged valid. ``--labeled-demos N`` lets
+``bootstrap`` and ``mipro`` put N of these on each of ``hdr``'s predictors as DSPy's labelled demos, which
+a consolidator that never reaches ``--threshold`` (so bootstraps nothing) can still learn from.
 
 The optimizers (DSPy 3.4.1, on the memory LM, which is also GEPA's reflection LM and
 MIPROv2's and SIMBA's proposer) see the consolidation's predictors only
@@ -73,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="table and data seed (default 0)")
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="a constructor knob, e.g. K=2")
     parser.add_argument("--max-demos", type=whole("--max-demos", 0), default=2, help="demos per predictor (default 2)")
+    parser.add_argument("--labeled-demos", type=whole("--labeled-demos", 0), default=0,
+                        help="bootstrap and MIPROv2: labelled demos per predictor, written from training tables' true rules (default 0)")
     parser.add_argument("--threshold", type=float, default=0.5,
                         help="bootstrap and MIPROv2: the F1 a table's memory must reach for its calls to become demos (default 0.5)")
     parser.add_argument("--candidates", type=whole("--candidates", 1),
@@ -108,6 +117,17 @@ class MemoryWriter(dspy.Module):
     def forward(self, episodes) -> dspy.Prediction:
         record = self.program.memorize(episodes)
         return dspy.Prediction(hypotheses=record.get("hypotheses", []), record=record)
+
+
+def labelled(data: ExperienceTransferLevel, table: str) -> dspy.Example:
+    """A training table's episodes (the input) with the consolidation its rule table implies, every field a
+    consolidator predictor reads or writes: no factors yet, the attributes its rules read, no previous
+    hypotheses, its oracle hypotheses, and each of them judged valid."""
+    truth = list(data.oracle_hypotheses)
+    return dspy.Example(episodes=level_episodes(data.episodes, "text"), table=table, current_factors=[],
+                        factors=list(data.rules.attributes), previous_hypotheses=[], hypotheses=truth,
+                        verdicts=[{"hypothesis": h, "reason": "no episode contradicts it", "verdict": "valid"} for h in truth],
+                        ).with_inputs("episodes")
 
 
 class F1Feedback:
@@ -147,6 +167,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.level not in LEVELS:
         raise UsageError(f"--level must be 1, 2 or 3, got {args.level}")
     paper_levels = parse_levels(args.paper_levels, "--paper-levels", allow_empty=True)
+    if args.labeled_demos and args.optimizer not in ("bootstrap", "mipro"):
+        raise UsageError(f"--labeled-demos is for bootstrap and mipro; {args.optimizer} takes no labelled demos")
+    if args.labeled_demos and args.program != "hdr":
+        raise UsageError("--labeled-demos is for hdr's consolidator (its labels are factors, hypotheses and verdicts); "
+                         f"{args.program} writes other fields")
     if not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold is an F1 in [0, 1], got {args.threshold}")
     knobs = parse_knobs(args)
@@ -164,8 +189,7 @@ def _run(args: argparse.Namespace) -> int:
     held_out = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("test", args.test_tables, seed=args.seed)}
     held_out.update({f"paper Table 1, L{level}": make_level(level, seed=args.seed) for level in paper_levels})
     metric = F1Feedback({**train, **val})
-    examples = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
-                for name, d in train.items()]
+    examples = [labelled(d, name) for name, d in train.items()]
     valset = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
               for name, d in val.items()]
 
@@ -176,7 +200,7 @@ def _run(args: argparse.Namespace) -> int:
     meter = Meter()
     with session.memory_context(), metering(meter):
         optimizer = make_optimizer(args.optimizer, metric, task=guarded, memory=guarded, args=args,
-                                   trainset_size=len(examples), labeled_demos=0, threshold=args.threshold)
+                                   trainset_size=len(examples), labeled_demos=args.labeled_demos, threshold=args.threshold)
         compiled = run_optimizer(optimizer, args.optimizer, MemoryWriter(program), examples, valset, args)
     spent = meter.tokens()
     compile_seconds = round(time.perf_counter() - started, 2)

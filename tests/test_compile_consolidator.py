@@ -64,6 +64,22 @@ def test_bootstrap_raises_f1_on_validation_tables_and_eval_loads_the_compiled_co
         assert (f1 == 1.0) == (name == "compiled")  # on the paper's Table 1, which no compile saw
 
 
+def test_labelled_demos_come_from_training_tables_true_rules_and_need_no_lm_call_to_compile(tmp_path):
+    out = tmp_path / "labelled"
+    assert compile_(out, "bootstrap", "--max-demos", "0", "--labeled-demos", "1") == 0
+    report = json.loads((out / "compile.json").read_text())
+    assert report["compile"]["calls"] == 0  # nothing bootstrapped: the demos are written from the tables
+    assert report["validation"]["uncompiled"]["mean_f1"] < report["validation"]["compiled"]["mean_f1"] == 1.0
+    state = json.loads((out / "program.json").read_text())
+    train = {t.name: make_level(1, rules=t) for t in random_tables("train", 3)}
+    [generated] = state["consolidator.generate.generate"]["demos"]
+    assert generated["hypotheses"] in [d.oracle_hypotheses for d in train.values()] and generated["previous_hypotheses"] == []
+    [judged] = state["consolidator.verify.verify"]["demos"]
+    assert {v["verdict"] for v in judged["verdicts"]} == {"valid"} and len(judged["verdicts"]) == len(judged["hypotheses"])
+    [extracted] = state["consolidator.extract_factors.extract"]["demos"]
+    assert extracted["factors"] == ["shape", "color", "background"] and extracted["current_factors"] == []
+
+
 @pytest.mark.parametrize("optimizer", ["mipro", "gepa", "simba"])
 def test_every_optimizer_compiles_the_consolidator(tmp_path, optimizer):
     out = tmp_path / optimizer
@@ -95,6 +111,8 @@ def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and
     (["--optimizer", "gepa", "--level", "5"], "--level must be"),
     (["--optimizer", "gepa", "--train-tables", "0"], "--train-tables must be at least 1"),
     (["--optimizer", "gepa", "--paper-levels", "1,4"], "--paper-levels must name levels"),
+    (["--optimizer", "gepa", "--labeled-demos", "1"], "--labeled-demos is for bootstrap and mipro"),
+    (["--program", "hdr_grounded", "--optimizer", "bootstrap", "--labeled-demos", "1"], "--labeled-demos is for hdr's"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert consolidator.main(["consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2
