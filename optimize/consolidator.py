@@ -38,6 +38,7 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="MIPROv2: instruction/demo candidates and trials instead of auto=light; SIMBA: candidates")
     parser.add_argument("--budget", type=whole("--budget", 1), help="GEPA: metric calls (default 20 x training tables)")
     parser.add_argument("--out", type=Path, help="output directory (default runs/compiled/consolidator-<program>-<optimizer>-<time>)")
-    parser.add_argument("--threads", type=whole("--threads", 1), default=1, help="optimizer threads")
+    parser.add_argument("--threads", type=whole("--threads", 1), default=1,
+                        help="optimizer threads, and tables consolidated at once when scoring before and after (default 1)")
     add_lm_options(parser, memory_role="the consolidator and the optimizer's proposals", cache_home="<out>")
     add_fault_options(parser, "tables", budget=False)
     return parser
@@ -230,24 +232,30 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def validation_f1(program, levels: dict[str, ExperienceTransferLevel], memory: LMChoice, args, *, label: str) -> dict[str, Any]:
-    """The memory ``program`` writes for every table in ``levels``, scored: F1 per table and the mean, with what it spent."""
-    per_table: dict[str, Any] = {}
-    for i, (name, data) in enumerate(levels.items(), 1):
+    """The memory ``program`` writes for every table in ``levels``, scored: F1 per table and the mean, with what it spent.
+
+    ``--threads`` tables are consolidated at once, each by its own copy of ``program``.
+    """
+    done = iter(range(1, len(levels) + 1))
+
+    def score(name: str, data: ExperienceTransferLevel) -> dict[str, Any]:
         try:
-            record = build_memory(program, level_episodes(data.episodes, "text"), data, memory, retry_policy(args))
+            record = build_memory(program.deepcopy(), level_episodes(data.episodes, "text"), data, memory, retry_policy(args))
         except Exception as exc:  # a memory that could not be built (a call that failed for good) scores 0
             failure = failure_of(exc)
-            per_table[name] = {"f1": 0.0, "precision": 0.0, "recall": 0.0, "hypotheses": [],
-                               "failure": f"{failure['kind']}: {failure['reason']}"}
-            print(f"[{label} {i}/{len(levels)}] {name}: F1 0.00 (no memory: {per_table[name]['failure']})",
+            print(f"[{label} {next(done)}/{len(levels)}] {name}: F1 0.00 (no memory: {failure['kind']}: {failure['reason']})",
                   file=sys.stderr, flush=True)
-            continue
-        score = memory_score(record, data)
-        per_table[name] = {"f1": score.f1, "precision": score.precision, "recall": score.recall,
-                           "hypotheses": record.get("hypotheses", []), "tokens": record.get("tokens"),
-                           "wall_seconds": record.get("wall_seconds")}
-        print(f"[{label} {i}/{len(levels)}] {name}: F1 {score.f1:.2f} ({(record.get('tokens') or {}).get('calls', 0)} calls)",
+            return {"f1": 0.0, "precision": 0.0, "recall": 0.0, "hypotheses": [],
+                    "failure": f"{failure['kind']}: {failure['reason']}"}
+        found = memory_score(record, data)
+        print(f"[{label} {next(done)}/{len(levels)}] {name}: F1 {found.f1:.2f} ({(record.get('tokens') or {}).get('calls', 0)} calls)",
               file=sys.stderr, flush=True)
+        return {"f1": found.f1, "precision": found.precision, "recall": found.recall,
+                "hypotheses": record.get("hypotheses", []), "tokens": record.get("tokens"),
+                "wall_seconds": record.get("wall_seconds")}
+
+    with ThreadPoolExecutor(max(1, min(args.threads, len(levels)))) as pool:
+        per_table = dict(zip(levels, pool.map(lambda item: score(*item), levels.items())))
     return _subset({"tables": per_table}, levels)
 
 
