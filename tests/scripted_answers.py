@@ -74,3 +74,19 @@ class Script:
 
     def calls_to(self, engine: ScriptedEngine, name: str) -> list:
         return [c for c, asked in zip(engine.calls, self.asked) if asked == name]
+
+
+# -- per-object reasoning with retrieval ---------------------------------------------------
+
+
+def perceiver(call):
+    """Reads the scene's background and objects off the prompt, as a perfect perception step would."""
+    background, objects = scene_of(call.user_text)
+    return {"background": background, "objects": [f"{color} {shape}" for color, shape in objects]}
+
+
+def first_entry_labeller(call):
+    """Labels the object with the label of the first memory entry shown: right only if the nearest comes first."""
+    shown = given(call, "hypotheses") if "[[ ## hypotheses ## ]]" in call.user_text else given(call, "episodes")
+    first = shown[0] if isinstance(shown[0], str) else shown[0]["label"]
+    return {"reasoning": "-", "label": next(label for label in ("normal", "anomaly") if re.search(rf"\b{label}\b", first))}

@@ -14,22 +14,9 @@ from memreason.programs import Reasoner, build_program
 from memreason.programs.per_object import nearest
 from memreason.signatures import Episode
 
-from scripted_answers import Script, given, scene_of
+from scripted_answers import Script, first_entry_labeller, given, perceiver
 
 LABELS = ("normal", "anomaly")
-
-
-def perceiver(call):
-    """Reads the scene's background and objects off the prompt, as a perfect perception step would."""
-    background, objects = scene_of(call.user_text)
-    return {"background": background, "objects": [f"{color} {shape}" for color, shape in objects]}
-
-
-def first_entry_labeller(call):
-    """Labels the object with the label of the first memory entry shown: right only if the nearest comes first."""
-    shown = given(call, "hypotheses") if "[[ ## hypotheses ## ]]" in call.user_text else given(call, "episodes")
-    first = shown[0] if isinstance(shown[0], str) else shown[0]["label"]
-    return {"reasoning": "-", "label": next(label for label in LABELS if re.search(rf"\b{label}\b", first))}
 
 
 def test_nearest_ranks_by_shared_words_weighted_by_rarity_and_keeps_unmatchable_entries():

@@ -5,7 +5,7 @@ import json
 
 import pytest
 from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, recolor_task, small_sandbox, write_tasks
-from scripted_answers import Script, oracle_counter, scene_of
+from scripted_answers import Script, first_entry_labeller, oracle_counter, perceiver, scene_of
 
 import memreason.eval.arc_cli as arc_cli
 import memreason.eval.cli as cli
@@ -210,6 +210,23 @@ def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_l
     assert demo.main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
                       "--out", str(out), "--no-progress"]) == 0
     assert len(engine.calls) == calls  # finished rows are read back
+
+
+def test_the_demo_labels_each_object_against_its_nearest_memory_by_default(tmp_path, monkeypatch, capsys):
+    import memreason.eval.tables as tables
+    from memreason.eval import demo
+
+
+    engine = ScriptedEngine(Script(objects=perceiver, label=first_entry_labeller))
+    resolve = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)  # noqa: E731
+    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    out = tmp_path / "demo"
+    assert demo.main(["demo", "--rows", "semantic_oracle_cot", "--limit", "3", "--out", str(out), "--no-progress"]) == 0
+    [cell] = (out / "cells").iterdir()
+    assert cell.name == "semantic_oracle_cot-L1-embedded-per-object-k3-limit3"
+    assert json.loads((cell / "results.json").read_text())["accuracy"]["mean"] == 1.0
+    assert "--per-object --retrieve-k 3" in capsys.readouterr().out
 
 
 def test_show_gives_what_each_retry_read_from_memory(tmp_path, monkeypatch, capsys):
