@@ -1,7 +1,6 @@
 """Per-object reasoning with retrieval (``retrieve_k``) on the scripted engine: each object sees its nearest memory only."""
 
 import json
-import re
 
 import dspy
 import pytest
