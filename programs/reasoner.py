@@ -71,13 +71,13 @@ class Reasoner(dspy.Module):
             raise ValueError("a Reasoner reads at least one memory: episodic, semantic or both")
         if per_object and signature is not None:
             raise ValueError("per_object answers Experience-Transfer's counting task; it takes no signature")
-        if retrieve_k is not None and (not per_object or isinstance(retrieve_k, bool) or int(retrieve_k) != retrieve_k
+        if retrieve_k is not None and (not per_object or not isinstance(retrieve_k, int) or isinstance(retrieve_k, bool)
                                        or retrieve_k < 1):
             raise ValueError(f"retrieve_k is a whole number >= 1 and needs per_object=True; got retrieve_k={retrieve_k!r}, "
                              f"per_object={per_object!r}")
         self.episodic, self.semantic, self.per_object = episodic, semantic, per_object
         self.labels, self.count_label = (list(labels) if labels else None), count_label
-        self.retrieve_k = None if retrieve_k is None else int(retrieve_k)
+        self.retrieve_k = retrieve_k
         if per_object:
             task = LabelObject if self.retrieve_k else LabelObjects
             task = task.delete("hypotheses") if not semantic else task
@@ -116,12 +116,13 @@ class Reasoner(dspy.Module):
         """Read the scene into objects, label each against the memory nearest to it, count in code."""
         counted, inputs = self._per_object(episodes, inputs)
         memory = self._inputs(episodes, hypotheses, {})
+        demos = memory.pop("demos")
         scene = yield call(self.perceive, scene=inputs.pop("scene"))
         objects = []
         for name in scene.objects:
             described = f"{name} on a {scene.background} background"
-            shown = {field: nearest(entries, described, self.retrieve_k) for field, entries in memory.items() if field != "demos"}
-            out = yield call(self.answer, **shown, **inputs, object=described, demos=memory["demos"])
+            shown = {field: nearest(entries, described, self.retrieve_k) for field, entries in memory.items()}
+            out = yield call(self.answer, **shown, **inputs, object=described, demos=demos)
             cited = [_entry_text(e) for entries in shown.values() for e in entries]
             objects.append({"object_and_background": described, "evidence": " | ".join(cited), "label": out.label,
                             **({"reasoning": out.reasoning} if "reasoning" in out else {})})
