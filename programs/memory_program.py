@@ -132,6 +132,7 @@ class MemoryProgram(dspy.Module):
         return {**state, **{name: p.dump_state(json_mode=json_mode) for name, p in self.consolidation_predictors()}}
 
     def load_state(self, state: dict[str, Any], *, allow_unsafe_lm_state: bool = False) -> "MemoryProgram":
+        _check_reasoner_fits(self, state)
         super().load_state(fill_missing_memory(self, state), allow_unsafe_lm_state=allow_unsafe_lm_state)
         for name, predictor in self.consolidation_predictors():
             if name in state:
@@ -155,6 +156,23 @@ class MemoryProgram(dspy.Module):
         super().set_lm(lm)
         for _, predictor in self.consolidation_predictors():
             predictor.lm = lm
+
+
+def _check_reasoner_fits(program: MemoryProgram, state: dict[str, Any]) -> None:
+    """Raise ``ValueError`` unless ``state`` holds every reasoner predictor of ``program`` with the same fields.
+
+    DSPy loads a predictor's saved field texts by position, so a state saved with other reader
+    knobs (``per_object``, ``retrieve_k``) would put one signature's texts on another's fields.
+    """
+    for name, predictor in program.named_predictors():
+        hint = ("it was saved from a program with other reader knobs (per_object, retrieve_k); build the program with "
+                "the knobs it was saved with, or take its consolidator alone with load_consolidation(path)")
+        if name not in state:
+            raise ValueError(f"the state holds no {name}: {hint}")
+        saved = [field.get("prefix") for field in state[name].get("signature", {}).get("fields", [])]
+        expected = [field.json_schema_extra["prefix"] for field in predictor.signature.fields.values()]
+        if saved != expected:
+            raise ValueError(f"the state's {name} has the fields {saved}, this program's {expected}: {hint}")
 
 
 def _consolidates(name: str, parameter: Any) -> bool:

@@ -79,3 +79,16 @@ def test_the_cli_takes_retrieve_k_records_what_each_object_was_shown_and_refuses
     assert json.loads((out / "results.json").read_text())["accuracy"]["mean"] == 1.0
     first = json.loads((out / "examples.jsonl").read_text().splitlines()[0])
     assert all(o["evidence"].count(" | ") == 1 for o in first["object_labels"])
+
+
+def test_a_state_saved_with_other_reader_knobs_is_refused_not_loaded_onto_the_wrong_fields(tmp_path):
+    plain = build_program("hdr")
+    plain.save(str(tmp_path / "plain.json"))
+    for knobs, message in (({"per_object": True}, "has the fields"), ({"per_object": True, "retrieve_k": 3}, "holds no reasoner.perceive")):
+        program = build_program("hdr", **knobs)
+        instructions = program.reasoner.answer.predict.signature.instructions
+        with pytest.raises(ValueError, match=message):
+            program.load(str(tmp_path / "plain.json"))
+        assert program.reasoner.answer.predict.signature.instructions == instructions
+        program.load_consolidation(str(tmp_path / "plain.json"))  # the consolidator alone fits any reader
+    build_program("hdr").load(str(tmp_path / "plain.json"))
