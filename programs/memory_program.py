@@ -164,9 +164,9 @@ def _check_reasoner_fits(program: MemoryProgram, state: dict[str, Any]) -> None:
     DSPy loads a predictor's saved field texts by position, so a state saved with other reader
     knobs (``per_object``, ``retrieve_k``) would put one signature's texts on another's fields.
     """
+    hint = ("it was saved from a program with other reader knobs (per_object, retrieve_k); build the program with "
+            "the knobs it was saved with, or take its consolidator alone with load_consolidation(path)")
     for name, predictor in program.named_predictors():
-        hint = ("it was saved from a program with other reader knobs (per_object, retrieve_k); build the program with "
-                "the knobs it was saved with, or take its consolidator alone with load_consolidation(path)")
         if name not in state:
             raise ValueError(f"the state holds no {name}: {hint}")
         saved = [field.get("prefix") for field in state[name].get("signature", {}).get("fields", [])]
