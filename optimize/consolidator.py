@@ -24,8 +24,9 @@ a consolidator that never reaches ``--threshold`` (so bootstraps nothing) can st
 The optimizers (DSPy 3.4.1, on the memory LM, which is also GEPA's reflection LM and
 MIPROv2's and SIMBA's proposer) see the consolidation's predictors only
 (:class:`MemoryWriter`); bootstrapped demos come from tables whose memory reached
-``--threshold`` F1. ``--out`` receives ``program.json`` (the whole program's DSPy state, its
-memory left out: ``python -m eval <program> --program-state`` loads it), ``compile.json``
+``--threshold`` F1. ``--out`` receives ``program.json`` (the DSPy state of the consolidator's predictors alone,
+no reasoner and no memory: ``python -m eval <program> --program-state`` loads it into the
+program whatever its reader's knobs, ``--per-object`` and ``--retrieve-k`` included), ``compile.json``
 and ``summary.md``: the F1 of the uncompiled and the compiled consolidator on every
 validation table (and the optimizer's own candidate scores where it keeps them), with the
 calls, tokens and wall time. Every LM answer is kept in ``<out>/dspy_cache``: the same
@@ -43,9 +44,11 @@ from pathlib import Path
 from typing import Any
 
 import dspy
+from dspy.utils.saving import get_dependency_versions
 
 from memreason.datasets.experience_transfer import LEVELS, ExperienceTransferLevel, make_level
 from memreason.datasets.experience_transfer.random_tables import random_tables
+from memreason.datasets.experience_transfer.rules import OracleRule
 from memreason.eval.experience_transfer import level_episodes
 from memreason.eval.hypothesis_scoring import memory_score, scored_combinations
 from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, parse_levels, resolve_lms,
@@ -56,13 +59,13 @@ from memreason.lm import LMChoice
 from memreason.lm.faults import failure_of
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
-from memreason.programs.experience_memory import ExperienceMemory
 
 from .compile import OPTIMIZERS, make_optimizer, parse_knobs, run_optimizer
 from .lms import resolve
 from .objective import build_memory
 
 PROGRAMS_WITH_CONSOLIDATORS = ("hdr", "hdr_grounded")
+LABELLED_RULES = ("general", "specific")  # the hypotheses of a labelled demo: see labelled()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-demos", type=whole("--max-demos", 0), default=2, help="demos per predictor (default 2)")
     parser.add_argument("--labeled-demos", type=whole("--labeled-demos", 0), default=0,
                         help="bootstrap and MIPROv2: labelled demos per predictor, written from training tables' true rules (default 0)")
+    parser.add_argument("--labeled-rules", choices=LABELLED_RULES, default="general",
+                        help="the labelled demos' hypotheses: the table's general rules, or one specific rule per "
+                             "attribute combination the episodes show (default general)")
     parser.add_argument("--threshold", type=float, default=0.5,
                         help="bootstrap and MIPROv2: the F1 a table's memory must reach for its calls to become demos (default 0.5)")
     parser.add_argument("--candidates", type=whole("--candidates", 1),
@@ -121,15 +127,34 @@ class MemoryWriter(dspy.Module):
         return dspy.Prediction(hypotheses=record.get("hypotheses", []), record=record)
 
 
-def labelled(data: ExperienceTransferLevel, table: str) -> dspy.Example:
+def labelled(data: ExperienceTransferLevel, table: str, rules: str = "general") -> dspy.Example:
     """A training table's episodes (the input) with the consolidation its rule table implies, every field a
     consolidator predictor reads or writes: no factors yet, the attributes its rules read, no previous
-    hypotheses, its oracle hypotheses, and each of them judged valid."""
-    truth = list(data.oracle_hypotheses)
-    return dspy.Example(episodes=level_episodes(data.episodes, "text"), table=table, current_factors=[],
+    hypotheses, the table's true rules as the hypotheses, and each of them judged valid.
+
+    ``rules="general"`` states the true rules as the table's oracle hypotheses (the fewest statements,
+    with the background flip where it holds). ``"specific"`` states one rule per attribute
+    combination the episodes show, in the order they first show it ("On a black background, blue
+    circles are labelled anomaly."): every one true, none more general than an episode.
+    """
+    if rules not in LABELLED_RULES:
+        raise ValueError(f"rules must be one of {', '.join(LABELLED_RULES)}, got {rules!r}")
+    episodes = level_episodes(data.episodes, "text")
+    truth = list(data.oracle_hypotheses) if rules == "general" else combination_rules(episodes)
+    return dspy.Example(episodes=episodes, table=table, current_factors=[],
                         factors=list(data.rules.attributes), previous_hypotheses=[], hypotheses=truth,
                         verdicts=[{"hypothesis": h, "reason": "no episode contradicts it", "verdict": "valid"} for h in truth],
                         ).with_inputs("episodes")
+
+
+def combination_rules(episodes) -> list[str]:
+    """One rule per attribute combination the episodes show, with the label it carries, in order of first showing."""
+    seen: dict[tuple, str] = {}
+    for episode in episodes:
+        key = tuple(sorted(episode.attributes.items()))
+        if seen.setdefault(key, episode.label) != episode.label:
+            raise ValueError(f"episodes give {dict(key)} two labels: {seen[key]!r} and {episode.label!r}")
+    return [OracleRule(dict(key), label).text() for key, label in seen.items()]
 
 
 class F1Feedback:
@@ -174,6 +199,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.labeled_demos and args.program != "hdr":
         raise UsageError("--labeled-demos is for hdr's consolidator (its labels are factors, hypotheses and verdicts); "
                          f"{args.program} writes other fields")
+    if args.labeled_rules != "general" and not args.labeled_demos:
+        raise UsageError("--labeled-rules says how the labelled demos state their rules; give --labeled-demos N too")
     if not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold is an F1 in [0, 1], got {args.threshold}")
     knobs = parse_knobs(args)
@@ -191,7 +218,7 @@ def _run(args: argparse.Namespace) -> int:
     held_out = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("test", args.test_tables, seed=args.seed)}
     held_out.update({f"paper Table 1, L{level}": make_level(level, seed=args.seed) for level in paper_levels})
     metric = F1Feedback({**train, **val})
-    examples = [labelled(d, name) for name, d in train.items()]
+    examples = [labelled(d, name, args.labeled_rules) for name, d in train.items()]
     valset = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
               for name, d in val.items()]
 
@@ -209,11 +236,13 @@ def _run(args: argparse.Namespace) -> int:
     compiled_program = compiled.program
     after = validation_f1(compiled_program, {**val, **held_out}, memory, args, label="compiled")
 
-    compiled_program.memory = ExperienceMemory()  # the state carries the consolidator, not the last table's memory
-    compiled_program.save(str(out / "program.json"))
+    # the consolidator's predictors alone (no reasoner, no memory), so the state fits any reader's knobs
+    write_json(out / "program.json", {**compiled_program.consolidation_state(),
+                                      "metadata": {"dependency_versions": get_dependency_versions()}})
     report = {
         "program": args.program, "optimizer": args.optimizer, "level": args.level, "seed": args.seed, "knobs": knobs,
-        "memory_lm": memory.spec, "train_tables": list(train), "val_tables": list(val), "test_tables": list(held_out),
+        "labeled_demos": args.labeled_demos, "labeled_rules": args.labeled_rules, "memory_lm": memory.spec,
+        "train_tables": list(train), "val_tables": list(val), "test_tables": list(held_out),
         "compile": {"calls": spent.calls, "prompt_tokens": spent.prompt, "completion_tokens": spent.completion,
                     "wall_seconds": compile_seconds},
         "validation": {"uncompiled": _subset(before, val), "compiled": _subset(after, val)},
@@ -278,7 +307,9 @@ def summary(report: dict[str, Any]) -> str:
     before, after = report["validation"]["uncompiled"], report["validation"]["compiled"]
     lines = [f"# Compiled consolidator: {report['program']} with {report['optimizer']}", "",
              f"Level {report['level']}, seed {report['seed']}, memory LM {report['memory_lm']}, knobs {json.dumps(report['knobs'])}; "
-             f"{len(report['train_tables'])} training tables, {len(report['val_tables'])} validation tables.", "",
+             f"{len(report['train_tables'])} training tables, {len(report['val_tables'])} validation tables"
+             + (f"; {report['labeled_demos']} labelled demo(s) per predictor, {report['labeled_rules']} rules" if report.get("labeled_demos") else "")
+             + ".", "",
              "| validation table | F1 uncompiled | F1 compiled |", "|---|---|---|"]
     for name in report["val_tables"]:
         lines.append(f"| {name} | {before['tables'][name]['f1']:.2f} | {after['tables'][name]['f1']:.2f} |")

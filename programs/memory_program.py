@@ -132,6 +132,10 @@ class MemoryProgram(dspy.Module):
         return {**state, **{name: p.dump_state(json_mode=json_mode) for name, p in self.consolidation_predictors()}}
 
     def load_state(self, state: dict[str, Any], *, allow_unsafe_lm_state: bool = False) -> "MemoryProgram":
+        """Load a whole program's state, or a consolidator's alone (one holding no reasoner predictor,
+        as ``python -m optimize compile consolidator`` writes): that fits whatever the reasoner's knobs."""
+        if _consolidation_only(self, state):
+            return self._load_consolidation(state, allow_unsafe_lm_state=allow_unsafe_lm_state)
         _check_reasoner_fits(self, state)
         super().load_state(fill_missing_memory(self, state), allow_unsafe_lm_state=allow_unsafe_lm_state)
         for name, predictor in self.consolidation_predictors():
@@ -143,13 +147,21 @@ class MemoryProgram(dspy.Module):
         """Take the consolidation's predictors (demos, instructions) from a state ``save`` wrote; the reasoner and
         the memory stay as they are, so a compiled consolidator fits a program whatever its reasoner's knobs."""
         with open(path) as handle:
-            state = json.load(handle)
-        found = [name for name, _ in self.consolidation_predictors() if name in state]
-        if not found:
-            raise ValueError(f"{path} holds no predictor of {type(self).__name__}'s consolidation")
-        for name, predictor in self.consolidation_predictors():
+            return self._load_consolidation(json.load(handle), source=path)
+
+    def consolidation_state(self) -> dict[str, Any]:
+        """The consolidation's predictors' state alone: what ``load`` and ``load_consolidation`` take into any
+        program of this kind, whatever its reasoner's knobs (its memory is not part of it)."""
+        return {name: p.dump_state() for name, p in self.consolidation_predictors()}
+
+    def _load_consolidation(self, state: dict[str, Any], *, source: str = "the state",
+                            allow_unsafe_lm_state: bool = False) -> "MemoryProgram":
+        predictors = self.consolidation_predictors()
+        if not any(name in state for name, _ in predictors):
+            raise ValueError(f"{source} holds no predictor of {type(self).__name__}'s consolidation")
+        for name, predictor in predictors:
             if name in state:
-                predictor.load_state(state[name])
+                predictor.load_state(state[name], allow_unsafe_lm_state=allow_unsafe_lm_state)
         return self
 
     def set_lm(self, lm) -> None:
@@ -173,6 +185,12 @@ def _check_reasoner_fits(program: MemoryProgram, state: dict[str, Any]) -> None:
         expected = [field.json_schema_extra["prefix"] for field in predictor.signature.fields.values()]
         if saved != expected:
             raise ValueError(f"the state's {name} has the fields {saved}, this program's {expected}: {hint}")
+
+
+def _consolidation_only(program: MemoryProgram, state: dict[str, Any]) -> bool:
+    """Whether ``state`` is a consolidator's alone: some consolidation predictor, no reasoner predictor."""
+    consolidation = {name for name, _ in program.consolidation_predictors()}
+    return bool(consolidation & set(state)) and not any(name.startswith("reasoner.") for name in state)
 
 
 def _consolidates(name: str, parameter: Any) -> bool:

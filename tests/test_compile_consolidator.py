@@ -46,11 +46,15 @@ def test_bootstrap_raises_f1_on_validation_tables_and_eval_loads_the_compiled_co
     assert all(f"| {name} |" in summary for name in report["val_tables"])
 
     state = json.loads((out / "program.json").read_text())
-    assert state["consolidator.generate.generate"]["demos"] and not state["reasoner.answer.predict"]["demos"]
-    assert not state.get("memory")  # no training table's memory travels with the consolidator
+    assert state["consolidator.generate.generate"]["demos"]
+    assert not [k for k in state if k.startswith("reasoner.") or k == "memory"]  # the consolidator alone: no reader, no memory
     program = build_program("hdr", K=1, N=1)
     program.load(str(out / "program.json"))
     assert len(dict(program.consolidation_predictors())["consolidator.generate.generate"].demos) == 2
+    reader = build_program("hdr", K=1, N=1, per_object=True, retrieve_k=1)  # another reader: the state still fits
+    reader.load(str(out / "program.json"))
+    assert len(dict(reader.consolidation_predictors())["consolidator.generate.generate"].demos) == 2
+    assert not any(p.demos for _, p in reader.named_predictors())  # its own reader untouched
 
     monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
     engine = scripted_engine(LM)
@@ -78,6 +82,36 @@ def test_labelled_demos_come_from_training_tables_true_rules_and_need_no_lm_call
     assert {v["verdict"] for v in judged["verdicts"]} == {"valid"} and len(judged["verdicts"]) == len(judged["hypotheses"])
     [extracted] = state["consolidator.extract_factors.extract"]["demos"]
     assert extracted["factors"] == ["shape", "color", "background"] and extracted["current_factors"] == []
+
+
+def test_specific_labelled_rules_state_each_combination_the_episodes_show_once_truly_in_showing_order(tmp_path):
+    from memreason.eval.hypothesis_scoring import score_hypotheses
+
+    out = tmp_path / "specific"
+    assert compile_(out, "bootstrap", "--max-demos", "0", "--labeled-demos", "1", "--labeled-rules", "specific") == 0
+    report = json.loads((out / "compile.json").read_text())
+    assert report["labeled_rules"] == "specific" and "specific rules" in (out / "summary.md").read_text()
+    [generated] = json.loads((out / "program.json").read_text())["consolidator.generate.generate"]["demos"]
+    [data] = [d for d in (make_level(1, rules=t) for t in random_tables("train", 3))
+              if [e["label"] for e in generated["episodes"]] == [e.label for e in d.episodes]]
+    episodes = consolidator.level_episodes(data.episodes, "text")
+    first = [e for i, e in enumerate(episodes) if all(p.attributes != e.attributes for p in episodes[:i])]  # in showing order
+    assert len(generated["hypotheses"]) == len(first) < len(episodes) and generated["previous_hypotheses"] == []
+    for episode, rule in zip(first, generated["hypotheses"]):
+        shown = episode.attributes
+        assert rule == f"On {'an' if shown['background'][0] in 'aeiou' else 'a'} {shown['background']} background, " \
+                       f"{shown['color']} {shown['shape']}s are labelled {episode.label}."
+    score = score_hypotheses(generated["hypotheses"], data)
+    assert all(score.correct) and score.recall == 1.0  # every one true, and together they cover what the level scores
+
+
+def test_specific_rules_refuse_a_table_whose_episodes_disagree():
+    data = make_level(2, rules=random_tables("train", 1)[0])
+    episodes = consolidator.level_episodes(data.episodes, "text")
+    twin = episodes[0].model_copy(update={"label": next(l for l in data.rules.labels if l != episodes[0].label)})
+    assert len(consolidator.combination_rules(episodes)) == len(data.visible)  # repeats of a combination agree
+    with pytest.raises(ValueError, match="two labels"):
+        consolidator.combination_rules([episodes[0], twin])
 
 
 @pytest.mark.parametrize("optimizer", ["mipro", "gepa", "simba"])
@@ -113,6 +147,7 @@ def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and
     (["--optimizer", "gepa", "--paper-levels", "1,4"], "--paper-levels must name levels"),
     (["--optimizer", "gepa", "--labeled-demos", "1"], "--labeled-demos is for bootstrap and mipro"),
     (["--program", "hdr_grounded", "--optimizer", "bootstrap", "--labeled-demos", "1"], "--labeled-demos is for hdr's"),
+    (["--optimizer", "bootstrap", "--labeled-rules", "specific"], "give --labeled-demos N too"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert consolidator.main(["consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2

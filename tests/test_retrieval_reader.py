@@ -92,3 +92,21 @@ def test_a_state_saved_with_other_reader_knobs_is_refused_not_loaded_onto_the_wr
         assert program.reasoner.answer.predict.signature.instructions == instructions
         program.load_consolidation(str(tmp_path / "plain.json"))  # the consolidator alone fits any reader
     build_program("hdr").load(str(tmp_path / "plain.json"))
+
+
+def test_a_consolidator_state_alone_loads_into_any_reader_and_a_state_with_neither_part_is_refused(tmp_path):
+    from dspy.utils.saving import get_dependency_versions
+
+    source = build_program("hdr")
+    source.consolidator.generate.generate.signature = source.consolidator.generate.generate.signature.with_instructions("Rules.")
+    state = {**source.consolidation_state(), "metadata": {"dependency_versions": get_dependency_versions()}}
+    assert not [name for name in state if name.startswith("reasoner.")]
+    (tmp_path / "consolidator.json").write_text(json.dumps(state))
+    program = build_program("hdr", per_object=True, retrieve_k=3)
+    reader = program.reasoner.answer.predict.signature.instructions
+    program.load(str(tmp_path / "consolidator.json"))
+    assert program.consolidator.generate.generate.signature.instructions == "Rules."
+    assert program.reasoner.answer.predict.signature.instructions == reader
+    (tmp_path / "neither.json").write_text(json.dumps({"metadata": state["metadata"]}))
+    with pytest.raises(ValueError, match="holds no reasoner.perceive"):
+        build_program("hdr", per_object=True, retrieve_k=3).load(str(tmp_path / "neither.json"))
