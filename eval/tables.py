@@ -241,7 +241,10 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
     else:
         column_lms = _lms(args.lm)
         plan = [(row, args.memory_lm) for row in rows]
-    args.states = _states(args.program_state, [row.program for row, _ in plan])
+    reader = {"per_object": True} if getattr(args, "per_object", False) else {}
+    if getattr(args, "retrieve_k", None) is not None:
+        reader["retrieve_k"] = args.retrieve_k
+    args.states = _states(args.program_state, [row.program for row, _ in plan], reader if spec.value != "f1" else {})
     _check_lms({*column_lms, *(m for _, m in plan if m)}, args)
 
     cells_dir = args.out / "cells"
@@ -362,8 +365,9 @@ def _build_memories(program: str, data, memory_spec: str, directory: Path, runs:
     memorize(program, data, memory, directory, runs, program_state=state[0] if state else None)
 
 
-def _states(specs: list[str], programs: list[str]) -> dict[str, tuple[str, str]]:
-    """``--program-state PROGRAM=PATH`` options as {program: (path, sha256)}, each checked by loading it."""
+def _states(specs: list[str], programs: list[str], knobs: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """``--program-state PROGRAM=PATH`` options as {program: (path, sha256)}, each checked by loading it into the
+    program built with the table's reader ``knobs`` (the cells' own)."""
     states: dict[str, tuple[str, str]] = {}
     for spec in specs:
         program, sep, path = spec.partition("=")
@@ -372,7 +376,7 @@ def _states(specs: list[str], programs: list[str]) -> dict[str, tuple[str, str]]
         if program not in programs:
             raise TableError(f"--program-state {spec}: {program!r} is not a row of this table ({', '.join(programs)})")
         try:
-            digest = state_digest(PROGRAMS[program].build(), program, Path(path))
+            digest = state_digest(PROGRAMS[program].build(**knobs), program, Path(path))
         except TunedError as exc:
             raise TableError(str(exc)) from None
         states[program] = (path, digest)

@@ -110,3 +110,13 @@ def test_a_consolidator_state_alone_loads_into_any_reader_and_a_state_with_neith
     (tmp_path / "neither.json").write_text(json.dumps({"metadata": state["metadata"]}))
     with pytest.raises(ValueError, match="holds no reasoner.perceive"):
         build_program("hdr", per_object=True, retrieve_k=3).load(str(tmp_path / "neither.json"))
+
+
+def test_a_table_checks_a_program_state_against_the_reader_its_cells_will_build(tmp_path):
+    import memreason.eval.tables as tables
+
+    build_program("hdr", per_object=True, retrieve_k=3).save(str(tmp_path / "reader.json"))
+    spec = [f"hdr={tmp_path / 'reader.json'}"]
+    assert tables._states(spec, ["hdr"], {"per_object": True, "retrieve_k": 3})["hdr"][0] == str(tmp_path / "reader.json")
+    with pytest.raises(tables.TableError, match="does not fit hdr"):
+        tables._states(spec, ["hdr"], {})  # the count reader's cells could not take it
