@@ -302,14 +302,17 @@ def _candidate_scores(compiled) -> list[float]:
     return [round(float(c["score"]), 4) for c in candidates if isinstance(c, dict) and c.get("score") is not None]
 
 
+def _labelled(report: dict[str, Any]) -> str:
+    demos = report.get("labeled_demos")
+    return f"; {demos} labelled demo(s) per predictor, {report['labeled_rules']} rules" if demos else ""
+
+
 def summary(report: dict[str, Any]) -> str:
     """``summary.md``: F1 before and after on every validation table, and what compiling cost."""
     before, after = report["validation"]["uncompiled"], report["validation"]["compiled"]
     lines = [f"# Compiled consolidator: {report['program']} with {report['optimizer']}", "",
              f"Level {report['level']}, seed {report['seed']}, memory LM {report['memory_lm']}, knobs {json.dumps(report['knobs'])}; "
-             f"{len(report['train_tables'])} training tables, {len(report['val_tables'])} validation tables"
-             + (f"; {report['labeled_demos']} labelled demo(s) per predictor, {report['labeled_rules']} rules" if report.get("labeled_demos") else "")
-             + ".", "",
+             f"{len(report['train_tables'])} training tables, {len(report['val_tables'])} validation tables{_labelled(report)}.", "",
              "| validation table | F1 uncompiled | F1 compiled |", "|---|---|---|"]
     for name in report["val_tables"]:
         lines.append(f"| {name} | {before['tables'][name]['f1']:.2f} | {after['tables'][name]['f1']:.2f} |")
