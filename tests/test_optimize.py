@@ -142,7 +142,7 @@ def test_a_killed_study_resumes_with_its_trials_intact(tmp_path):
     argv = ["hdr", "--level", "1", "--limit", "6", "--trials", "4", "--sampler", "grid", "--pruner", "none",
             "--param", "K=1:2", "--param", "N=2:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0",
             "--heartbeat", "1", "--out", str(out), *LMS]
-    worker = start(argv, SCRIPTED_TASK_DELAY="0.15")
+    worker = start(argv, SCRIPTED_TASK_DELAY="0.4")  # trials long enough to be caught mid-way on a busy machine
     deadline = time.time() + 60
     while time.time() < deadline:
         time.sleep(0.3)
