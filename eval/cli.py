@@ -29,7 +29,7 @@ from .options import (Parser, UsageError, add_fault_options, add_lm_options, add
 from .resume import IDENTITY, RunDirError, check_same_config, read_config, resumed_args
 from .runs import RunConfig, new_run_dir, use_response_cache
 from .tracking import add_mlflow_option, check_mlflow, tracking
-from .tuned import TunedError, as_paths, config_knobs, state_digest
+from .tuned import TunedError, as_paths, config_knobs, reader_knobs, state_digest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,13 +132,9 @@ def _run(args: argparse.Namespace) -> int:
 def _knobs_and_state(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
     """The knobs of ``--config`` and the digest of ``--program-state``, checked by building the program and loading it."""
     as_paths(args)
-    knobs = config_knobs(args.config, args.program)
-    if getattr(args, "per_object", False):
-        knobs["per_object"] = True
-    if getattr(args, "retrieve_k", None) is not None:
-        if not knobs.get("per_object"):
-            raise UsageError("--retrieve-k labels objects one by one: give --per-object too")
-        knobs["retrieve_k"] = args.retrieve_k
+    knobs = {**config_knobs(args.config, args.program), **reader_knobs(args)}
+    if getattr(args, "retrieve_k", None) is not None and not knobs.get("per_object"):
+        raise UsageError("--retrieve-k labels objects one by one: give --per-object too")
     try:
         program = PROGRAMS[args.program].build(**knobs)
     except (TypeError, ValueError) as exc:

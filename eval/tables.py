@@ -35,7 +35,7 @@ from .metrics import mean_std
 from .options import Parser, parse_levels, run_cli, temperature, whole
 from .runs import use_response_cache, write_json
 from .tracking import add_mlflow_option, check_mlflow, store_uri, tracking
-from .tuned import TunedError, state_digest
+from .tuned import TunedError, reader_knobs, state_digest
 
 
 @dataclass(frozen=True)
@@ -241,10 +241,7 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
     else:
         column_lms = _lms(args.lm)
         plan = [(row, args.memory_lm) for row in rows]
-    reader = {"per_object": True} if getattr(args, "per_object", False) else {}
-    if getattr(args, "retrieve_k", None) is not None:
-        reader["retrieve_k"] = args.retrieve_k
-    args.states = _states(args.program_state, [row.program for row, _ in plan], reader if spec.value != "f1" else {})
+    args.states = _states(args.program_state, [row.program for row, _ in plan], reader_knobs(args) if spec.value != "f1" else {})
     _check_lms({*column_lms, *(m for _, m in plan if m)}, args)
 
     cells_dir = args.out / "cells"

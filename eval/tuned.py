@@ -37,6 +37,14 @@ def config_knobs(path: Path | None, program: str) -> dict[str, Any]:
     return dict(saved.get("knobs", {}))
 
 
+def reader_knobs(args) -> dict[str, Any]:
+    """The reader knobs the flags ``--per-object`` and ``--retrieve-k`` give; {} where neither is given."""
+    knobs: dict[str, Any] = {"per_object": True} if getattr(args, "per_object", False) else {}
+    if getattr(args, "retrieve_k", None) is not None:
+        knobs["retrieve_k"] = args.retrieve_k
+    return knobs
+
+
 def state_digest(program, name: str, state: Path | None, *, load: str = "load") -> str | None:
     """Load ``state`` into ``program`` (the built ``name``) to check it fits: the file's sha256, or None without one.
 
