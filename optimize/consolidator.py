@@ -19,7 +19,9 @@ A generated table also knows its answer, so each training example carries a labe
 consolidation (:func:`labelled`): the attributes its rules read as the factors, its oracle
 hypotheses as the hypotheses, and every one of them judged valid. ``--labeled-demos N`` lets
 ``bootstrap`` and ``mipro`` put N of these on each of ``hdr``'s predictors as DSPy's labelled demos, which
-a consolidator that never reaches ``--threshold`` (so bootstraps nothing) can still learn from.
+a consolidator that never reaches ``--threshold`` (so bootstraps nothing) can still learn from. ``--labeled-rules
+specific`` states those rules one per combination shown (:func:`combination_rules`);
+``--labeled-verdicts`` gives the verifier demos of its own with false rules to reject (:func:`judged`).
 
 The optimizers (DSPy 3.4.1, on the memory LM, which is also GEPA's reflection LM and
 MIPROv2's and SIMBA's proposer) see the consolidation's predictors only
@@ -89,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--labeled-rules", choices=LABELLED_RULES, default="general",
                         help="the labelled demos' hypotheses: the table's general rules, or one specific rule per "
                              "attribute combination the episodes show (default general)")
+    parser.add_argument("--labeled-verdicts", action="store_true",
+                        help="with --labeled-demos: the verifier's labelled demos judge specific rules, a third of them false "
+                             "(LabeledFewShot on the verifier alone), instead of the generator's answer all judged valid")
     parser.add_argument("--threshold", type=float, default=0.5,
                         help="bootstrap and MIPROv2: the F1 a table's memory must reach for its calls to become demos (default 0.5)")
     parser.add_argument("--candidates", type=whole("--candidates", 1),
@@ -149,12 +154,35 @@ def labelled(data: ExperienceTransferLevel, table: str, rules: str = "general") 
 
 def combination_rules(episodes) -> list[str]:
     """One rule per attribute combination the episodes show, with the label it carries, in order of first showing."""
-    seen: dict[tuple, str] = {}
+    return [OracleRule(dict(episode.attributes), episode.label).text() for episode in _first_shown(episodes)]
+
+
+def judged(data: ExperienceTransferLevel, table: str) -> dspy.Example:
+    """A verifier's labelled call on a training table: its specific rules (:func:`combination_rules`), every third
+    stated with the other label, each judged: the true ones valid, the false ones invalid, naming the episode that
+    contradicts them. Only the verifier reads it (its hypotheses are not a generator's answer)."""
+    episodes = level_episodes(data.episodes, "text")
+    hypotheses, verdicts = [], []
+    for i, episode in enumerate(_first_shown(episodes)):
+        label = episode.label if i % 3 else next(other for other in data.rules.labels if other != episode.label)
+        rule = OracleRule(dict(episode.attributes), label).text()
+        hypotheses.append(rule)
+        verdicts.append({"hypothesis": rule, "reason": "no episode contradicts it", "verdict": "valid"} if label == episode.label
+                        else {"hypothesis": rule, "reason": f"the episode \"{episode.observation}\" is labelled {episode.label}",
+                              "verdict": "invalid"})
+    return dspy.Example(episodes=episodes, table=table, factors=list(data.rules.attributes), hypotheses=hypotheses,
+                        verdicts=verdicts).with_inputs("episodes", "factors", "hypotheses")
+
+
+def _first_shown(episodes) -> list:
+    """The first episode of each attribute combination, in showing order; episodes that give one combination two
+    labels are refused."""
+    first: dict[tuple, Any] = {}
     for episode in episodes:
         key = tuple(sorted(episode.attributes.items()))
-        if seen.setdefault(key, episode.label) != episode.label:
-            raise ValueError(f"episodes give {dict(key)} two labels: {seen[key]!r} and {episode.label!r}")
-    return [OracleRule(dict(key), label).text() for key, label in seen.items()]
+        if first.setdefault(key, episode).label != episode.label:
+            raise ValueError(f"episodes give {dict(key)} two labels: {first[key].label!r} and {episode.label!r}")
+    return list(first.values())
 
 
 class F1Feedback:
@@ -201,6 +229,8 @@ def _run(args: argparse.Namespace) -> int:
                          f"{args.program} writes other fields")
     if args.labeled_rules != "general" and not args.labeled_demos:
         raise UsageError("--labeled-rules says how the labelled demos state their rules; give --labeled-demos N too")
+    if args.labeled_verdicts and not args.labeled_demos:
+        raise UsageError("--labeled-verdicts says what the verifier's labelled demos judge; give --labeled-demos N too")
     if not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold is an F1 in [0, 1], got {args.threshold}")
     knobs = parse_knobs(args)
@@ -231,6 +261,10 @@ def _run(args: argparse.Namespace) -> int:
         optimizer = make_optimizer(args.optimizer, metric, task=guarded, memory=guarded, args=args,
                                    trainset_size=len(examples), labeled_demos=args.labeled_demos, threshold=args.threshold)
         compiled = run_optimizer(optimizer, args.optimizer, MemoryWriter(program), examples, valset, args)
+        if args.labeled_verdicts:  # the verifier's demos from its own labelled calls, some rules false
+            consolidator = compiled.program.consolidator
+            consolidator.verify = dspy.LabeledFewShot(k=args.labeled_demos).compile(
+                consolidator.verify, trainset=[judged(d, name) for name, d in train.items()])
     spent = meter.tokens()
     compile_seconds = round(time.perf_counter() - started, 2)
     compiled_program = compiled.program
@@ -241,7 +275,8 @@ def _run(args: argparse.Namespace) -> int:
                                       "metadata": {"dependency_versions": get_dependency_versions()}})
     report = {
         "program": args.program, "optimizer": args.optimizer, "level": args.level, "seed": args.seed, "knobs": knobs,
-        "labeled_demos": args.labeled_demos, "labeled_rules": args.labeled_rules, "memory_lm": memory.spec,
+        "labeled_demos": args.labeled_demos, "labeled_rules": args.labeled_rules,
+        "labeled_verdicts": args.labeled_verdicts, "memory_lm": memory.spec,
         "train_tables": list(train), "val_tables": list(val), "test_tables": list(held_out),
         "compile": {"calls": spent.calls, "prompt_tokens": spent.prompt, "completion_tokens": spent.completion,
                     "wall_seconds": compile_seconds},
@@ -304,7 +339,8 @@ def _candidate_scores(compiled) -> list[float]:
 
 def _labelled(report: dict[str, Any]) -> str:
     demos = report.get("labeled_demos")
-    return f"; {demos} labelled demo(s) per predictor, {report['labeled_rules']} rules" if demos else ""
+    verdicts = ", the verifier's judging false rules too" if report.get("labeled_verdicts") else ""
+    return f"; {demos} labelled demo(s) per predictor, {report['labeled_rules']} rules{verdicts}" if demos else ""
 
 
 def summary(report: dict[str, Any]) -> str:

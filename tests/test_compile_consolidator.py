@@ -104,6 +104,28 @@ def test_specific_labelled_rules_state_each_combination_the_episodes_show_once_t
     assert all(score.correct) and score.recall == 1.0  # every one true, and together they cover what the level scores
 
 
+def test_labelled_verdicts_show_the_verifier_false_specific_rules_judged_invalid_with_the_episode_against_them(tmp_path):
+    out = tmp_path / "verdicts"
+    assert compile_(out, "bootstrap", "--max-demos", "0", "--labeled-demos", "1", "--labeled-rules", "specific",
+                    "--labeled-verdicts") == 0
+    state = json.loads((out / "program.json").read_text())
+    [generated] = state["consolidator.generate.generate"]["demos"]
+    [judged] = state["consolidator.verify.verify"]["demos"]
+    assert generated["hypotheses"] != judged["hypotheses"]  # the verifier's demo is its own; the generator's is all true
+    [data] = [d for d in (make_level(1, rules=t) for t in random_tables("train", 3))
+              if [e["label"] for e in judged["episodes"]] == [e.label for e in d.episodes]]
+    episodes = consolidator.level_episodes(data.episodes, "text")
+    truth = {(e.attributes["color"], e.attributes["shape"], e.attributes["background"]): e for e in episodes}
+    invalid = [v for v in judged["verdicts"] if v["verdict"] == "invalid"]
+    assert len(invalid) == (len(judged["hypotheses"]) + 2) // 3 and [v["hypothesis"] for v in judged["verdicts"]] == judged["hypotheses"]
+    for verdict in judged["verdicts"]:
+        [key] = [k for k in truth if f" {k[2]} background, {k[0]} {k[1]}s are " in verdict["hypothesis"]]
+        true_rule = verdict["hypothesis"].endswith(f"labelled {truth[key].label}.")
+        assert true_rule == (verdict["verdict"] == "valid")  # judged by the table, not at random
+        assert true_rule or truth[key].observation.split(" of size")[0] in verdict["reason"]  # names an episode against it
+    assert "the verifier's judging false rules too" in (out / "summary.md").read_text()
+
+
 def test_specific_rules_refuse_a_table_whose_episodes_disagree():
     data = make_level(2, rules=random_tables("train", 1)[0])
     episodes = consolidator.level_episodes(data.episodes, "text")
@@ -147,6 +169,7 @@ def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and
     (["--optimizer", "gepa", "--labeled-demos", "1"], "--labeled-demos is for bootstrap and mipro"),
     (["--program", "hdr_grounded", "--optimizer", "bootstrap", "--labeled-demos", "1"], "--labeled-demos is for hdr's"),
     (["--optimizer", "bootstrap", "--labeled-rules", "specific"], "give --labeled-demos N too"),
+    (["--optimizer", "bootstrap", "--labeled-verdicts"], "give --labeled-demos N too"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert consolidator.main(["consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2
