@@ -148,7 +148,7 @@ def labelled(data: ExperienceTransferLevel, table: str, rules: str = "general") 
     truth = list(data.oracle_hypotheses) if rules == "general" else combination_rules(episodes)
     return dspy.Example(episodes=episodes, table=table, current_factors=[],
                         factors=list(data.rules.attributes), previous_hypotheses=[], hypotheses=truth,
-                        verdicts=[{"hypothesis": h, "reason": "no episode contradicts it", "verdict": "valid"} for h in truth],
+                        verdicts=[_valid(h) for h in truth],
                         ).with_inputs("episodes")
 
 
@@ -167,11 +167,16 @@ def judged(data: ExperienceTransferLevel, table: str) -> dspy.Example:
         label = episode.label if i % 3 else next(other for other in data.rules.labels if other != episode.label)
         rule = OracleRule(dict(episode.attributes), label).text()
         hypotheses.append(rule)
-        verdicts.append({"hypothesis": rule, "reason": "no episode contradicts it", "verdict": "valid"} if label == episode.label
-                        else {"hypothesis": rule, "reason": f"the episode \"{episode.observation}\" is labelled {episode.label}",
-                              "verdict": "invalid"})
+        verdicts.append(_valid(rule) if label == episode.label else
+                        {"hypothesis": rule, "reason": f"the episode \"{episode.observation}\" is labelled {episode.label}",
+                         "verdict": "invalid"})
     return dspy.Example(episodes=episodes, table=table, factors=list(data.rules.attributes), hypotheses=hypotheses,
                         verdicts=verdicts).with_inputs("episodes", "factors", "hypotheses")
+
+
+def _valid(hypothesis: str) -> dict[str, str]:
+    """A labelled verdict for a true rule."""
+    return {"hypothesis": hypothesis, "reason": "no episode contradicts it", "verdict": "valid"}
 
 
 def _first_shown(episodes) -> list:

@@ -129,7 +129,7 @@ class MemoryProgram(dspy.Module):
 
     def dump_state(self, json_mode: bool = True) -> dict[str, Any]:
         state = super().dump_state(json_mode=json_mode)
-        return {**state, **{name: p.dump_state(json_mode=json_mode) for name, p in self.consolidation_predictors()}}
+        return {**state, **self.consolidation_state(json_mode=json_mode)}
 
     def load_state(self, state: dict[str, Any], *, allow_unsafe_lm_state: bool = False) -> "MemoryProgram":
         """Load a whole program's state, or a consolidator's alone (one holding no reasoner predictor,
@@ -149,10 +149,10 @@ class MemoryProgram(dspy.Module):
         with open(path) as handle:
             return self._load_consolidation(json.load(handle), source=path)
 
-    def consolidation_state(self) -> dict[str, Any]:
+    def consolidation_state(self, json_mode: bool = True) -> dict[str, Any]:
         """The consolidation's predictors' state alone: what ``load`` and ``load_consolidation`` take into any
         program of this kind, whatever its reasoner's knobs (its memory is not part of it)."""
-        return {name: p.dump_state() for name, p in self.consolidation_predictors()}
+        return {name: p.dump_state(json_mode=json_mode) for name, p in self.consolidation_predictors()}
 
     def _load_consolidation(self, state: dict[str, Any], *, source: str = "the state",
                             allow_unsafe_lm_state: bool = False) -> "MemoryProgram":
