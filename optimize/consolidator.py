@@ -32,7 +32,9 @@ program whatever its reader's knobs, ``--per-object`` and ``--retrieve-k`` inclu
 and ``summary.md``: the F1 of the uncompiled and the compiled consolidator on every
 validation table (and the optimizer's own candidate scores where it keeps them), with the
 calls, tokens and wall time. Every LM answer is kept in ``<out>/dspy_cache``: the same
-command again replays what was done and goes on from there.
+command again replays what was done and goes on from there. ``--program-state`` starts from an
+earlier compile's ``program.json`` instead of the hand-written consolidator (GEPA rewrites
+instructions and keeps the demos; ``bootstrap`` starts its demos afresh, as DSPy's optimizers do).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from memreason.eval.options import (Parser, UsageError, add_fault_options, add_l
                                     retry_policy, run_cli, whole)
 from memreason.eval.runs import new_run_dir, use_response_cache, write_json
 from memreason.eval.session import RunSession
+from memreason.eval.tuned import TunedError, state_digest
 from memreason.lm import LMChoice
 from memreason.lm.faults import failure_of
 from memreason.lm.tokens import Meter, metering
@@ -85,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--level", type=int, default=2, help=f"Experience-Transfer level {LEVELS} of every table (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="table and data seed (default 0)")
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="a constructor knob, e.g. K=2")
+    parser.add_argument("--program-state", type=Path, metavar="STATE.json",
+                        help="start from this consolidator state (an earlier compile's program.json) instead of the "
+                             "hand-written one: e.g. GEPA's instructions on top of labelled demos")
     parser.add_argument("--max-demos", type=whole("--max-demos", 0), default=2, help="demos per predictor (default 2)")
     parser.add_argument("--labeled-demos", type=whole("--labeled-demos", 0), default=0,
                         help="bootstrap and MIPROv2: labelled demos per predictor, written from training tables' true rules (default 0)")
@@ -243,6 +249,10 @@ def _run(args: argparse.Namespace) -> int:
         program = build_program(args.program, **knobs)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.program} does not take these knobs {knobs}: {exc}") from None
+    try:
+        start_sha256 = state_digest(program, f"{args.program}'s consolidator", args.program_state, load="load_consolidation")
+    except TunedError as exc:
+        raise UsageError(str(exc)) from None
     _, memory = resolve_lms(args, resolve=resolve)
     out = args.out or new_run_dir(Path("runs") / "compiled", f"consolidator-{args.program}-{args.optimizer}")
     out.mkdir(parents=True, exist_ok=True)
@@ -257,7 +267,7 @@ def _run(args: argparse.Namespace) -> int:
     valset = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
               for name, d in val.items()]
 
-    before = validation_f1(program, {**val, **held_out}, memory, args, label="uncompiled")
+    before = validation_f1(program, {**val, **held_out}, memory, args, label="start state" if args.program_state else "uncompiled")
     started = time.perf_counter()
     session = RunSession.start(memory, memory, policy=retry_policy(args))
     guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
@@ -282,6 +292,7 @@ def _run(args: argparse.Namespace) -> int:
         "program": args.program, "optimizer": args.optimizer, "level": args.level, "seed": args.seed, "knobs": knobs,
         "labeled_demos": args.labeled_demos, "labeled_rules": args.labeled_rules,
         "labeled_verdicts": args.labeled_verdicts, "memory_lm": memory.spec,
+        "start_state": str(args.program_state) if args.program_state else None, "start_state_sha256": start_sha256,
         "train_tables": list(train), "val_tables": list(val), "test_tables": list(held_out),
         "compile": {"calls": spent.calls, "prompt_tokens": spent.prompt, "completion_tokens": spent.completion,
                     "wall_seconds": compile_seconds},
@@ -348,19 +359,28 @@ def _labelled(report: dict[str, Any]) -> str:
     return f"; {demos} labelled demo(s) per predictor, {report['labeled_rules']} rules{verdicts}" if demos else ""
 
 
+def _started(report: dict[str, Any]) -> list[str]:
+    """The line naming the state the compile started from, if it did not start from the hand-written consolidator."""
+    if not report.get("start_state"):
+        return []
+    return [f"Started from `{report['start_state']}` (sha256 {report['start_state_sha256'][:12]}): "
+            "\"at start\" is that state, and the compiled program keeps what the optimizer did not change.", ""]
+
+
 def summary(report: dict[str, Any]) -> str:
     """``summary.md``: F1 before and after on every validation table, and what compiling cost."""
     before, after = report["validation"]["uncompiled"], report["validation"]["compiled"]
+    start = "at start" if report.get("start_state") else "uncompiled"
     lines = [f"# Compiled consolidator: {report['program']} with {report['optimizer']}", "",
              f"Level {report['level']}, seed {report['seed']}, memory LM {report['memory_lm']}, knobs {json.dumps(report['knobs'])}; "
              f"{len(report['train_tables'])} training tables, {len(report['val_tables'])} validation tables{_labelled(report)}.", "",
-             "| validation table | F1 uncompiled | F1 compiled |", "|---|---|---|"]
+             *_started(report), f"| validation table | F1 {start} | F1 compiled |", "|---|---|---|"]
     for name in report["val_tables"]:
         lines.append(f"| {name} | {before['tables'][name]['f1']:.2f} | {after['tables'][name]['f1']:.2f} |")
     lines.append(f"| **mean** | **{before['mean_f1']:.2f}** | **{after['mean_f1']:.2f}** |")
     if report["test_tables"]:
         test_before, test_after = report["test"]["uncompiled"], report["test"]["compiled"]
-        lines += ["", "| held-out table (never trained or validated on) | F1 uncompiled | F1 compiled |", "|---|---|---|"]
+        lines += ["", f"| held-out table (never trained or validated on) | F1 {start} | F1 compiled |", "|---|---|---|"]
         for name in report["test_tables"]:
             lines.append(f"| {name} | {test_before['tables'][name]['f1']:.2f} | {test_after['tables'][name]['f1']:.2f} |")
         lines.append(f"| **mean** | **{test_before['mean_f1']:.2f}** | **{test_after['mean_f1']:.2f}** |")

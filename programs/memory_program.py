@@ -159,6 +159,10 @@ class MemoryProgram(dspy.Module):
         predictors = self.consolidation_predictors()
         if not any(name in state for name, _ in predictors):
             raise ValueError(f"{source} holds no predictor of {type(self).__name__}'s consolidation")
+        foreign = sorted(set(state) - {name for name, _ in predictors} - {"memory", "metadata"}
+                         - {name for name in state if name.startswith("reasoner.")})
+        if foreign:  # another program's consolidator: loading the names that match would drop the rest silently
+            raise ValueError(f"{source} holds {', '.join(foreign)}, which {type(self).__name__}'s consolidation does not have")
         for name, predictor in predictors:
             if name in state:
                 predictor.load_state(state[name], allow_unsafe_lm_state=allow_unsafe_lm_state)

@@ -146,6 +146,25 @@ def test_every_optimizer_compiles_the_consolidator(tmp_path, optimizer):
     assert 0 <= report["validation"]["compiled"]["mean_f1"] <= 1 and (out / "program.json").is_file()
 
 
+def test_a_compile_starts_from_an_earlier_compiled_state_and_gepa_keeps_its_demos(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert compile_(first) == 0
+    start = first / "program.json"
+    assert compile_(second, "gepa", "--budget", "8", "--program-state", str(start)) == 0
+    report = json.loads((second / "compile.json").read_text())
+    assert report["start_state"] == str(start) and len(report["start_state_sha256"]) == 64
+    # the hand-written consolidator lets the scripted writer's noise through; the start state does not
+    assert json.loads((first / "compile.json").read_text())["validation"]["uncompiled"]["mean_f1"] < 1.0
+    assert report["validation"]["uncompiled"]["mean_f1"] == 1.0
+    assert json.loads((second / "program.json").read_text())["consolidator.generate.generate"]["demos"]
+    summary = (second / "summary.md").read_text()
+    assert f"Started from `{start}`" in summary and "| validation table | F1 at start | F1 compiled |" in summary
+    # hdr's state does not fit hdr_grounded's consolidator: refused before anything runs
+    assert consolidator.main(["consolidator", "--program", "hdr_grounded", "--optimizer", "gepa", "--program-state",
+                              str(start), "--lm", LM, "--out", str(tmp_path / "third")]) == 2
+    assert not (tmp_path / "third").exists()
+
+
 def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and_missing():
     table = random_tables("train", 1)[0]
     data = make_level(2, rules=table)
@@ -170,6 +189,7 @@ def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and
     (["--program", "hdr_grounded", "--optimizer", "bootstrap", "--labeled-demos", "1"], "--labeled-demos is for hdr's"),
     (["--optimizer", "bootstrap", "--labeled-rules", "specific"], "give --labeled-demos N too"),
     (["--optimizer", "bootstrap", "--labeled-verdicts"], "give --labeled-demos N too"),
+    (["--optimizer", "gepa", "--program-state", "no-such-state.json"], "no-such-state.json: no such file"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert consolidator.main(["consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2
