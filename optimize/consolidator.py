@@ -52,7 +52,6 @@ from dspy.utils.saving import get_dependency_versions
 
 from memreason.datasets.experience_transfer import LEVELS, ExperienceTransferLevel, make_level
 from memreason.datasets.experience_transfer.random_tables import random_tables
-from memreason.datasets.experience_transfer.rules import OracleRule
 from memreason.eval.experience_transfer import level_episodes
 from memreason.eval.hypothesis_scoring import memory_score, scored_combinations
 from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, parse_levels, resolve_lms,
@@ -145,8 +144,8 @@ def labelled(data: ExperienceTransferLevel, table: str, rules: str = "general") 
 
     ``rules="general"`` states the true rules as the table's oracle hypotheses (the fewest statements,
     with the background flip where it holds). ``"specific"`` states one rule per attribute
-    combination the episodes show, in the order they first show it ("On a black background, blue
-    circles are labelled anomaly."): every one true, none more general than an episode.
+    combination the episodes show, in the order they first show it ("A blue circle on a black background
+    is labelled anomaly."): every one true, none more general than an episode.
     """
     if rules not in LABELLED_RULES:
         raise ValueError(f"rules must be one of {', '.join(LABELLED_RULES)}, got {rules!r}")
@@ -160,7 +159,17 @@ def labelled(data: ExperienceTransferLevel, table: str, rules: str = "general") 
 
 def combination_rules(episodes) -> list[str]:
     """One rule per attribute combination the episodes show, with the label it carries, in order of first showing."""
-    return [OracleRule(dict(episode.attributes), episode.label).text() for episode in _first_shown(episodes)]
+    return [specific_rule(episode.attributes, episode.label) for episode in _first_shown(episodes)]
+
+
+def specific_rule(attributes: dict[str, str], label: str) -> str:
+    """The rule for one combination, worded as the episodes word their objects ("A blue circle on a black
+    background is labelled anomaly."), which the small model copies more faithfully than the oracle's wording."""
+    if set(attributes) != {"color", "shape", "background"}:
+        raise ValueError(f"a specific rule needs exactly a color, a shape and a background, got {dict(attributes)}")
+    background = attributes["background"]
+    article = "an" if background[:1].lower() in "aeiou" else "a"
+    return f"A {attributes['color']} {attributes['shape']} on {article} {background} background is labelled {label}."
 
 
 def judged(data: ExperienceTransferLevel, table: str) -> dspy.Example:
@@ -171,7 +180,7 @@ def judged(data: ExperienceTransferLevel, table: str) -> dspy.Example:
     hypotheses, verdicts = [], []
     for i, episode in enumerate(_first_shown(episodes)):
         label = episode.label if i % 3 else next(other for other in data.rules.labels if other != episode.label)
-        rule = OracleRule(dict(episode.attributes), label).text()
+        rule = specific_rule(episode.attributes, label)
         hypotheses.append(rule)
         verdicts.append(_valid(rule) if label == episode.label else
                         {"hypothesis": rule, "reason": f"the episode \"{episode.observation}\" is labelled {episode.label}",

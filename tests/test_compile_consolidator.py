@@ -98,8 +98,8 @@ def test_specific_labelled_rules_state_each_combination_the_episodes_show_once_t
     assert len(generated["hypotheses"]) == len(first) < len(episodes) and generated["previous_hypotheses"] == []
     for episode, rule in zip(first, generated["hypotheses"]):
         shown = episode.attributes
-        assert rule == f"On {'an' if shown['background'][0] in 'aeiou' else 'a'} {shown['background']} background, " \
-                       f"{shown['color']} {shown['shape']}s are labelled {episode.label}."
+        assert rule == f"A {shown['color']} {shown['shape']} on {'an' if shown['background'][0] in 'aeiou' else 'a'} " \
+                       f"{shown['background']} background is labelled {episode.label}."  # the episodes' own wording
     score = score_hypotheses(generated["hypotheses"], data)
     assert all(score.correct) and score.recall == 1.0  # every one true, and together they cover what the level scores
 
@@ -119,7 +119,7 @@ def test_labelled_verdicts_show_the_verifier_false_specific_rules_judged_invalid
     invalid = [v for v in judged["verdicts"] if v["verdict"] == "invalid"]
     assert len(invalid) == (len(judged["hypotheses"]) + 2) // 3 and [v["hypothesis"] for v in judged["verdicts"]] == judged["hypotheses"]
     for verdict in judged["verdicts"]:
-        [key] = [k for k in truth if f" {k[2]} background, {k[0]} {k[1]}s are " in verdict["hypothesis"]]
+        [key] = [k for k in truth if verdict["hypothesis"].startswith(f"A {k[0]} {k[1]} on ") and f" {k[2]} background " in verdict["hypothesis"]]
         true_rule = verdict["hypothesis"].endswith(f"labelled {truth[key].label}.")
         assert true_rule == (verdict["verdict"] == "valid")  # judged by the table, not at random
         assert true_rule or truth[key].observation.split(" of size")[0] in verdict["reason"]  # names an episode against it
@@ -133,6 +133,8 @@ def test_specific_rules_refuse_a_table_whose_episodes_disagree():
     assert len(consolidator.combination_rules(episodes)) == len(data.visible)  # repeats of a combination agree
     with pytest.raises(ValueError, match="two labels"):
         consolidator.combination_rules([episodes[0], twin])
+    with pytest.raises(ValueError, match="needs exactly a color, a shape and a background"):
+        consolidator.specific_rule({"color": "red", "size": "big"}, "anomaly")
 
 
 @pytest.mark.parametrize("optimizer", ["mipro", "gepa", "simba"])
@@ -146,7 +148,7 @@ def test_every_optimizer_compiles_the_consolidator(tmp_path, optimizer):
     assert 0 <= report["validation"]["compiled"]["mean_f1"] <= 1 and (out / "program.json").is_file()
 
 
-def test_a_compile_starts_from_an_earlier_compiled_state_and_gepa_keeps_its_demos(tmp_path):
+def test_a_compile_starts_from_an_earlier_compiled_state_and_gepa_keeps_its_demos(tmp_path, capsys):
     first, second = tmp_path / "first", tmp_path / "second"
     assert compile_(first) == 0
     start = first / "program.json"
@@ -162,6 +164,7 @@ def test_a_compile_starts_from_an_earlier_compiled_state_and_gepa_keeps_its_demo
     # hdr's state does not fit hdr_grounded's consolidator: refused before anything runs
     assert consolidator.main(["consolidator", "--program", "hdr_grounded", "--optimizer", "gepa", "--program-state",
                               str(start), "--lm", LM, "--out", str(tmp_path / "third")]) == 2
+    assert "consolidator.verify.verify, which HDRGrounded's consolidation does not have" in capsys.readouterr().err
     assert not (tmp_path / "third").exists()
 
 
