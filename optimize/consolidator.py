@@ -52,6 +52,7 @@ from dspy.utils.saving import get_dependency_versions
 
 from memreason.datasets.experience_transfer import LEVELS, ExperienceTransferLevel, make_level
 from memreason.datasets.experience_transfer.random_tables import random_tables
+from memreason.datasets.experience_transfer.rules import article
 from memreason.eval.experience_transfer import level_episodes
 from memreason.eval.hypothesis_scoring import memory_score, scored_combinations
 from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, parse_levels, resolve_lms,
@@ -168,8 +169,7 @@ def specific_rule(attributes: dict[str, str], label: str) -> str:
     if set(attributes) != {"color", "shape", "background"}:
         raise ValueError(f"a specific rule needs exactly a color, a shape and a background, got {dict(attributes)}")
     background = attributes["background"]
-    article = "an" if background[:1].lower() in "aeiou" else "a"
-    return f"A {attributes['color']} {attributes['shape']} on {article} {background} background is labelled {label}."
+    return f"A {attributes['color']} {attributes['shape']} on {article(background)} {background} background is labelled {label}."
 
 
 def judged(data: ExperienceTransferLevel, table: str) -> dspy.Example:

@@ -46,7 +46,7 @@ class OracleRule:
         background = self.conditions.get("background")
         noun = f"{shape}s" if shape else "objects of any shape"
         subject = f"{color} {noun}" if color else (noun if shape else "objects of any colour and shape")
-        where = f"On {_article(background)} {background} background, " if background else "On any background, "
+        where = f"On {article(background)} {background} background, " if background else "On any background, "
         return f"{where}{subject} are labelled {self.label}."
 
     def to_dict(self) -> dict[str, Any]:
@@ -256,8 +256,8 @@ class RuleTable:
     def flip_statement(self) -> str:
         first, second = self.backgrounds
         return (
-            f"If an object of a given colour and shape has one label on {_article(first)} {first} background, "
-            f"the same object has the other label on {_article(second)} {second} background."
+            f"If an object of a given colour and shape has one label on {article(first)} {first} background, "
+            f"the same object has the other label on {article(second)} {second} background."
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -272,5 +272,6 @@ class RuleTable:
         }
 
 
-def _article(word: str) -> str:
+def article(word: str) -> str:
+    """The indefinite article before ``word`` ("an ivory", "a white")."""
     return "an" if word[:1].lower() in "aeiou" else "a"
