@@ -276,7 +276,7 @@ def _run(args: argparse.Namespace) -> int:
     valset = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
               for name, d in val.items()]
 
-    before = validation_f1(program, {**val, **held_out}, memory, args, label="start state" if args.program_state else "uncompiled")
+    before = validation_f1(program, {**val, **held_out}, memory, args, label="at start" if args.program_state else "uncompiled")
     started = time.perf_counter()
     session = RunSession.start(memory, memory, policy=retry_policy(args))
     guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
