@@ -337,11 +337,12 @@ def validation_f1(program, levels: dict[str, ExperienceTransferLevel], memory: L
             return {"f1": 0.0, "precision": 0.0, "recall": 0.0, "hypotheses": [],
                     "failure": f"{failure['kind']}: {failure['reason']}"}
         found = memory_score(record, data)
-        print(f"[{label} {next(done)}/{len(levels)}] {name}: F1 {found.f1:.2f} ({(record.get('tokens') or {}).get('calls', 0)} calls)",
-              file=sys.stderr, flush=True)
+        cut = sum((record.get("cut") or {}).values())
+        print(f"[{label} {next(done)}/{len(levels)}] {name}: F1 {found.f1:.2f} ({(record.get('tokens') or {}).get('calls', 0)} calls"
+              f"{f', {cut} cut at the token cap' if cut else ''})", file=sys.stderr, flush=True)
         return {"f1": found.f1, "precision": found.precision, "recall": found.recall,
                 "hypotheses": record.get("hypotheses", []), "tokens": record.get("tokens"),
-                "wall_seconds": record.get("wall_seconds")}
+                "cut": record.get("cut") or {}, "wall_seconds": record.get("wall_seconds")}
 
     with ThreadPoolExecutor(max(1, min(args.threads, len(levels)))) as pool:
         per_table = dict(zip(levels, pool.map(lambda item: score(*item), levels.items())))
@@ -376,6 +377,25 @@ def _started(report: dict[str, Any]) -> list[str]:
             "\"at start\" is that state, and the compiled program keeps what the optimizer did not change.", ""]
 
 
+def _cut_lines(report: dict[str, Any]) -> list[str]:
+    """How many scored answers stopped at the generation cap, before and after, by step (none: no line)."""
+    start = "at start" if report.get("start_state") else "uncompiled"
+    parts = []
+    for key, label in (("uncompiled", start), ("compiled", "compiled")):
+        tables = [t for split in ("validation", "test") for t in report[split][key]["tables"].values()]
+        by_step: dict[str, int] = {}
+        for table in tables:
+            for step, n in (table.get("cut") or {}).items():
+                by_step[step] = by_step.get(step, 0) + n
+        calls = sum((table.get("tokens") or {}).get("calls", 0) for table in tables)
+        if by_step:
+            steps = ", ".join(f"{step} {n}" for step, n in sorted(by_step.items()))
+            parts.append(f"{label} {sum(by_step.values())} of {calls} ({steps})")
+    if not parts:
+        return []
+    return ["", "Answers that stopped at the token cap (--max-tokens) instead of ending: " + "; ".join(parts) + "."]
+
+
 def summary(report: dict[str, Any]) -> str:
     """``summary.md``: F1 before and after on every validation table, and what compiling cost."""
     before, after = report["validation"]["uncompiled"], report["validation"]["compiled"]
@@ -393,6 +413,7 @@ def summary(report: dict[str, Any]) -> str:
         for name in report["test_tables"]:
             lines.append(f"| {name} | {test_before['tables'][name]['f1']:.2f} | {test_after['tables'][name]['f1']:.2f} |")
         lines.append(f"| **mean** | **{test_before['mean_f1']:.2f}** | **{test_after['mean_f1']:.2f}** |")
+    lines += _cut_lines(report)
     spent = report["compile"]
     lines += ["", f"Compiling: {spent['calls']} LM calls, {spent['prompt_tokens']:,} + {spent['completion_tokens']:,} tokens "
                   f"(prompt + completion), {spent['wall_seconds']:.0f} s.",

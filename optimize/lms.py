@@ -21,7 +21,8 @@ _engines: dict[str, ScriptedEngine] = {}
 
 def resolve(spec: str | None, **choose) -> LMChoice:
     if spec and spec.startswith(SCRIPTED) and os.environ.get(SCRIPTED_ENV) == "1":
-        return LMChoice(spec, scripted_engine(spec).lm(cache=choose.get("cache", False)), local=False)
+        cap = {"max_tokens": choose["max_tokens"]} if choose.get("max_tokens") else {}  # the engine cuts answers there
+        return LMChoice(spec, scripted_engine(spec).lm(cache=choose.get("cache", False), **cap), local=False)
     return resolve_lm(spec, **choose)
 
 

@@ -133,6 +133,20 @@ def consolidator():
     return respond
 
 
+def repeating_consolidator():
+    """:func:`consolidator`, whose generator then repeats its first hypothesis 40 times, as a small model at
+    temperature 0 can: under a token cap the answer stops mid-repeat, and its distinct rules still parse."""
+    respond = consolidator()
+
+    def repeat(call):
+        answer = respond(call)
+        if isinstance(answer, dict) and answer.get("hypotheses"):
+            answer = {"hypotheses": answer["hypotheses"] + [answer["hypotheses"][0]] * 40}
+        return answer
+
+    return repeat
+
+
 def _hypothesis(episode: dict) -> str:
     color, shape, background = EPISODE.match(episode["observation"]).groups()
     article = "an" if background[0] in "aeiou" else "a"

@@ -126,6 +126,24 @@ def test_labelled_verdicts_show_the_verifier_false_specific_rules_judged_invalid
     assert "the verifier's judging false rules too" in (out / "summary.md").read_text()
 
 
+def test_answers_stopped_at_the_token_cap_are_counted_by_step_in_compile_json_and_the_summary(tmp_path):
+    repeating = ["--max-demos", "0", "--labeled-demos", "1", "--lm", "scripted:optimize_lms:repeating_consolidator"]
+    assert compile_(tmp_path / "capped", "bootstrap", *repeating, "--max-tokens", "300") == 0
+    report = json.loads((tmp_path / "capped" / "compile.json").read_text())
+    for side in ("uncompiled", "compiled"):
+        for table in report["validation"][side]["tables"].values():
+            assert table["cut"] == {"hypothesis_generator": 1}  # K=1, N=1: one generator answer, stopped mid-repeat
+            assert table["f1"] > 0 and len(table["hypotheses"]) == len(set(table["hypotheses"]))  # read, repeats dropped
+    calls = sum(t["tokens"]["calls"] for t in report["validation"]["compiled"]["tables"].values())
+    assert (f"Answers that stopped at the token cap (--max-tokens) instead of ending: uncompiled 2 of {calls} "
+            f"(hypothesis_generator 2); compiled 2 of {calls} (hypothesis_generator 2).") in (tmp_path / "capped" / "summary.md").read_text()
+
+    assert compile_(tmp_path / "uncapped", "bootstrap", *repeating) == 0  # the same answers, no cap: nothing cut
+    report = json.loads((tmp_path / "uncapped" / "compile.json").read_text())
+    assert all(t["cut"] == {} for side in ("uncompiled", "compiled") for t in report["validation"][side]["tables"].values())
+    assert "token cap" not in (tmp_path / "uncapped" / "summary.md").read_text()
+
+
 def test_specific_rules_refuse_a_table_whose_episodes_disagree():
     data = make_level(2, rules=random_tables("train", 1)[0])
     episodes = consolidator.level_episodes(data.episodes, "text")

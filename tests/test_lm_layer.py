@@ -113,6 +113,24 @@ def test_json_requests_carry_a_signatures_list_bounds():
     assert "minItems" not in unbounded["hypotheses"] and "maxItems" not in unbounded["hypotheses"]
 
 
+def test_an_answer_cut_at_the_token_cap_keeps_its_finished_list_items_and_drops_the_unfinished_one():
+    """A generator repeating its last rule until the cap, and a verifier cut mid-verdict: what they finished is read."""
+    from memreason.lm.bounded_json import BoundedJSONAdapter
+    from memreason.signatures import HypothesisGeneration, HypothesisVerification
+
+    rules = ["A red circle on a white background is labelled hot.", "A blue square on a black background is labelled cold."]
+    verdicts = [{"hypothesis": rule, "reason": "no episode contradicts it", "verdict": "valid"} for rule in rules]
+    engine = ScriptedEngine([{"hypotheses": rules + [rules[-1]] * 40}, {"verdicts": verdicts}])
+    with dspy.context(lm=engine.lm(max_tokens=30), adapter=BoundedJSONAdapter()):  # each answer is cut at 30 words
+        generated = dspy.Predict(HypothesisGeneration)(episodes=[], factors=[], previous_hypotheses=[])
+        judged = dspy.Predict(HypothesisVerification)(episodes=[], factors=[], hypotheses=rules)
+    assert generated.hypotheses[:2] == rules and all(h in rules for h in generated.hypotheses)  # no half-written rule
+    assert len(generated.hypotheses) < 42
+    assert [v.hypothesis for v in judged.verdicts] == rules[:1]  # the second verdict was cut before its verdict
+    with dspy.context(lm=ScriptedEngine([{"hypotheses": rules}]).lm(), adapter=BoundedJSONAdapter()):  # not cut: all of it
+        assert dspy.Predict(HypothesisGeneration)(episodes=[], factors=[], previous_hypotheses=[]).hypotheses == rules
+
+
 def test_local_and_arc_routes_use_the_bounded_json_adapter():
     from memreason.eval.session import shared_adapter
     from memreason.lm.faults import ResilientAdapter

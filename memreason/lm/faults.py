@@ -49,7 +49,7 @@ from dspy.utils.exceptions import (
 
 from .bounded_json import BoundedJSONAdapter
 from .server import EngineDied
-from .tokens import Meter, current_meter, current_step, entry_usage
+from .tokens import Meter, current_meter, current_step, entry_cut, entry_usage
 from .traces import answer_of_predictor, call_trace, jsonable, note_answer
 
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection", "engine_died")
@@ -220,10 +220,11 @@ class GuardedLM(dspy.BaseLM):
             finally:
                 _entries.reset(token)
             latency = time.perf_counter() - started
-            prompt_tokens, completion_tokens, cached = entry_usage(entries[-1] if entries else None)
+            entry = entries[-1] if entries else None
+            prompt_tokens, completion_tokens, cached = entry_usage(entry)
             if meter is not None:
                 step = current_step(meter.root)
-                meter.add_call(self.role, prompt_tokens, completion_tokens, step=step)
+                meter.add_call(self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry))
                 if meter.trace:
                     call = call_trace(role=self.role, step=step, model=str(self.inner.model), messages=messages,
                                       prompt=prompt, outputs=outputs, usage=(prompt_tokens, completion_tokens),

@@ -9,7 +9,9 @@ The responder gets a :class:`ScriptedCall` (the request's text, image count and
 schema) and returns the output fields as a dict (or a raw string, sent verbatim).
 The engine writes the dict in the format the adapter asked for: JSON when the
 request carries a ``response_format``, DSPy's ``[[ ## field ## ]]`` markers otherwise.
-Token counts are whitespace-separated words, so usage is deterministic too.
+Token counts are whitespace-separated words, so usage is deterministic too; an answer
+longer than the request's ``max_tokens`` is cut there and reported as stopped by the cap
+(finish reason ``length``), as a real server does.
 """
 
 from __future__ import annotations
@@ -69,8 +71,12 @@ class ScriptedEngine:
             self.calls.append(call)
             answer = self._respond(call)
         text = answer if isinstance(answer, str) else _format(answer, json_mode=call.response_format is not None)
-        usage = Usage(input_tokens=len(call.text.split()), output_tokens=len(text.split()))
-        return Response(id=None, model=self.model, message=Message.assistant([TextPart(text)]), finish_reason="stop", usage=usage)
+        words, cap = text.split(), request.config.max_tokens
+        finish = "stop"
+        if cap and len(words) > cap:  # a real server stops at the cap too, mid-answer
+            text, words, finish = " ".join(words[:cap]), words[:cap], "length"
+        usage = Usage(input_tokens=len(call.text.split()), output_tokens=len(words))
+        return Response(id=None, model=self.model, message=Message.assistant([TextPart(text)]), finish_reason=finish, usage=usage)
 
     def stream(self, request):
         return response_to_events(self.complete(request))

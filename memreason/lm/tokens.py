@@ -3,13 +3,18 @@
     meter = Meter(root=program)
     with metering(meter):                 # every GuardedLM call inside is added to ``meter``
         program(...)
-    meter.record()   # {"tokens": {...}, "usage": {"task": {"reasoner": {...}}}, "faults": {...}, "retries": {...}}
+    meter.record()   # {"tokens": {...}, "usage": {"task": {"reasoner": {...}}}, "faults": {...}, "retries": {...},
+                     #  "cut": {"hypothesis_generator": 2}}
 
 A step is the innermost component of the program that made the call (``reasoner``,
 ``factor_extractor``, ``hypothesis_generator``, ``hypothesis_verifier``, ...), or the
 signature of a predictor the program calls directly (``reflect_on_episode``). A
 component with ``steps_by_predictor = True`` also names its predictor that made the call
 (``arc_solver.solve``, ``arc_solver.retry``).
+
+``cut`` counts, by step, the answers that stopped at the generation cap (``--max-tokens``)
+rather than ending by themselves: a small model that repeats one line until the cap shows
+up there, where its parsed answer looks merely short.
 
 Tokens are those the answers took, whether they came from the provider or from DSPy's
 cache: a run resumed from its cache reports what an uninterrupted run reports. (What was
@@ -64,16 +69,20 @@ class Meter:
         self.root = root  # the program: its own name is not a step
         self.usage: dict[str, dict[str, Tokens]] = {}
         self.faults: Counter[str] = Counter()
+        self.cut: Counter[str] = Counter()  # answers stopped by the generation cap, by step
         self.retries: Counter[str] = Counter()
         self.trace = trace
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
-    def add_call(self, role: str, prompt: int, completion: int, step: str | None = None) -> None:
+    def add_call(self, role: str, prompt: int, completion: int, step: str | None = None, *, cut: bool = False) -> None:
+        """One answered call; ``cut``: its answer stopped at the generation cap."""
         step = step or current_step(self.root)
         with self._lock:
             steps = self.usage.setdefault(role, {})
             steps[step] = steps.get(step, Tokens()) + Tokens(prompt, completion, 1)
+            if cut:
+                self.cut[step] += 1
 
     def add_fault(self, kind: str, *, retried: bool) -> None:
         with self._lock:
@@ -105,13 +114,14 @@ class Meter:
             "usage": {role: {step: t.as_dict() for step, t in sorted(steps.items())} for role, steps in sorted(self.usage.items())},
             "faults": dict(sorted(self.faults.items())),
             "retries": dict(sorted(self.retries.items())),
+            "cut": dict(sorted(self.cut.items())),
         }
 
     def take(self) -> dict[str, Any]:
         """:meth:`record`, then start counting afresh (what was spent since the last take)."""
         with self._lock:
             spent = self.record()
-            self.usage, self.faults, self.retries = {}, Counter(), Counter()
+            self.usage, self.faults, self.retries, self.cut = {}, Counter(), Counter(), Counter()
         return spent
 
 
@@ -173,3 +183,11 @@ def entry_usage(entry: dict[str, Any] | None) -> tuple[int, int, bool]:
     prompt = getattr(cached_usage, "input_tokens", None) or getattr(cached_usage, "prompt_tokens", 0)
     completion = getattr(cached_usage, "output_tokens", None) or getattr(cached_usage, "completion_tokens", 0)
     return int(prompt or 0), int(completion or 0), True
+
+
+def entry_cut(entry: dict[str, Any] | None) -> bool:
+    """Whether one DSPy history entry's answer stopped at the generation cap (finish reason ``length``),
+    read from the response whether it came from the provider or from DSPy's cache."""
+    response = (entry or {}).get("response")
+    reason = response.get("finish_reason") if isinstance(response, dict) else getattr(response, "finish_reason", None)
+    return reason == "length"
