@@ -133,7 +133,7 @@ def test_answers_stopped_at_the_token_cap_are_counted_by_step_in_compile_json_an
     for side in ("uncompiled", "compiled"):
         for table in report["validation"][side]["tables"].values():
             assert table["cut"] == {"hypothesis_generator": 1}  # K=1, N=1: one generator answer, stopped mid-repeat
-            assert table["f1"] > 0 and len(table["hypotheses"]) == len(set(table["hypotheses"]))  # read, repeats dropped
+            assert table["f1"] > 0  # the cut answer was still read
     calls = sum(t["tokens"]["calls"] for t in report["validation"]["compiled"]["tables"].values())
     assert (f"Answers that stopped at the token cap (--max-tokens) instead of ending: uncompiled 2 of {calls} "
             f"(hypothesis_generator 2); compiled 2 of {calls} (hypothesis_generator 2).") in (tmp_path / "capped" / "summary.md").read_text()
