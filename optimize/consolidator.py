@@ -43,6 +43,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -377,20 +378,16 @@ def _started(report: dict[str, Any]) -> list[str]:
             "\"at start\" is that state, and the compiled program keeps what the optimizer did not change.", ""]
 
 
-def _cut_lines(report: dict[str, Any]) -> list[str]:
+def _cut_lines(report: dict[str, Any], start: str) -> list[str]:
     """How many scored answers stopped at the generation cap, before and after, by step (none: no line)."""
-    start = "at start" if report.get("start_state") else "uncompiled"
     parts = []
     for key, label in (("uncompiled", start), ("compiled", "compiled")):
         tables = [t for split in ("validation", "test") for t in report[split][key]["tables"].values()]
-        by_step: dict[str, int] = {}
-        for table in tables:
-            for step, n in (table.get("cut") or {}).items():
-                by_step[step] = by_step.get(step, 0) + n
-        calls = sum((table.get("tokens") or {}).get("calls", 0) for table in tables)
+        by_step = sum((Counter(table.get("cut") or {}) for table in tables), Counter())
         if by_step:
+            calls = sum((table.get("tokens") or {}).get("calls", 0) for table in tables)
             steps = ", ".join(f"{step} {n}" for step, n in sorted(by_step.items()))
-            parts.append(f"{label} {sum(by_step.values())} of {calls} ({steps})")
+            parts.append(f"{label} {by_step.total()} of {calls} ({steps})")
     if not parts:
         return []
     return ["", "Answers that stopped at the token cap (--max-tokens) instead of ending: " + "; ".join(parts) + "."]
@@ -413,7 +410,7 @@ def summary(report: dict[str, Any]) -> str:
         for name in report["test_tables"]:
             lines.append(f"| {name} | {test_before['tables'][name]['f1']:.2f} | {test_after['tables'][name]['f1']:.2f} |")
         lines.append(f"| **mean** | **{test_before['mean_f1']:.2f}** | **{test_after['mean_f1']:.2f}** |")
-    lines += _cut_lines(report)
+    lines += _cut_lines(report, start)
     spent = report["compile"]
     lines += ["", f"Compiling: {spent['calls']} LM calls, {spent['prompt_tokens']:,} + {spent['completion_tokens']:,} tokens "
                   f"(prompt + completion), {spent['wall_seconds']:.0f} s.",
