@@ -23,7 +23,7 @@ class HDR(MemoryProgram):
 
     def __init__(self, *, K: int = 2, N: int = 3, cot: bool = True,
                  signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
-                 retrieve_k: int | None = None):
+                 retrieve_k: int | None = None, resample: bool = False):
         """
         Args:
             K: the most factor-extraction passes of the consolidator.
@@ -32,9 +32,11 @@ class HDR(MemoryProgram):
             signature: the task the reasoner answers (see :class:`Reasoner`); default Experience-Transfer's.
             per_object: label each object and count in code (see :class:`Reasoner`).
             retrieve_k: label each object against its k nearest memory entries (see :class:`Reasoner`).
+            resample: the consolidator's later rounds propose afresh from reordered episodes
+                (see :class:`MemoryConsolidator`; not the paper's).
         """
         super().__init__(episodic=True, semantic=True, cot=cot, signature=signature, per_object=per_object, retrieve_k=retrieve_k)
-        self.consolidator = MemoryConsolidator(K=K, N=N)
+        self.consolidator = MemoryConsolidator(K=K, N=N, resample=resample)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
         out = yield call(self.consolidator, episodes=episodes)

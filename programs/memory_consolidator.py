@@ -7,6 +7,14 @@
                  H_j <- {h in H | HV(h, M_episodic, F) = valid}
     M_semantic <- H_N
 
+``resample=True`` (not the paper's) changes rounds 2..N for a small model that cannot
+refine: given H_{j-1}, Qwen2.5-Coder-1.5B copies it and stops, and on its own it writes
+rules in episode order until the first episode that repeats a combination, where it loops.
+Each later round then asks the generator afresh (no previous hypotheses) with the episodes
+in another order (round j's: ``random.Random(j)`` shuffled), so it reaches other
+combinations before its loop, and the verifier judges H_{j-1} together with the new
+proposals: a survivor stays until the verifier rejects it.
+
 A round whose generator proposes nothing skips the verifier (there is nothing to
 judge) and leaves H_j empty. Besides M_semantic it keeps a record of how it got there: the factor passes,
 each round's proposals and survivors, and for every hypothesis ever proposed
@@ -15,6 +23,7 @@ the round it was born and every verdict it received.
 
 from __future__ import annotations
 
+import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,7 +33,7 @@ from .episodes import as_episodes
 from .factor_extractor import FactorExtractor
 from .hypothesis_generator import HypothesisGenerator
 from .hypothesis_verifier import HypothesisVerifier, Judgement
-from .normalise import normalise
+from .normalise import distinct, normalise
 from .steps import Steps, arun, call, run
 
 
@@ -43,16 +52,18 @@ class HypothesisHistory:
 class MemoryConsolidator(dspy.Module):
     """Build semantic memory from episodic memory: K factor passes, then N generate-verify rounds."""
 
-    def __init__(self, K: int = 2, N: int = 3):
+    def __init__(self, K: int = 2, N: int = 3, resample: bool = False):
         """
         Args:
             K: the most factor-extraction passes (stage 1; 0 skips it: no factors).
             N: generate-verify rounds (stage 2; at least 1). M_semantic is the last round's survivors.
+            resample: rounds after the first propose afresh from reordered episodes, and the
+                verifier judges the previous survivors with them (see the module's docstring).
         """
         super().__init__()
         if N < 1:
             raise ValueError(f"N must be >= 1, got {N}")
-        self.K, self.N = K, N
+        self.K, self.N, self.resample = K, N, bool(resample)
         self.extract_factors = FactorExtractor(K)
         self.generate = HypothesisGenerator()
         self.verify = HypothesisVerifier()
@@ -72,7 +83,11 @@ class MemoryConsolidator(dspy.Module):
         rounds: list[dict[str, Any]] = []
         histories: dict[str, HypothesisHistory] = {}
         for j in range(1, self.N + 1):
-            proposed = (yield call(self.generate, episodes=episodes, factors=factors, previous=hypotheses)).hypotheses
+            if self.resample and j > 1:
+                shown = reordered(episodes, j)
+                proposed = distinct([*hypotheses, *(yield call(self.generate, episodes=shown, factors=factors)).hypotheses])
+            else:
+                proposed = (yield call(self.generate, episodes=episodes, factors=factors, previous=hypotheses)).hypotheses
             checked = yield call(self.verify, episodes=episodes, factors=factors, hypotheses=proposed)
             hypotheses = checked.valid
             for judgement in checked.judgements:
@@ -82,9 +97,17 @@ class MemoryConsolidator(dspy.Module):
         record = {
             "K": self.K,
             "N": self.N,
+            "resample": self.resample,
             "factors": factors,
             "factor_passes": stage1.passes,
             "rounds": rounds,
             "hypothesis_history": [asdict(h) for h in histories.values()],
         }
         return dspy.Prediction(hypotheses=hypotheses, factors=factors, record=record)
+
+
+def reordered(episodes: list, round_: int) -> list:
+    """The episodes in round ``round_``'s order under ``resample``: shuffled by ``random.Random(round_)``."""
+    shown = list(episodes)
+    random.Random(round_).shuffle(shown)
+    return shown

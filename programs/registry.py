@@ -38,7 +38,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec("semantic_oracle_cot", "experience_transfer", SemanticOracle, "oracle hypotheses, chain of thought", cot=True),
         _spec("episodic_semantic_oracle", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False),
         _spec("episodic_semantic_oracle_cot", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses, chain of thought", cot=True),
-        _spec("hdr", "experience_transfer", HDR, "episodes and verified hypotheses (knobs: K, N, cot)"),
+        _spec("hdr", "experience_transfer", HDR, "episodes and verified hypotheses (knobs: K, N, cot, resample)"),
         _spec("hdr_grounded", "experience_transfer", HDRGrounded, "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot); not the paper's"),
         _spec("reflexion_individual", "experience_transfer", ReflexionIndividual, "episodes and one reflection per episode (knob: cot)"),
         _spec("reflexion_all", "experience_transfer", ReflexionAll, "episodes and one reflection on all episodes (knob: cot)"),

@@ -12,6 +12,7 @@ from memreason.lm import ScriptedEngine
 from memreason.programs import (ConceptAbstractor, ConceptMemory, ConceptSelector, FactorExtractor, HypothesisGenerator,
                                 HypothesisInterpreter, HypothesisJudge, HypothesisVerifier, Judgement, MemoryConsolidator,
                                 Reasoner, as_episodes, episode_from_json, episode_to_json)
+from memreason.programs.memory_consolidator import reordered
 from memreason.signatures import Episode, OEConcept, PSConcept, ReasonWithMemory
 
 from scripted_answers import Script, approve_all, given
@@ -109,14 +110,14 @@ def rejecting(*bad):
     return respond
 
 
-def consolidate(K=2, N=3, proposals=None, verify=None):
+def consolidate(K=2, N=3, proposals=None, verify=None, episodes=EPISODES, resample=False):
     proposals = proposals or [["A", "B"], ["A", "C"], ["A", "C", "D"]]
     script = Script(
         factors={"factors": ["colour", "shape"]},
         hypotheses=[{"hypotheses": p} for p in proposals],
         verdicts=verify or rejecting("B", "D"),
     )
-    out, engine = run(MemoryConsolidator(K=K, N=N), script, episodes=EPISODES)
+    out, engine = run(MemoryConsolidator(K=K, N=N, resample=resample), script, episodes=episodes)
     return out, engine, script
 
 
@@ -160,6 +161,25 @@ def test_the_record_has_each_hypothesis_round_born_and_verdicts():
     assert record["rounds"][2] == {"round": 3, "proposed": ["A", "C", "D"], "valid": ["A", "C"]}
     assert record["factors"] == ["colour", "shape"] and len(record["factor_passes"]) == 2
     assert (record["K"], record["N"]) == (2, 3)
+
+
+def test_resample_asks_later_rounds_afresh_from_reordered_episodes_and_the_verifier_keeps_the_survivors():
+    episodes = [Episode(observation=f"A {c} square on a white background.", label="anomaly" if i % 2 else "normal")
+                for i, c in enumerate(["red", "green", "blue", "pink", "cyan", "brown"])]
+    out, engine, script = consolidate(proposals=[["A", "B"], ["C"], ["D", "A"]], episodes=episodes, resample=True)
+    generator_calls = script.calls_to(engine, "hypotheses")
+    assert [given(c, "previous_hypotheses") for c in generator_calls] == [[], [], []]  # nothing to copy
+    orders = [[e["observation"] for e in given(c, "episodes")] for c in generator_calls]
+    shown = [e.observation for e in episodes]
+    assert orders[0] == shown  # round 1 is the paper's
+    assert [sorted(o) for o in orders[1:]] == [sorted(shown)] * 2 and shown not in orders[1:] and orders[1] != orders[2]
+    assert orders[1:] == [[e.observation for e in reordered(episodes, j)] for j in (2, 3)]  # seeded by the round
+    verifier_calls = script.calls_to(engine, "verdicts")
+    assert [given(c, "hypotheses") for c in verifier_calls] == [["A", "B"], ["A", "C"], ["A", "C", "D"]]
+    assert all([e["observation"] for e in given(c, "episodes")] == shown for c in verifier_calls)
+    assert out.hypotheses == ["A", "C"] and out.record["resample"] is True
+    out, _, _ = consolidate(proposals=[["A"], ["B"], ["C"]], verify=rejecting("A"), resample=True)
+    assert out.hypotheses == ["B", "C"]  # a survivor stays until the verifier rejects it
 
 
 def test_knobs_are_checked():

@@ -70,7 +70,8 @@ def test_each_program_is_registered_builds_and_answers(tmp_path, name):
 
 def test_knobs_pass_through_the_registry():
     hdr = build_program("hdr", K=1, N=2, cot=False)
-    assert (hdr.consolidator.K, hdr.consolidator.N) == (1, 2)
+    assert (hdr.consolidator.K, hdr.consolidator.N, hdr.consolidator.resample) == (1, 2, False)
+    assert build_program("hdr", resample=True).consolidator.resample is True
     assert isinstance(hdr.reasoner.answer, dspy.Predict) and not isinstance(hdr.reasoner.answer, dspy.ChainOfThought)
     assert build_program("two_stage", K=4).extract_factors.K == 4
     assert isinstance(build_program("reflexion_all").reasoner.answer, dspy.ChainOfThought)
