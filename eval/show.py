@@ -236,6 +236,10 @@ def _memory_record(record: dict[str, Any], semantic: bool) -> list[Any]:
     if record.get("wall_seconds") is not None and tokens.get("calls"):
         parts.append(Text(f"built in {record['wall_seconds']:.0f} s, {tokens.get('calls', 0)} calls, "
                           f"{tokens.get('prompt', 0):,} + {tokens.get('completion', 0):,} tokens", style="dim"))
+    cut = record.get("cut") or {}
+    if cut:
+        parts.append(Text("answers that stopped at the token cap (--max-tokens) instead of ending: "
+                          + ", ".join(f"{step} {n}" for step, n in cut.items()), style="yellow"))
     return parts
 
 

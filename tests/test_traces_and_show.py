@@ -85,7 +85,9 @@ def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch, capsys):
                                                          "verdict": "valid"}]},
                     count=lambda call: oracle_counter()(call))
     engine = ScriptedEngine(script)
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    cap = lambda kw: {"max_tokens": kw["max_tokens"]} if kw.get("max_tokens") else {}  # noqa: E731  the engine cuts there
+    monkeypatch.setattr("memreason.eval.options.resolve_lm",
+                        lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(**cap(kw)), local=False))
     out = tmp_path / "hdr"
     assert cli.main(["hdr", "--level", "1", "--limit", "2", "--out", str(out), "--no-progress", "--no-report"]) == 0
     calls = TraceStore(out).read(memory_unit(0))
@@ -101,6 +103,16 @@ def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch, capsys):
     assert show.main(["show", str(out), "--width", "200"]) == 0
     text = capsys.readouterr().out
     assert "semantic memory: 1 hypothesis" in text and "1. Red circles are anomalies." in text
+    assert "token cap" not in text
+
+    script.answers["hypotheses"] = {"hypotheses": ["Red circles are anomalies."] + [f"Rule {i}." for i in range(200)]}
+    capped = tmp_path / "capped"
+    assert cli.main(["hdr", "--level", "1", "--limit", "1", "--max-tokens", "300", "--out", str(capped), "--no-progress",
+                     "--no-report"]) == 0
+    capsys.readouterr()
+    assert show.main(["show", str(capped), "--width", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "answers that stopped at the token cap (--max-tokens) instead of ending: hypothesis_generator 3" in text
 
 
 def test_past_the_cap_messages_are_dropped_and_the_rest_kept(tmp_path):
