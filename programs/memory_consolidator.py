@@ -83,9 +83,9 @@ class MemoryConsolidator(dspy.Module):
         rounds: list[dict[str, Any]] = []
         histories: dict[str, HypothesisHistory] = {}
         for j in range(1, self.N + 1):
-            if self.resample and j > 1:
-                shown = reordered(episodes, j)
-                proposed = distinct([*hypotheses, *(yield call(self.generate, episodes=shown, factors=factors)).hypotheses])
+            if self.resample and j > 1:  # afresh, from another order; the survivors go to the verifier as they are
+                fresh = (yield call(self.generate, episodes=reordered(episodes, j), factors=factors)).hypotheses
+                proposed = distinct([*hypotheses, *fresh])
             else:
                 proposed = (yield call(self.generate, episodes=episodes, factors=factors, previous=hypotheses)).hypotheses
             checked = yield call(self.verify, episodes=episodes, factors=factors, hypotheses=proposed)
