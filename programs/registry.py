@@ -7,22 +7,43 @@ from typing import Any, Callable
 
 import dspy
 
-from .arc_program import Baseline
-from .arcmemo import ArcMemoOE, ArcMemoPS
-from .cheatsheet import Cheatsheet
-from .hdr import HDR
-from .hdr_grounded import HDRGrounded
-from .hypothesis_baselines import DirectHypothesis, TwoStage
-from .oracle_baselines import EpisodicMemory, EpisodicSemanticOracle, SemanticOracle
-from .reflexion import ReflexionAll, ReflexionIndividual
+from memreason.signatures import EXPERIENCE_TRANSFER_TASK
+
+from .arcmemo import ArcMemoOE, ArcMemoPS, Baseline, Cheatsheet
+from .hdr import (
+    HDR,
+    DirectHypothesis,
+    EpisodicMemory,
+    EpisodicSemanticOracle,
+    HDRGrounded,
+    ReflexionAll,
+    ReflexionIndividual,
+    SemanticOracle,
+    TwoStage,
+)
+from .shared import READER_KNOBS
+
+__all__ = ["PROGRAMS", "ProgramSpec", "build_program"]
+
+ET = {"task_description": EXPERIENCE_TRANSFER_TASK}  # the consolidators' prompts as the paper's task has always had them
 
 
 @dataclass(frozen=True)
 class ProgramSpec:
+    """A registered program: its name, its task, the factory of its knobs, a one-line summary.
+
+    ``reader_knobs`` names the knobs of its memory reader (:data:`READER_KNOBS`: ``cot``, ``signature``,
+    ``per_object``, ``retrieve_k``) when it has one (every Experience-Transfer program); ARC programs have none.
+    """
+
     name: str
     task: str  # "experience_transfer" or "arc"
     build: Callable[..., dspy.Module]
     summary: str
+
+    @property
+    def reader_knobs(self) -> tuple[str, ...]:
+        return READER_KNOBS if self.task == "experience_transfer" else ()
 
 
 def _spec(name: str, task: str, cls: type, summary: str, **fixed: Any) -> ProgramSpec:
@@ -36,19 +57,64 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec("episodic_cot", "experience_transfer", EpisodicMemory, "all raw episodes, chain of thought", cot=True),
         _spec("semantic_oracle", "experience_transfer", SemanticOracle, "oracle hypotheses only", cot=False),
         _spec("semantic_oracle_cot", "experience_transfer", SemanticOracle, "oracle hypotheses, chain of thought", cot=True),
-        _spec("episodic_semantic_oracle", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False),
-        _spec("episodic_semantic_oracle_cot", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses, chain of thought", cot=True),
-        _spec("hdr", "experience_transfer", HDR, "episodes and verified hypotheses (knobs: K, N, cot, resample)"),
-        _spec("hdr_grounded", "experience_transfer", HDRGrounded, "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot); not the paper's"),
-        _spec("reflexion_individual", "experience_transfer", ReflexionIndividual, "episodes and one reflection per episode (knob: cot)"),
+        _spec(
+            "episodic_semantic_oracle", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False
+        ),
+        _spec(
+            "episodic_semantic_oracle_cot",
+            "experience_transfer",
+            EpisodicSemanticOracle,
+            "episodes and oracle hypotheses, chain of thought",
+            cot=True,
+        ),
+        _spec("hdr", "experience_transfer", HDR, "episodes and verified hypotheses (knobs: K, N, cot, resample)", **ET),
+        _spec(
+            "hdr_grounded",
+            "experience_transfer",
+            HDRGrounded,
+            "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot); not the paper's",
+            **ET,
+        ),
+        _spec(
+            "reflexion_individual",
+            "experience_transfer",
+            ReflexionIndividual,
+            "episodes and one reflection per episode (knob: cot)",
+        ),
         _spec("reflexion_all", "experience_transfer", ReflexionAll, "episodes and one reflection on all episodes (knob: cot)"),
-        _spec("direct_hypothesis", "experience_transfer", DirectHypothesis, "episodes and unverified hypotheses, no factors (knob: cot)"),
-        _spec("two_stage", "experience_transfer", TwoStage, "episodes, factors, then unverified hypotheses (knobs: K, cot)"),
+        _spec(
+            "direct_hypothesis",
+            "experience_transfer",
+            DirectHypothesis,
+            "episodes and unverified hypotheses, no factors (knob: cot)",
+            **ET,
+        ),
+        _spec(
+            "two_stage", "experience_transfer", TwoStage, "episodes, factors, then unverified hypotheses (knobs: K, cot)", **ET
+        ),
         _spec("baseline", "arc", Baseline, "program synthesis without memory (knobs: attempts, retries, cot)"),
-        _spec("cheatsheet", "arc", Cheatsheet, "Dynamic Cheatsheet (cumulative), whole cheatsheet in context, frozen unless continual_every"),
-        _spec("arcmemo_oe", "arc", ArcMemoOE, "open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)"),
-        _spec("arcmemo_ps", "arc", ArcMemoPS, "program-synthesis concepts, reasoning-based selection (knobs: top_k, continual_every, ...)"),
-        _spec("arcmemo_ps_noselect", "arc", ArcMemoPS, "program-synthesis concepts, all of memory in context (ablation)", select=False),
+        _spec(
+            "cheatsheet",
+            "arc",
+            Cheatsheet,
+            "Dynamic Cheatsheet (cumulative), whole cheatsheet in context, frozen unless continual_every",
+        ),
+        _spec(
+            "arcmemo_oe", "arc", ArcMemoOE, "open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)"
+        ),
+        _spec(
+            "arcmemo_ps",
+            "arc",
+            ArcMemoPS,
+            "program-synthesis concepts, reasoning-based selection (knobs: top_k, continual_every, ...)",
+        ),
+        _spec(
+            "arcmemo_ps_noselect",
+            "arc",
+            ArcMemoPS,
+            "program-synthesis concepts, all of memory in context (ablation)",
+            select=False,
+        ),
     ]
 }
 

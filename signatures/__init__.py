@@ -2,20 +2,16 @@
 
 from .arc_solver import RetryArcPuzzle, SolveArcPuzzle
 from .cheatsheet import CurateCheatsheet
-from .concept_abstraction import (AbstractOEConcepts, AbstractPSConcepts,
-                                  DeriveSolutionTrace, WritePseudocode)
-from .concept_selection import (CaptionProblem, ReselectConcepts,
-                                ReselectOEConcepts, SelectOEConcepts,
-                                SelectPSConcepts)
+from .concept_abstraction import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
+from .concept_selection import CaptionProblem, ReselectConcepts, ReselectOEConcepts, SelectOEConcepts, SelectPSConcepts
 from .concepts import OEConcept, Parameter, PSConcept
 from .experience_transfer import LabelObject, LabelObjects, ObjectLabel, ReasonWithMemory, SceneObjects
-from .grounded_hypotheses import (GroundedHypothesisGeneration, GroundedRule,
-                                  PerceiveAttributes, Rejection)
-from .hypotheses import (FactorExtraction, HypothesisGeneration,
-                         HypothesisVerification, Verdict)
+from .grounded_hypotheses import GroundedHypothesisGeneration, GroundedRule, PerceiveAttributes, Rejection
+from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
 from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
 from .memory import Episode, Observation, WithMemory
 from .reflection import ReflectOnEpisode, ReflectOnEpisodes
+from .task_description import EXPERIENCE_TRANSFER_TASK, NEUTRAL_TASK, TaskDescription
 
 __all__ = [
     "AbstractOEConcepts",
@@ -23,6 +19,7 @@ __all__ = [
     "CaptionProblem",
     "CurateCheatsheet",
     "DeriveSolutionTrace",
+    "EXPERIENCE_TRANSFER_TASK",
     "Episode",
     "FactorExtraction",
     "HypothesisGeneration",
@@ -33,6 +30,7 @@ __all__ = [
     "LabelObject",
     "LabelObjects",
     "MatchHypothesis",
+    "NEUTRAL_TASK",
     "OEConcept",
     "ObjectLabel",
     "Observation",
@@ -50,6 +48,7 @@ __all__ = [
     "SelectOEConcepts",
     "SelectPSConcepts",
     "SolveArcPuzzle",
+    "TaskDescription",
     "Verdict",
     "WithMemory",
     "WritePseudocode",

@@ -8,7 +8,8 @@ value, and the label every matching object carries) and then its sentence: struc
 so a small model copies attributes and labels from the episodes before it writes prose. The generator's
 output types are narrowed on every call to the attributes, values and labels the episodes
 show (a ``Literal`` per attribute), so a model decoding under a JSON schema cannot name
-anything else. As in :mod:`.hypotheses`, the instructions name no attribute value or label.
+anything else. As in :mod:`.hypotheses`, the instructions name no attribute value or label,
+and no task: a :class:`TaskDescription` (:mod:`.task_description`) rewords them for one.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import dspy
 from pydantic import BaseModel, Field
 
 from .memory import Observation
+
+__all__ = ["GroundedHypothesisGeneration", "GroundedRule", "PerceiveAttributes", "Rejection"]
 
 
 class GroundedRule(BaseModel):
@@ -39,10 +42,10 @@ class Rejection(BaseModel):
 class GroundedHypothesisGeneration(dspy.Signature):
     """Write rules that explain which label each episode carries.
 
-    Each episode is given as its attributes and its label. A rule says which objects
+    Each episode is given as its attributes and its label. A rule says which observations
     carry which label: its conditions list, for each attribute it depends on, the values
-    it allows (an empty list allows any value), and every object that matches them must
-    carry the rule's label. Every rule is checked against every episode: a rule that
+    it allows (an empty list allows any value), and every observation that matches them
+    must carry the rule's label. Every rule is checked against every episode: a rule that
     matches an episode with another label is rejected. The verified rules passed that
     check and stay in memory. The rejected rules failed it, each shown with the episodes
     that contradict it: never write them again; allow fewer values so that the rule no
@@ -59,11 +62,10 @@ class GroundedHypothesisGeneration(dspy.Signature):
 
 
 class PerceiveAttributes(dspy.Signature):
-    """Describe the single object in the observation by the attributes named.
+    """Describe the observation by the attributes named.
 
-    Give one short lowercase value per attribute (for example a colour name or a shape
-    name), as seen in the observation."""
+    Give one short lowercase value per attribute, as seen in the observation."""
 
-    observation: Observation = dspy.InputField(desc="one past observation of a single object")
+    observation: Observation = dspy.InputField(desc="one past observation")
     attributes: list[str] = dspy.InputField(desc="the attributes to describe")
     attribute_values: dict[str, str] = dspy.OutputField(desc="attribute -> its value in the observation")

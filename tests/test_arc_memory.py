@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-import memreason.programs.memory_file as memory_file
+import memreason.programs.arcmemo.memory_file as memory_file
 from memreason.programs import CheatsheetMemory, ConceptMemory, MemoryFileError, build_program, load_memory, save_memory
 from memreason.signatures import OEConcept, Parameter, PSConcept
 
@@ -109,6 +109,28 @@ def test_a_program_deep_copy_gets_its_own_memory():
     assert len(program.memory) == 1 and program.memory.entries[0].uses == 0
     assert len(twin.memory) == 2 and twin.memory.entries[0].uses == 1
     assert twin.memory.entries[0].concept == program.memory.entries[0].concept
+
+
+def test_a_program_holding_concepts_saves_whole_with_save_program_and_loads_back(tmp_path):
+    """DSPy's ``save(path, save_program=True)`` and MLflow's ``log_model`` cloudpickle the program: the memory's
+    lock is left out and made anew."""
+    import pickle
+
+    import dspy
+
+    program = build_program("arcmemo_ps")
+    program.memory.add([SORT], source="t1")
+    program.memory.use(["sort objects"])
+    program.save(str(tmp_path / "whole"), save_program=True)
+    loaded = dspy.load(str(tmp_path / "whole"), allow_pickle=True)
+    assert type(loaded) is type(program) and loaded.memory.to_json() == program.memory.to_json()
+    loaded.memory.add([PSConcept(title="draw line", kind="routine")], source="t2")  # its new lock works
+    assert len(loaded.memory) == 2 and len(program.memory) == 1
+    assert loaded.memory._lock is not program.memory._lock
+    again = pickle.loads(pickle.dumps(program.memory))
+    assert again.to_json() == program.memory.to_json()
+    with again._lock:  # a lock of its own, not held
+        pass
 
 
 def test_a_crash_during_a_write_leaves_the_previous_file_intact(tmp_path, monkeypatch):

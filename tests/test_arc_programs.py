@@ -4,13 +4,21 @@ import dspy
 import pytest
 
 from memreason.datasets.arc import puzzle_text
-from memreason.programs import (PROGRAMS, ConceptAbstractor, ConceptMemory, ConceptSelector, arc_problem,
-                                arc_problem_image, build_program, use_arc_demos)
-from memreason.programs.arc_program import Feedback
+from memreason.lm import ScriptedEngine
+from memreason.programs import (
+    PROGRAMS,
+    ConceptAbstractor,
+    ConceptMemory,
+    ConceptSelector,
+    arc_problem,
+    arc_problem_image,
+    build_program,
+    use_arc_demos,
+)
+from memreason.programs.arcmemo.arc_program import Feedback
 from memreason.signatures import OEConcept, PSConcept
 
 from arc_helpers import FLIP, PS_CONCEPT, flip_task, last_given, recolor_task, sandbox  # noqa: F401
-from memreason.lm import ScriptedEngine
 from scripted_answers import Script, given
 
 
@@ -284,3 +292,111 @@ def test_a_failed_write_is_recorded_and_the_loop_goes_on(sandbox):
         [flip_task("a"), flip_task("b")], on_write=lambda i, records: writes.append(records)))
     assert len(results) == 2 and len(writes) == 2
     assert "error" in writes[0][0] and writes[1][0]["added"] == ["c"]
+
+
+# -- acall: one body for forward and aforward ---------------------------------------------------
+
+ARC_SCRIPTS = {  # every ARC program, with the answers its read and its solver ask for
+    "baseline": dict(program={"program": FLIP}),
+    "cheatsheet": dict(program={"program": FLIP}),
+    "arcmemo_ps": dict(program={"program": FLIP}, selected={"reasoning": "-", "selected": ["flip rows"]}),
+    "arcmemo_oe": dict(program={"program": FLIP}, speculation={"observations": ["mirrored"], "speculation": ["flip"]},
+                       chosen={"chosen": [1]}),
+    "arcmemo_ps_noselect": dict(program={"program": FLIP}),
+}
+
+
+def arc_program_with_memory(name, sandbox):
+    program = build_program(name, attempts=2, sandbox=sandbox)
+    if name.startswith("arcmemo_oe"):
+        program.memory.add([OEConcept(situation="the output mirrors the input", suggestion="reverse each row")])
+    elif name.startswith("arcmemo"):
+        program.use_memory(ps_memory("flip rows"))
+    elif name == "cheatsheet":
+        program.memory.text = "reverse each row with row[::-1]"
+    return program
+
+
+@pytest.mark.parametrize("name", ARC_SCRIPTS)
+def test_every_arc_program_answers_the_same_through_acall(name, sandbox):
+    import asyncio
+
+    sync_engine, async_engine = ScriptedEngine(Script(**ARC_SCRIPTS[name])), ScriptedEngine(Script(**ARC_SCRIPTS[name]))
+    expected = in_context(sync_engine, lambda: arc_program_with_memory(name, sandbox)(task=flip_task()))
+    got = in_context(async_engine, lambda: asyncio.run(arc_program_with_memory(name, sandbox).acall(task=flip_task())))
+    assert [a.to_json() for a in got.attempts] == [a.to_json() for a in expected.attempts]
+    assert got.read == expected.read and got.concepts == expected.concepts
+    assert all(a.final.passed_train for a in got.attempts) and len(got.attempts) == 2
+    assert [c.text for c in async_engine.calls] == [c.text for c in sync_engine.calls] and sync_engine.calls
+
+
+def test_an_unreadable_selection_answer_does_not_forfeit_the_puzzle_through_acall_either(sandbox):
+    import asyncio
+
+    program = build_program("arcmemo_ps", attempts=1, sandbox=sandbox)
+    program.use_memory(ps_memory("flip rows"))
+    program.set_memory_lm(ScriptedEngine(lambda call: '{ "reasoning": "the shape moves down and the shape').lm())
+    task_engine = ScriptedEngine(Script(program={"program": FLIP}))
+    out = in_context(task_engine, lambda: asyncio.run(program.acall(task=flip_task())))
+    assert out.read["selected"] == [] and "parse" in out.read["failed"]
+    assert given(task_engine.calls[0], "concepts") == "(none)" and out.attempts[0].final.passed_train
+
+
+# -- memory writers out of optimizers' reach --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, writer", [("arcmemo_ps", "abstractor"), ("arcmemo_oe", "abstractor"), ("cheatsheet", "curate")])
+def test_the_memory_writers_are_frozen_out_of_optimizers_reach(name, writer):
+    program = build_program(name)
+    listed = [n for n, _ in program.named_predictors()]
+    assert listed and not [n for n in listed if n.startswith(writer)]
+    writers = program.memory_writer_predictors()
+    assert writers and all(n.startswith(writer) for n, _ in writers)
+    if writer == "abstractor":  # a module: DSPy's own listing skips it, as it skips a compiled sub-module
+        assert program.abstractor._compiled and not [n for n, _ in dspy.Module.named_parameters(program) if n.startswith(writer)]
+    opened = build_program(name, freeze_memory_writers=False)
+    assert {n for n, _ in opened.memory_writer_predictors()} <= {n for n, _ in opened.named_predictors()}
+    with pytest.raises(TypeError, match="freeze_memory_writers must be True or False"):
+        build_program(name, freeze_memory_writers="yes")
+
+
+def test_an_optimizer_leaves_the_abstractor_alone_and_the_program_still_writes_saves_and_loads(sandbox, tmp_path):
+    program = build_program("arcmemo_ps", attempts=1, continual_every=1, sandbox=sandbox)
+    program.use_memory(ps_memory("flip rows"))
+    demos = {n: list(p.demos) for n, p in program.memory_writer_predictors()}
+    assert all(demos.values())  # the hand-written ARC demos
+    trainset = [dspy.Example(task=flip_task(), problem="p", memory="m", program=FLIP, selected=["flip rows"], reasoning="-")
+                .with_inputs("task")]
+    compiled = dspy.LabeledFewShot(k=1).compile(program, trainset=trainset)  # resets, then gives demos to what it sees
+    assert {n: list(p.demos) for n, p in compiled.memory_writer_predictors()} == demos
+    assert all(len(p.demos) == 1 for _, p in compiled.named_predictors())
+
+    memory_engine = ScriptedEngine(Script(selected={"reasoning": "-", "selected": ["flip rows"]},
+                                          pseudocode={"pseudocode": "p"}, concepts={"concepts": [{"title": "mirror"}]}))
+    program.set_memory_lm(memory_engine.lm())
+    assert all(p.lm is not None for _, p in program.memory_writer_predictors())  # the memory LM reaches the writers
+    in_context(ScriptedEngine(Script(program={"program": FLIP})), lambda: program.solve_all([flip_task("a")]))
+    assert [e.concept.title for e in program.memory.entries] == ["flip rows", "mirror"]  # the abstractor ran
+    program.abstractor.abstract.demos = program.abstractor.abstract.demos[:0]  # a change of the user's own
+    for _, predictor in program.named_predictors():  # as a harness saves: no LM of the run in the file
+        predictor.lm = None
+    program.save(str(tmp_path / "program.json"))  # the writers' state is saved, without their (scripted) LM
+    for freeze in (True, False):
+        fresh = build_program("arcmemo_ps", freeze_memory_writers=freeze)
+        fresh.load(str(tmp_path / "program.json"))
+        assert fresh.memory.to_json() == program.memory.to_json() and fresh.abstractor.abstract.demos == []
+        assert fresh.abstractor.abstract.lm is None
+
+
+def test_a_memory_module_given_none_for_its_memory_refuses_it_before_any_call():
+    import asyncio
+
+    engine = ScriptedEngine(Script())
+    for module, inputs in [(ConceptSelector("ps"), {"problem": "p"}), (ConceptAbstractor("ps"), {"problem": "p", "solution": "s"})]:
+        with pytest.raises(TypeError, match="needs a ConceptMemory, got None"):
+            in_context(engine, lambda: module(**inputs, memory=None))
+        with pytest.raises(TypeError, match="needs a ConceptMemory, got None"):
+            in_context(engine, lambda: asyncio.run(module.acall(**inputs, memory=None)))
+    with pytest.raises(TypeError, match="needs a ps memory, got None"):
+        build_program("arcmemo_ps").use_memory(None)
+    assert engine.calls == []

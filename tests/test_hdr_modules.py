@@ -9,10 +9,29 @@ import dspy
 import pytest
 
 from memreason.lm import ScriptedEngine
-from memreason.programs import (ConceptAbstractor, ConceptMemory, ConceptSelector, FactorExtractor, HypothesisGenerator,
-                                HypothesisInterpreter, HypothesisJudge, HypothesisVerifier, Judgement, MemoryConsolidator,
-                                Reasoner, as_episodes, episode_from_json, episode_to_json)
-from memreason.programs.memory_consolidator import reordered
+from memreason.programs import (
+    HDR,
+    ConceptAbstractor,
+    ConceptMemory,
+    ConceptSelector,
+    ExperienceMemory,
+    FactorExtractor,
+    GroundedConsolidator,
+    HDRGrounded,
+    HypothesisGenerator,
+    HypothesisInterpreter,
+    HypothesisJudge,
+    HypothesisVerifier,
+    Judgement,
+    MemoryConsolidator,
+    Reasoner,
+    TwoStage,
+    as_episodes,
+    build_program,
+    episode_from_json,
+    episode_to_json,
+)
+from memreason.programs.hdr.memory_consolidator import reordered
 from memreason.signatures import Episode, OEConcept, PSConcept, ReasonWithMemory
 
 from scripted_answers import Script, approve_all, given
@@ -187,6 +206,136 @@ def test_knobs_are_checked():
         MemoryConsolidator(N=0)
     with pytest.raises(ValueError):
         FactorExtractor(K=-1)
+
+
+@pytest.mark.parametrize("value", [2.5, "3", True, None])
+@pytest.mark.parametrize("build", [
+    lambda v: FactorExtractor(K=v), lambda v: MemoryConsolidator(K=v), lambda v: MemoryConsolidator(N=v),
+    lambda v: GroundedConsolidator(K=v), lambda v: GroundedConsolidator(N=v), lambda v: HDR(K=v), lambda v: HDR(N=v),
+    lambda v: HDRGrounded(N=v), lambda v: TwoStage(K=v)])
+def test_K_and_N_must_be_whole_numbers(build, value):
+    with pytest.raises(TypeError, match=rf"must be a whole number >= \d, got {type(value).__name__}"):
+        build(value)
+
+
+def test_K_and_N_take_any_integer_type():
+    import numpy as np
+
+    consolidator = MemoryConsolidator(K=np.int64(1), N=np.int64(2))  # what a study's sampler may hand over
+    assert (consolidator.K, consolidator.N) == (1, 2) and type(consolidator.K) is int
+
+
+# -- nothing to draw a memory from -------------------------------------------------------------
+
+EMPTY = {  # a module that would draw a memory from episodes, and its other inputs
+    "factor_extractor": (lambda: FactorExtractor(K=2), {}),
+    "hypothesis_generator": (HypothesisGenerator, {"factors": ["colour"]}),
+    "hypothesis_verifier": (HypothesisVerifier, {"hypotheses": ["A"]}),
+    "memory_consolidator": (lambda: MemoryConsolidator(K=1, N=2), {}),
+    "grounded_consolidator": (lambda: GroundedConsolidator(K=1, N=2), {}),
+}
+
+
+@pytest.mark.parametrize("name", EMPTY)
+def test_an_empty_list_of_episodes_is_refused_before_any_call(name):
+    build, inputs = EMPTY[name]
+    engine = ScriptedEngine(Script())
+    with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
+        with pytest.raises(ValueError, match="needs at least one episode"):
+            build()(episodes=[], **inputs)
+        with pytest.raises(ValueError, match="needs at least one episode"):
+            asyncio.run(build().acall(episodes=[], **inputs))
+    assert engine.calls == []
+
+
+@pytest.mark.parametrize("name", ["hdr", "hdr_grounded", "two_stage", "direct_hypothesis", "reflexion_all", "episodic"])
+def test_memorize_refuses_an_empty_list_of_episodes_before_any_call(name):
+    program, engine = build_program(name), ScriptedEngine(Script())
+    with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
+        with pytest.raises(ValueError, match=r"memorize needs at least one episode"):
+            program.memorize([])
+        with pytest.raises(ValueError, match=r"memorize needs at least one episode"):
+            asyncio.run(program.amemorize([], ["a rule"]))
+    assert engine.calls == [] and program.hypotheses is None  # no memory drawn from nothing
+
+
+# -- a string is not a list --------------------------------------------------------------------
+
+
+def test_a_string_in_place_of_the_hypotheses_is_refused_naming_what_was_given():
+    engine = ScriptedEngine(Script(count={"count": 1}))
+    with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
+        for reasoner in (Reasoner(), Reasoner(per_object=True, retrieve_k=1)):
+            with pytest.raises(TypeError, match=r"hypotheses must be a list of strings, got a str \('Red is odd.'\)"):
+                reasoner(episodes=EPISODES, hypotheses="Red is odd.", query="Count the anomaly objects.", scene="s")
+            with pytest.raises(TypeError, match="hypotheses must be a list of strings, got a str"):
+                asyncio.run(reasoner.acall(episodes=EPISODES, hypotheses="Red is odd.", query="Count the anomaly objects.",
+                                           scene="s"))
+        with pytest.raises(TypeError, match="hypotheses must be a list of strings; item 0 is a int"):
+            Reasoner()(episodes=EPISODES, hypotheses=[3], query="How many?", scene="s")
+        with pytest.raises(TypeError, match="oracle_hypotheses must be a list of strings, got a str"):
+            build_program("semantic_oracle").memorize(EPISODES, "Red is odd.")
+    assert engine.calls == []
+
+
+def test_experience_memory_refuses_a_string_or_none_and_keeps_what_it_had():
+    memory = ExperienceMemory()
+    memory.set(EPISODES, ["Red is odd."], {"factors": ["colour"]})
+    for episodes, hypotheses, message in [(EPISODES, "Red is odd.", "hypotheses must be a list of strings, got a str"),
+                                          (EPISODES, None, "hypotheses must be a list of strings, got None"),
+                                          (EPISODES, {"rule": 1}, "got a dict"),
+                                          (None, ["A"], "episodes must be a list, got None"),
+                                          ("an episode", ["A"], "episodes must be a list, got one str")]:
+        with pytest.raises(TypeError, match=message):
+            memory.set(episodes, hypotheses)
+    assert memory.hypotheses == ["Red is odd."] and memory.episodes == EPISODES and memory.consolidation == {"factors": ["colour"]}
+    memory.set(EPISODES, ("A", "B"))  # any sequence of strings
+    assert memory.hypotheses == ["A", "B"]
+
+
+# -- the consolidator's prompts speak of any task -------------------------------------------------
+
+EXPERIENCE_TRANSFER_WORDS = ("colour", "color", "shape", "background", "position or size", "object")
+FRUITS = [Episode(observation="a banana with brown spots", label="ripe", attributes={"skin": "spotted"}),
+          Episode(observation="a hard green banana", label="unripe", attributes={"skin": "green"})]
+
+
+def instructions_sent(call) -> str:
+    """What a call's system message says beyond DSPy's field list (the task's instructions)."""
+    return call.system.split("your objective is:", 1)[1]
+
+
+def test_the_consolidators_default_prompts_name_no_experience_transfer_attribute():
+    script = Script(factors={"factors": ["skin"]}, hypotheses={"hypotheses": ["Spotted bananas are ripe."]}, verdicts=approve_all,
+                    rules={"rules": [{"conditions": {"skin": ["spotted"]}, "label": "ripe", "sentence": "-"}]},
+                    attribute_values={"attribute_values": {"skin": "spotted"}})
+    engine = ScriptedEngine(script)
+    with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
+        MemoryConsolidator(K=1, N=1)(episodes=FRUITS)
+        GroundedConsolidator(K=1, N=1)(episodes=FRUITS)
+        GroundedConsolidator(K=0, N=1, perceive=["skin"])(episodes=[Episode(observation="a banana", label="ripe")])
+        HDR(K=1, N=1).memorize(FRUITS)
+    assert set(script.asked) == {"factors", "hypotheses", "verdicts", "rules", "attribute_values"}
+    for call in engine.calls:
+        said = instructions_sent(call).lower() + call.system.split("Your output fields are:")[0].lower()
+        assert not [w for w in EXPERIENCE_TRANSFER_WORDS if w in said], said
+
+
+def test_a_task_description_rewords_the_consolidators_prompts():
+    from dataclasses import replace
+
+    from memreason.signatures import NEUTRAL_TASK
+
+    fruit = replace(NEUTRAL_TASK, episodes="episodic memory: bananas, each labelled ripe or unripe",
+                    factor_extraction=NEUTRAL_TASK.factor_extraction.replace(
+                        "an episode's label.", "a banana's ripeness: for example the colour of its skin."))
+    engine = ScriptedEngine(Script(factors={"factors": ["skin"]}, hypotheses={"hypotheses": ["h"]}, verdicts=approve_all))
+    with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
+        MemoryConsolidator(K=1, N=1, task_description=fruit)(episodes=FRUITS)
+    assert "a banana's ripeness: for example the colour of its skin." in instructions_sent(engine.calls[0])
+    assert all("bananas, each labelled ripe or unripe" in c.system for c in engine.calls) and len(engine.calls) == 3
+    with pytest.raises(ValueError, match="there are none to perceive"):  # the neutral task perceives nothing
+        GroundedConsolidator(K=0, N=1)(episodes=[Episode(observation="a banana", label="ripe")])
 
 
 # -- every composite module, async ------------------------------------------------------------

@@ -10,14 +10,13 @@ import dspy
 import pytest
 
 from memreason.datasets.experience_transfer import RuleTable, make_level
-from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import HDR, PROGRAMS, build_program
 from memreason.signatures import Episode
 
-from scripted_answers import oracle_counter
 from custom_table import CUSTOM
-from scripted_answers import Script, approve_all, given
+from scripted_answers import Script, approve_all, given, oracle_counter
 
 NEW_PROGRAMS = ["hdr", "reflexion_individual", "reflexion_all", "direct_hypothesis", "two_stage"]
 HYPOTHESES = ["Red objects are anomalies on a white background.", "Green objects are normal on a white background."]
@@ -186,11 +185,13 @@ def observe(item, modality: str):
     return item.text() if modality == "text" else dspy.Image(item.image)
 
 
-def prompts_of(name: str, modality: str, adapter: dspy.Adapter) -> str:
+def prompts_of(name: str, modality: str, adapter: dspy.Adapter, *, answers: dict | None = None, attributes: bool = False) -> str:
     data = make_level(2, seed=0)
-    episodes = [Episode(observation=observe(e, modality), label=e.label) for e in data.episodes[:6]]
-    memory = ScriptedEngine(Script(factors={"factors": ["colour", "shape"]}, hypotheses={"hypotheses": ["Red is odd.", "Blue is fine."]},
-                                   verdicts=approve_all, reflection={"reflection": "a lesson"}))
+    episodes = [Episode(observation=observe(e, modality), label=e.label,
+                        attributes=e.attributes() if attributes and modality == "text" else None) for e in data.episodes[:6]]
+    memory = ScriptedEngine(Script(**(answers or dict(
+        factors={"factors": ["colour", "shape"]}, hypotheses={"hypotheses": ["Red is odd.", "Blue is fine."]},
+        verdicts=approve_all, reflection={"reflection": "a lesson"}))))
     task = ScriptedEngine(lambda call: {"reasoning": "r", "count": 1})
     program = build_program(name)
     with dspy.context(lm=memory.lm(), adapter=adapter):
@@ -333,9 +334,8 @@ def test_compiling_a_memory_program_with_bootstrap_few_shot_gives_demos_to_the_r
         compiled = dspy.BootstrapFewShot(metric=count_right).compile(program, trainset=scene_trainset())  # DSPy's defaults
     reasoner_demos = compiled.reasoner.answer.demos
     assert reasoner_demos and all({"query", "scene", "count"} <= set(d) for d in reasoner_demos)
-    everything = dspy.Module.named_parameters(compiled)  # DSPy's own listing, memory side included
-    memory_side = [p for n, p in everything if isinstance(p, dspy.Predict) and not n.startswith("reasoner.")]
-    assert len(memory_side) == len(compiled.consolidation_predictors()) and all(p.demos == [] for p in memory_side)
+    memory_side = [p for _, p in compiled.consolidation_predictors()]  # frozen writers: no optimizer reached them
+    assert (name == "episodic") == (not memory_side) and all(p.demos == [] for p in memory_side)
     assert [n for n, _ in compiled.named_predictors()] == ["reasoner.answer"]
     assert compiled.hypotheses == program.hypotheses  # compiling kept the memory
     compiled.save(str(tmp_path / "compiled.json"))
@@ -352,3 +352,87 @@ def test_set_lm_reaches_the_consolidation_too():
     hdr.set_lm(lm)
     assert hdr.consolidation_predictors() and all(p.lm is lm for _, p in hdr.consolidation_predictors())
     assert all(p.lm is lm for _, p in hdr.named_predictors())
+
+
+# -- the registry's programs speak of Experience-Transfer as they always did ---------------------------
+
+# Captured from the registry's hdr before the consolidator's wording became a constructor argument (whose
+# default speaks of any task): the factor extractor's and the generator's instructions as the prompt shows them.
+SENT_BEFORE = {
+    "factors": (
+        "List the factors that may explain which label each episode carries.\n        \n"
+        "        A factor is an attribute of the observations, or a combination of attributes,\n"
+        "        whose values could decide an object's label: for example colour, shape,\n"
+        "        background, position or size. Revise the current factors against the episodes:\n"
+        "        keep those that could matter, drop those that cannot, add any that are missing,\n"
+        "        and return the whole revised list, one short noun phrase per factor."),
+    "hypotheses": (
+        "Propose hypotheses that explain which label each episode carries.\n        \n"
+        "        A hypothesis is an explicit rule in natural language stating which objects carry\n"
+        "        which label, in terms of the factors' values, definite enough to be checked\n"
+        "        against every episode. One hypothesis may cover many objects, or relate the\n"
+        "        labels of different objects to each other. The previous hypotheses passed\n"
+        "        verification: keep them, refine them (more general where the episodes allow it,\n"
+        "        more precise where they demand it), and add new hypotheses for the episodes\n"
+        "        they do not yet explain. With no previous hypotheses, start afresh; with no\n"
+        "        factors, find the relevant attributes yourself."),
+}
+EPISODES_BEFORE = "1. `episodes` (list[Episode]): episodic memory: labelled observations, one object each\n"
+
+
+@pytest.mark.parametrize("name", ["hdr", "two_stage", "direct_hypothesis"])
+def test_the_registrys_programs_send_the_experience_transfer_instructions_they_always_sent(name):
+    script = memory_script()
+    engine = ScriptedEngine(script)
+    with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
+        build_program(name).memorize(EPISODES)
+    for call, asked in zip(engine.calls, script.asked):
+        assert call.system.startswith("Your input fields are:\n" + EPISODES_BEFORE)
+        if asked in SENT_BEFORE:
+            assert call.system.split("your objective is: \n        ", 1)[1] == SENT_BEFORE[asked]
+    assert set(script.asked) & set(SENT_BEFORE) == ({"hypotheses"} if name == "direct_hypothesis" else set(SENT_BEFORE))
+    neutral = ScriptedEngine(memory_script())  # the same program built by hand speaks of any task
+    with dspy.context(lm=neutral.lm(), adapter=dspy.ChatAdapter()):
+        type(build_program(name))().memorize(EPISODES)
+    assert not [c for c in neutral.calls if "one object each" in c.system or "colour, shape" in c.system]
+
+
+GROUNDED_ANSWERS = dict(
+    factors={"factors": ["colour", "shape"]},
+    attribute_values={"attribute_values": {"shape": "square", "color": "red", "background": "white"}},
+    rules={"rules": [{"conditions": {"color": ["red"]}, "label": "anomaly", "sentence": "Red objects are anomalies."}]})
+
+
+def test_hdr_grounded_prompts_are_byte_for_byte_what_they_were():
+    """The digest captured before the consolidator's wording became a constructor argument (perception included)."""
+    digest = hashlib.sha256()
+    for modality in ("text", "image"):
+        for adapter in (dspy.ChatAdapter, dspy.JSONAdapter):
+            digest.update(prompts_of("hdr_grounded", modality, adapter(), answers=GROUNDED_ANSWERS, attributes=True).encode())
+    assert digest.hexdigest()[:16] == "38a4dc76ee9325e0"
+
+
+# -- the consolidation kept out of optimizers' reach ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["hdr", "hdr_grounded"])
+def test_the_consolidator_is_frozen_as_dspy_freezes_a_compiled_module_and_still_saved_and_loaded(name, tmp_path):
+    program = memorized(name, cot=False)
+    assert program.consolidator._compiled and program.freeze_memory_writers
+    assert [n for n, _ in program.named_predictors()] == ["reasoner.answer"]
+    assert not [n for n, _ in dspy.Module.named_parameters(program) if n.startswith("consolidator.")]  # DSPy's own listing
+    writers = dict(program.consolidation_predictors())
+    assert writers and all(n.startswith("consolidator.") for n in writers)
+    opened = build_program(name, cot=False, freeze_memory_writers=False)
+    assert set(writers) < {n for n, _ in opened.named_predictors()} and not opened.consolidator._compiled
+
+    generator = "consolidator.generate.generate" if name == "hdr" else "consolidator.generate"
+    writers[generator].demos = [dspy.Example(episodes=[], factors=[], hypotheses=["a demo"])]
+    program.save(str(tmp_path / "program.json"))
+    for freeze in (True, False):
+        fresh = build_program(name, cot=False, freeze_memory_writers=freeze)
+        fresh.load(str(tmp_path / "program.json"))
+        assert fresh.memory_record() == program.memory_record() and fresh.hypotheses == program.hypotheses
+        assert len(dict(fresh.consolidation_predictors())[generator].demos) == 1
+    answered = ScriptedEngine(lambda call: {"count": 1})
+    assert answer(fresh, answered).count == 1  # the loaded program answers from its memory

@@ -14,7 +14,7 @@ import pytest
 from dspy.utils import DummyLM
 
 from memreason.programs import ConceptMemory, ConceptSelector, ExperienceMemory, MemoryConsolidator, Reasoner
-from memreason.programs.steps import arun, call, run
+from memreason.programs.shared.steps import arun, call, run
 
 EPISODES = ["a yellow banana with brown spots: ripe", "a hard green banana: unripe", "a soft yellow banana: ripe"]
 TIPS = [{"situation": "the skin has brown spots", "suggestion": "the fruit is ripe: its starch has turned to sugar"},
@@ -130,3 +130,37 @@ def test_every_public_module_documents_every_knob_of_its_constructor():
         doc = inspect.getdoc(module.__init__) or ""
         knobs = [p for p in inspect.signature(module.__init__).parameters if p != "self"]
         assert doc and all(k in doc for k in knobs), f"{module.__name__}: document {knobs} in __init__'s docstring"
+
+
+def test_the_main_programs_import_from_the_top_and_importing_memreason_imports_nothing_else():
+    import subprocess
+    import sys
+
+    code = ("import sys, memreason; loaded = sorted(m for m in sys.modules if m.startswith('memreason.') or m == 'dspy');"
+            "from memreason import HDR, HDRGrounded, ArcMemoPS, ArcMemoOE, MemoryConsolidator, Reasoner, ConceptMemory;"
+            "import memreason.programs as p; assert HDR is p.HDR and ArcMemoPS is p.ArcMemoPS; print(loaded)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"  # nothing imported until a name is used
+    import memreason
+
+    assert all(getattr(memreason, name) is not None for name in memreason.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        memreason.Nothing  # noqa: B018
+
+
+def test_every_public_module_of_the_programs_declares_what_it_exports():
+    import importlib
+    import pkgutil
+
+    import memreason.programs as programs
+
+    names = ["memreason.programs"] + [m.name for m in pkgutil.walk_packages(programs.__path__, "memreason.programs.")]
+    assert {"memreason.programs.hdr.hdr", "memreason.programs.arcmemo.arcmemo", "memreason.programs.shared.reader_knobs"} <= set(names)
+    for name in names:
+        module = importlib.import_module(name)
+        assert isinstance(getattr(module, "__all__", None), list), f"{name} has no __all__"
+        assert all(hasattr(module, n) for n in module.__all__), name
+    exported = set(programs.__all__)
+    for package in ("hdr", "arcmemo"):
+        assert set(importlib.import_module(f"memreason.programs.{package}").__all__) <= exported

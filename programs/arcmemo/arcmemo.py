@@ -1,0 +1,113 @@
+"""ArcMemo programs: concept memory read by selection, written by abstraction (paper sections 3.2-3.5).
+
+    arcmemo_oe            s_i = OE selection (caption, then top-k lessons)    write: OE abstraction
+    arcmemo_ps            s_i = PS reasoning-based selection                  write: PS abstraction
+    arcmemo_ps_noselect   s_i = the whole PS memory, in full (the ablation)   write: PS abstraction
+
+A memory read whose answer cannot be parsed (a small model looping until ``max_tokens``)
+does not forfeit the puzzle: the solver goes on without concepts and the read records why.
+The memory is fixed unless ``continual_every`` is set (Algorithm 1, see
+:mod:`memreason.programs.arcmemo.arc_program`). Knobs: the solver's (attempts, retries, cot,
+temperature), ``top_k``, ``continual_every``, ``write_gate``, ``retry_mode``, ``reselect``
+and ``reselect_k`` (selecting programs only), ``demos``, ``modality``, ``freeze_memory_writers``
+(the abstractor kept out of optimizers' reach; default True).
+
+The selector and the abstractor know nothing of ARC: ``read`` and ``write`` state the task
+to them (:mod:`memreason.programs.arcmemo.arc_problem`) and give the abstractor its ARC demos.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dspy.utils.exceptions import AdapterParseError
+
+from memreason.datasets.arc import ArcTask
+from memreason.lm.faults import LMFailure
+
+from ..shared.steps import Steps, call
+from .abstraction_demos import use_arc_demos
+from .arc_problem import arc_problem, arc_problem_image
+from .arc_program import ArcProgram
+from .arc_solver import Attempt
+from .concept_abstractor import ConceptAbstractor
+from .concept_memory import ConceptMemory
+from .concept_selector import ConceptSelector
+
+__all__ = ["ArcMemo", "ArcMemoOE", "ArcMemoPS"]
+
+
+class ArcMemo(ArcProgram):
+    """Read selected (or all) concepts before solving; abstract verified solutions into concepts."""
+
+    memory_writer_names = ("abstractor",)
+
+    def __init__(self, *, format: str = "ps", select: bool = True, top_k: int | None = None,
+                 reasoning_selection: bool = True, modality: str = "text", demos: bool = True, **solver_knobs: Any):
+        """
+        Args:
+            format: concept format, ``"oe"`` or ``"ps"``.
+            select: read selected concepts (``False``: the whole memory, the ablation).
+            top_k: the most concepts a read keeps (OE default 5, PS no cap).
+            reasoning_selection: PS selection thinks step by step first.
+            modality: ``"text"`` (grids as digits) or ``"image"`` (OE captions read the task drawn as an image;
+                PS selection reads text either way).
+            demos: the abstractor's steps carry one hand-written ARC demonstration each.
+            **solver_knobs: :class:`ArcProgram`'s (attempts, retries, cot, temperature, seed,
+                continual_every, write_gate, retry_mode, reselect, reselect_k, sandbox, and
+                freeze_memory_writers, which keeps the abstractor out of optimizers' reach; default True).
+        """
+        if modality not in ("text", "image"):
+            raise ValueError(f"modality must be 'text' or 'image', got {modality!r}")
+        self.memory_format = format
+        self.selects = select
+        super().__init__(**solver_knobs)
+        self.select_concepts, self.modality = select, modality
+        self.selector = ConceptSelector(format, top_k=top_k, reasoning=reasoning_selection,
+                                        reselect=bool(solver_knobs.get("reselect"))) if select else None
+        self.abstractor = ConceptAbstractor(format)
+        if demos:
+            use_arc_demos(self.abstractor)
+        self.memory = ConceptMemory(format)
+
+    def read_steps(self, task: ArcTask) -> Steps[tuple[str, dict[str, Any]]]:
+        if not self.select_concepts:
+            return self.memory.render(), {"selected": "all", "concepts": len(self.memory)}
+        image = self.modality == "image" and self.memory_format == "oe"  # PS selection reads the grids as text
+        problem = arc_problem_image(task) if image else arc_problem(task)
+        try:
+            out = yield call(self.selector, problem=problem, memory=self.memory)
+        except (AdapterParseError, RuntimeError) as exc:
+            if not _unreadable_answer(exc):
+                raise
+            return "", {"selected": [], "failed": str(exc).splitlines()[0][:300]}
+        return out.concepts, out.record
+
+    def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
+        first = read.get("selected")
+        out = self.selector.reselect(arc_problem(task), self.memory, previous_program=attempt.final.program,
+                                     feedback=attempt.final.feedback, top_k=self.reselect_k,
+                                     exclude=first if isinstance(first, list) else ())
+        return out.concepts, out.record
+
+    def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
+        out = self.abstractor(problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory,
+                              source=task.id)
+        return {"task": task.id, **{k: v for k, v in out.record.items() if k != "source"}}
+
+
+def _unreadable_answer(error: Exception) -> bool:
+    """DSPy's parse error, or an :class:`LMFailure` of kind unparseable or empty (the LM guard gave up)."""
+    return isinstance(error, AdapterParseError) or (isinstance(error, LMFailure) and error.kind in ("unparseable", "empty"))
+
+
+class ArcMemoOE(ArcMemo):
+    def __init__(self, **knobs: Any):
+        """:class:`ArcMemo` with open-ended concepts; ``knobs`` as there, except ``format``."""
+        super().__init__(format="oe", **knobs)
+
+
+class ArcMemoPS(ArcMemo):
+    def __init__(self, **knobs: Any):
+        """:class:`ArcMemo` with program-synthesis concepts; ``knobs`` as there, except ``format``."""
+        super().__init__(format="ps", **knobs)

@@ -1,0 +1,70 @@
+"""ConceptAbstractor, ArcMemo's memory write (paper section 3.3), for any solved problem.
+
+    OE:  derivation <- Derive(problem, solution)            # post-hoc observations and thoughts
+         concepts   <- AbstractOE(problem, solution, derivation)
+    PS:  pseudocode <- Pseudocode(solution)                 # higher-level operations first
+         concepts   <- AbstractPS(compressed memory, pseudocode, solution)
+    M <- M + concepts                                       # PS: new concepts added, existing ones revised by title
+
+OE abstraction does not look at the memory (as in the paper); PS abstraction sees
+it compressed and is encouraged to revise and to write higher-order routines. The
+module carries no demonstrations; the ARC programs give each step one hand-written ARC
+example (:mod:`memreason.programs.arcmemo.abstraction_demos`), and any caller may set
+``abstractor.abstract.demos`` (and ``derive`` / ``pseudocode``) to its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from memreason.signatures import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
+
+from ..shared.steps import StepModule, Steps, call
+from ..shared.usage import usage
+from .concept_memory import ConceptMemory, require_memory
+
+__all__ = ["ConceptAbstractor"]
+
+
+class ConceptAbstractor(StepModule):
+    """Abstract a verified solution into OE or PS concepts and write them to a concept memory."""
+
+    def __init__(self, format: str = "ps"):
+        """
+        Args:
+            format: the memory's concept format, ``"oe"`` (situation/suggestion lessons, via a
+                derivation) or ``"ps"`` (typed concepts, via pseudocode, revising by title).
+        """
+        super().__init__()
+        if format not in ("oe", "ps"):
+            raise ValueError(f"format must be 'oe' or 'ps', got {format!r}")
+        self.format = format
+        if format == "oe":
+            self.derive = dspy.Predict(DeriveSolutionTrace)
+            self.abstract = dspy.Predict(AbstractOEConcepts)
+        else:
+            self.pseudocode = dspy.Predict(WritePseudocode)
+            self.abstract = dspy.Predict(AbstractPSConcepts)
+
+    def steps(self, problem: str, solution: str, memory: ConceptMemory, source: str = "") -> Steps[dspy.Prediction]:
+        """Write the concepts of ``solution`` to ``memory``, crediting ``source`` (e.g. the problem's id);
+        ``record`` says what was added and revised."""
+        require_memory(memory, "ConceptAbstractor")
+        if memory.format != self.format:
+            raise ValueError(f"a {self.format.upper()} abstractor cannot write to a {memory.format.upper()} memory")
+        with usage() as spent:
+            if self.format == "oe":
+                derivation = (yield call(self.derive, problem=problem, solution=solution)).derivation
+                abstracted = yield call(self.abstract, problem=problem, solution=solution, derivation=derivation)
+                concepts = abstracted.concepts
+                trace: dict[str, Any] = {"derivation": derivation}
+            else:
+                pseudocode = (yield call(self.pseudocode, solution=solution)).pseudocode
+                concepts = (yield call(self.abstract, memory=memory.render(compressed=True) or "(empty)",
+                                       pseudocode=pseudocode, solution=solution)).concepts
+                trace = {"pseudocode": pseudocode}
+        changes = memory.add(concepts, source=source or None)
+        record = {"source": source, **trace, "concepts": [c.model_dump() for c in concepts], **changes, "tokens": spent}
+        return dspy.Prediction(concepts=concepts, record=record)

@@ -1,0 +1,250 @@
+"""ArcMemo's concept memory: a flat collection of OE or PS concepts (paper section 3.2).
+
+    memory = ConceptMemory("ps")
+    memory.add(concepts, source="007bbfb7")   # PS: merge by title; OE: append, skipping exact repeats
+    memory.render(compressed=True)            # for abstraction and selection
+    memory.render(names=["sort objects"])     # the chosen concepts in full, for the solver
+    memory.use(names)                         # count a read
+
+Every entry keeps how often it was selected (``uses``) and the puzzles it came
+from (``sources``). Revising a PS concept (same title, compared without case or
+punctuation) keeps every field: a field the revision leaves empty keeps its old
+value; parameters (by name), relevance cues and implementation notes are merged
+without duplicates. OE entries are named by their number, "1", "2", ...
+
+Persisted as JSON by :mod:`memreason.programs.arcmemo.memory_file` (atomic writes, one snapshot per update),
+and, being a DSPy parameter (:mod:`memreason.programs.shared.memory_parameter`), saved and loaded
+with any program that holds it (``program.save`` / ``program.load``). It pickles too (its lock
+is left out and made anew), so ``program.save(path, save_program=True)`` and MLflow's
+``mlflow.dspy.log_model`` take a program holding it.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Sequence
+
+from pydantic import ValidationError
+
+from memreason.signatures import OEConcept, Parameter, PSConcept
+
+from ..shared.memory_parameter import MemoryParameter
+from ..shared.normalise import distinct, normalise
+
+__all__ = ["ConceptMemory", "Entry", "merge_ps", "render_oe", "render_ps", "require_memory"]
+
+Format = Literal["oe", "ps"]
+Concept = OEConcept | PSConcept
+
+
+@dataclass
+class Entry:
+    concept: Concept
+    uses: int = 0
+    sources: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.concept.model_dump(), "uses": self.uses, "sources": list(self.sources)}
+
+
+class ConceptMemory(MemoryParameter):
+    """OE or PS concepts with usage counts and sources; thread-safe."""
+
+    def __init__(self, format: Format, entries: Iterable[Entry] = ()):
+        if format not in ("oe", "ps"):
+            raise ValueError(f"concept memory format must be 'oe' or 'ps', got {format!r}")
+        self.format = format
+        self.entries: list[Entry] = list(entries)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __deepcopy__(self, memo: dict) -> "ConceptMemory":
+        """An independent memory with its own lock (DSPy deep-copies programs when it compiles them)."""
+        return ConceptMemory(self.format, copy.deepcopy(self.entries, memo))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the lock, which cannot be pickled (``save_program=True``, MLflow, multiprocessing)."""
+        with self._lock:
+            return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    # -- names -------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """PS: titles; OE: "1", "2", ... in order."""
+        if self.format == "ps":
+            return [e.concept.title for e in self.entries]
+        return [str(i) for i in range(1, len(self.entries) + 1)]
+
+    def resolve(self, names: Iterable[str | int]) -> tuple[list[str], list[str]]:
+        """(known names in memory's spelling, without repeats, in the order given; unknown names as given)."""
+        index = {self._key(n): n for n in self.names()}
+        known, unknown = [], []
+        for name in names:
+            hit = index.get(self._key(name))
+            if hit is None:
+                unknown.append(str(name))
+            elif hit not in known:
+                known.append(hit)
+        return known, unknown
+
+    def _key(self, name: str | int) -> str:
+        return normalise(str(name)) if self.format == "ps" else str(name).strip().lstrip("#[").rstrip("]")
+
+    # -- writes ------------------------------------------------------------------------
+
+    def add(self, concepts: Sequence[Concept], source: str | None = None) -> dict[str, list[str]]:
+        """Add new concepts and revise existing ones; returns the names ``added`` and ``revised``."""
+        added, revised = [], []
+        with self._lock:
+            for concept in concepts:
+                concept = self._coerce(concept)
+                existing = self._find(concept)
+                if existing is None:
+                    entry = Entry(concept, sources=[source] if source else [])
+                    self.entries.append(entry)
+                    added.append(self._name(entry))
+                else:
+                    if self.format == "ps":
+                        existing.concept = merge_ps(existing.concept, concept)
+                    if source and source not in existing.sources:
+                        existing.sources.append(source)
+                    name = self._name(existing)
+                    if name not in added and name not in revised:
+                        revised.append(name)
+        return {"added": added, "revised": revised}
+
+    def use(self, names: Iterable[str]) -> None:
+        with self._lock:
+            by_name = dict(zip(self.names(), self.entries))
+            for name in names:
+                by_name[name].uses += 1
+
+    def _coerce(self, concept: Any) -> Concept:
+        model = PSConcept if self.format == "ps" else OEConcept
+        return concept if isinstance(concept, model) else model.model_validate(concept)
+
+    def _find(self, concept: Concept) -> Entry | None:
+        if self.format == "ps":
+            key = normalise(concept.title)
+            return next((e for e in self.entries if normalise(e.concept.title) == key), None)
+        key = (normalise(concept.situation), normalise(concept.suggestion))
+        return next((e for e in self.entries if (normalise(e.concept.situation), normalise(e.concept.suggestion)) == key), None)
+
+    def _name(self, entry: Entry) -> str:
+        return entry.concept.title if self.format == "ps" else str(self.entries.index(entry) + 1)
+
+    # -- rendering ---------------------------------------------------------------------
+
+    def render(self, names: Sequence[str] | None = None, *, compressed: bool = False) -> str:
+        """The concepts named (all by default), in memory order, in full or compressed form."""
+        chosen = set(names) if names is not None else None
+        lines = []
+        for name, entry in zip(self.names(), self.entries):
+            if chosen is None or name in chosen:
+                lines.append(render_ps(entry.concept, compressed) if self.format == "ps"
+                             else render_oe(name, entry.concept, compressed))
+        return "\n".join(lines)
+
+    # -- JSON --------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": self.format, "concepts": [e.to_json() for e in self.entries]}
+
+    def dump_state(self, json_mode: bool = True) -> dict[str, Any]:
+        return self.to_json()
+
+    def load_state(self, state: dict[str, Any] | None) -> "ConceptMemory":
+        """Take the concepts of ``state`` (a :meth:`to_json`; ``None`` keeps these); the formats must agree."""
+        if state is not None:
+            loaded = ConceptMemory.from_json(state)
+            if loaded.format != self.format:
+                raise ValueError(f"a {loaded.format} concept memory cannot be loaded into a {self.format} one")
+            with self._lock:
+                self.entries = loaded.entries
+        return self
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ConceptMemory":
+        """Raises ``ValueError`` (one line, naming the concept and field) when the data is not a memory."""
+        format = data.get("format")
+        if format not in ("oe", "ps"):
+            raise ValueError(f"unknown concept memory format {format!r}")
+        items = data.get("concepts")
+        if not isinstance(items, list):
+            raise ValueError("'concepts' must be a list")
+        model = PSConcept if format == "ps" else OEConcept
+        entries = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise ValueError(f"concept {i} is not an object")
+            uses, sources = item.get("uses", 0), item.get("sources", [])
+            if not isinstance(uses, int) or not isinstance(sources, list):
+                raise ValueError(f"concept {i}: 'uses' must be an int and 'sources' a list")
+            fields = {k: v for k, v in item.items() if k not in ("uses", "sources")}
+            try:
+                concept = model.model_validate(fields)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                raise ValueError(f"concept {i}: {where}: {first['msg']}") from None
+            entries.append(Entry(concept, uses, [str(s) for s in sources]))
+        return cls(format, entries)
+
+
+def require_memory(memory: Any, who: str) -> None:
+    """Refuse anything but a :class:`ConceptMemory` where ``who`` reads or writes one (``None`` above all)."""
+    if not isinstance(memory, ConceptMemory):
+        raise TypeError(f"{who} needs a ConceptMemory, got {'None' if memory is None else type(memory).__name__}")
+
+
+def merge_ps(old: PSConcept, new: PSConcept) -> PSConcept:
+    """``old`` revised by ``new``: new text where given, lists merged without repeats, nothing lost."""
+    parameters = {normalise(p.name): p for p in old.parameters}
+    for p in new.parameters:
+        before = parameters.get(normalise(p.name))
+        parameters[normalise(p.name)] = p if before is None else Parameter(
+            name=before.name, type=p.type or before.type, description=p.description or before.description)
+    return PSConcept(
+        title=old.title,
+        description=new.description or old.description,
+        kind=new.kind if "kind" in new.model_fields_set else old.kind,
+        parameters=list(parameters.values()),
+        output_typing=new.output_typing or old.output_typing,
+        relevance_cues=distinct([*old.relevance_cues, *new.relevance_cues]),
+        implementation_notes=distinct([*old.implementation_notes, *new.implementation_notes]),
+    )
+
+
+def signature(concept: PSConcept) -> str:
+    params = ", ".join(f"{p.name}: {p.type}" if p.type else p.name for p in concept.parameters)
+    return f"({params})" + (f" -> {concept.output_typing}" if concept.output_typing else "")
+
+
+def render_ps(concept: PSConcept, compressed: bool = False) -> str:
+    """Compressed: one line with title, kind, typed signature and cues (no description or notes)."""
+    if compressed:
+        cues = f"; cues: {'; '.join(concept.relevance_cues)}" if concept.relevance_cues else ""
+        return f"- {concept.title} [{concept.kind}] {signature(concept)}{cues}"
+    lines = [f"## {concept.title} [{concept.kind}] {signature(concept)}"]
+    if concept.description:
+        lines.append(concept.description)
+    for p in concept.parameters:
+        lines.append(f"  param {p.name}" + (f" ({p.type})" if p.type else "") + (f": {p.description}" if p.description else ""))
+    lines += [f"  cue: {cue}" for cue in concept.relevance_cues]
+    lines += [f"  note: {note}" for note in concept.implementation_notes]
+    return "\n".join(lines)
+
+
+def render_oe(name: str, concept: OEConcept, compressed: bool = False) -> str:
+    """Compressed: the situation only (what selection matches against)."""
+    if compressed:
+        return f"{name}. {concept.situation}"
+    return f"{name}. situation: {concept.situation}\n   suggestion: {concept.suggestion}"

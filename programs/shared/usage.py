@@ -1,0 +1,37 @@
+"""Token usage of the LM calls made inside a block, for records kept by programs.
+
+Nested inside the harness's own counting (``dspy.track_usage`` rolls child
+trackers up into their parent), so both see every call.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import dspy
+
+__all__ = ["inside", "usage"]
+
+
+@contextmanager
+def usage() -> Iterator[dict[str, int]]:
+    """``{"prompt", "completion", "calls"}`` of the calls made in the block (this thread), filled on exit."""
+    spent = {"prompt": 0, "completion": 0, "calls": 0}
+    try:
+        with dspy.track_usage() as tracker:
+            yield spent
+    finally:
+        for entries in tracker.usage_data.values():
+            for entry in entries:
+                spent["prompt"] += entry.get("prompt_tokens") or 0
+                spent["completion"] += entry.get("completion_tokens") or 0
+                spent["calls"] += 1
+
+
+@contextmanager
+def inside(module: dspy.Module) -> Iterator[None]:
+    """Calls made in the block count as ``module``'s, as if it had been called (``module(...)``) rather
+    than one of its methods: DSPy's stack of calling modules names the step that spent the tokens."""
+    with dspy.context(caller_modules=[*(dspy.settings.caller_modules or []), module]):
+        yield
