@@ -11,7 +11,7 @@ import pytest
 from dspy.utils.exceptions import LMRateLimitError, LMServerError, LMTimeoutError, LMTransportError
 
 import memreason.eval.cli as cli
-from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm.faults import ErrorBudget, GuardedLM, LMFailure, RetryPolicy, fault_kind
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.lm.stub_server import StubServer

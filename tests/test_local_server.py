@@ -20,7 +20,7 @@ import dspy
 import pytest
 
 from memreason.datasets.experience_transfer import make_level
-from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm.faults import RetryPolicy, fault_kind
 from memreason.lm import EngineDied, LlamaServer, LMConfigError, resolve_lm
 from memreason.lm import server as server_module

@@ -20,6 +20,7 @@ from pathlib import Path
 import dspy
 
 from .bounded_json import BoundedJSONAdapter
+from .llama_build import ServerBuildError
 from .server import PROVIDER, SLOTS, LlamaServerLM, ServerFailed, local_server, register_provider
 from .weights import EmbeddedModelMissing, embedded_model_path
 
@@ -122,8 +123,6 @@ def is_gguf(path: Path) -> bool:
 
 def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool,
                   slots: int) -> LMChoice:
-    from .server_build import ServerBuildError  # imported here: `python -m memreason.lm.server_build` runs it as __main__
-
     server = local_server(path, slots=slots)
     try:
         server.ensure()

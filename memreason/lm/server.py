@@ -50,7 +50,8 @@ from typing import Any
 import dspy
 from dspy.utils.exceptions import LMTransportError
 
-from .weights import cache_dir
+from .cache import cache_dir
+from .llama_build import server_binary
 
 PROVIDER = "llamacpp"
 SLOTS = 8  # requests decoded together by default
@@ -157,8 +158,6 @@ class LlamaServer:
         return self._process is not None and self._process.poll() is None
 
     def command(self, port: int) -> list[str]:
-        from .server_build import server_binary  # imported here: `python -m memreason.lm.server_build` runs it as __main__
-
         binary = self.binary or server_binary()
         return server_command(binary, self.model, port, slots=self.slots, context=self.context,
                               threads=self.threads, repack=self.repack, slot_files=self._slot_files.name,

@@ -17,6 +17,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cache import cache_dir
+from .llama_build import ServerBuildError, can_build, server_binary
+
 
 class EmbeddedModelMissing(RuntimeError):
     """The weight packages are not installed."""
@@ -57,18 +60,8 @@ QWEN_CODER_1_5B = ModelParts(
 )
 
 
-def cache_dir() -> Path:
-    """``$MEMREASON_CACHE`` if set, else ``$XDG_CACHE_HOME/memreason`` (``~/.cache/memreason``)."""
-    if os.environ.get("MEMREASON_CACHE"):
-        return Path(os.environ["MEMREASON_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "memreason"
-
-
 def embedded_model_available(parts: ModelParts = QWEN_CODER_1_5B) -> bool:
     """Whether the embedded model can run here: the weights are installed and llama-server is built or can be."""
-    from .server_build import ServerBuildError, can_build, server_binary
-
     try:
         server_binary(build=False)
     except ServerBuildError:

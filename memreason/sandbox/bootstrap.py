@@ -11,13 +11,13 @@ kernel then kills everything in the namespace.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import sys
 import traceback
 
 from . import kernel, namespaces
+from .descriptors import high_fd
 from .protocol import FrameReader, read_frame
 from .report import ReportBuilder
 
@@ -39,15 +39,7 @@ WORKER_ENV = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }
-HIGH_FD = 100
 _MAX_CONFIG_FRAME = 1 << 20
-
-
-def high_fd(fd: int) -> int:
-    """Move `fd` to a number >= 100 (close-on-exec), so per-program pipes never collide with it."""
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, HIGH_FD)
-    os.close(fd)
-    return moved
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import child, confine, kernel, landlock, rootfs, seccomp, strays
-from .bootstrap import high_fd
+from .descriptors import high_fd
 from .limits import Limits
 from .namespaces import Namespaces
 from .program_process import Environment

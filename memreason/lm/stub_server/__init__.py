@@ -7,6 +7,7 @@
     server.stop()
 
     python -m memreason.lm.stub_server --latency 0.2 --fail-rate 0.2   # prints its base URL, serves until --lifetime
+                                                                     # (the command: stub_server/__main__.py)
 
 It answers ``POST /v1/chat/completions`` in DSPy's formats: ``[[ ## field ## ]]`` markers
 for ChatAdapter requests, a JSON object when the request carries ``response_format`` or
@@ -19,6 +20,14 @@ fresh server meets the same faults in any thread order. ``GET /stats`` returns w
 served by kind and a log of requests. The server stops by itself after ``lifetime``
 seconds, so a test that dies cannot leave it behind.
 
+A request with ``"stream": true`` gets the same answer streamed as an OpenAI-compatible
+server streams it: Server-Sent Events, one ``chat.completion.chunk`` per word
+(``data: {...}``), a chunk with the ``finish_reason``, a usage chunk when
+``stream_options.include_usage`` asks for one, then ``data: [DONE]``; so ``dspy.streamify``
+and DSPy's stream listeners can be tested against it. Faults are answered as errors before
+any event, as OpenAI does. The listen queue holds ``BACKLOG`` connections, so a burst of
+concurrent calls waits to be accepted instead of being reset.
+
 It also answers what the library asks of a ``llama-server`` (``GET /health``, ``GET /slots``,
 ``POST /slots/N?action=save|restore``, recorded in ``/stats``), so a test can stand it in
 for one: ``python -m memreason.lm.stub_server --as-llama-server ... --port P`` takes and ignores
@@ -27,12 +36,10 @@ llama-server's other flags.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
 import socket
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,7 +47,14 @@ from typing import Any
 
 FAULTS = ("rate_limit", "server_error", "timeout", "unparseable")
 GARBAGE = "Sorry, I would rather describe the picture in my own words."
+BACKLOG = 128  # the listen queue (Python's default, 5, resets connections when 16 calls arrive at once)
 _FIELD = re.compile(r"^\d+\. `(\w+)` \(([^)]*)\)", re.M)
+_PIECE = re.compile(r"\s*\S+|\s+")  # a streamed chunk: a word with the whitespace before it
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    request_queue_size = BACKLOG
+    daemon_threads = True
 
 
 class StubServer:
@@ -56,7 +70,7 @@ class StubServer:
         self.slot_actions: list[str] = []
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _HTTPServer | None = None
         self._timer: threading.Timer | None = None
 
     @property
@@ -64,10 +78,14 @@ class StubServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
+    @property
+    def running(self) -> bool:
+        """Whether it still serves (``stop`` was not called and ``lifetime`` has not passed)."""
+        return self._httpd is not None
+
     def start(self) -> "StubServer":
         handler = type("Handler", (_Handler,), {"stub": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _HTTPServer(("127.0.0.1", self.port), handler)
         threading.Thread(target=self._httpd.serve_forever, name="stub-server", daemon=True).start()
         self._timer = threading.Timer(self.lifetime, self.stop)
         self._timer.daemon = True
@@ -198,7 +216,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(504, {"error": {"message": "too late", "type": "timeout"}})
         else:
             text = GARBAGE if kind == "unparseable" else answer_text(body, key)
-            self._send(200, _completion(body, text, key))
+            if body.get("stream"):
+                self._stream(_stream_chunks(body, text, key))
+            else:
+                self._send(200, _completion(body, text, key))
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
@@ -212,43 +233,54 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout fault)
             pass
 
+    def _stream(self, chunks: list[dict[str, Any]]) -> None:
+        """Server-Sent Events in HTTP/1.1 chunked encoding, each event flushed as it is written."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for event in [*(json.dumps(chunk) for chunk in chunks), "[DONE]"]:
+                data = f"data: {event}\n\n".encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+            self.close_connection = True
+
+
+def _usage(body: dict[str, Any], text: str) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+    return {"prompt_tokens": prompt, "completion_tokens": len(text.split()), "total_tokens": prompt + len(text.split())}
+
 
 def _completion(body: dict[str, Any], text: str, key: str) -> dict[str, Any]:
-    prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
     return {
         "id": f"chatcmpl-{key[:12]}",
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", "stub"),
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": len(text.split()), "total_tokens": prompt + len(text.split())},
+        "usage": _usage(body, text),
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memreason.lm.stub_server", description=__doc__.split("\n")[0])
-    parser.add_argument("--latency", type=float, default=0.2, help="seconds before every answer (default 0.2)")
-    parser.add_argument("--fail-rate", type=float, default=0.2, help="fraction of requests that fail (default 0.2)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--hang", type=float, default=5.0, help="seconds a timeout fault hangs (default 5)")
-    parser.add_argument("--lifetime", type=float, default=600.0, help="stop after this many seconds (default 600)")
-    parser.add_argument("--port", type=int, default=0, help="loopback port (default: a free one)")
-    parser.add_argument("--as-llama-server", action="store_true", help="accept and ignore llama-server's other flags")
-    args, unknown = parser.parse_known_args(argv)
-    if unknown and not args.as_llama_server:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    if args.as_llama_server:
-        print("stub llama-server:", " ".join(sys.argv[1:] if argv is None else argv), flush=True)
-    stub = StubServer(latency=args.latency, fail_rate=args.fail_rate, seed=args.seed, hang=args.hang,
-                      lifetime=args.lifetime, port=args.port).start()
-    print(stub.url, flush=True)
-    try:
-        while stub._httpd is not None:
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        stub.stop()
-    return 0
+def _stream_chunks(body: dict[str, Any], text: str, key: str) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` objects an OpenAI-compatible server streams for ``text``.
 
+    The role first, then the text a word at a time, then the ``finish_reason``; the usage in a
+    last chunk with no choices when ``stream_options.include_usage`` asks for it.
+    """
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": f"chatcmpl-{key[:12]}", "object": "chat.completion.chunk", "created": 0,
+                "model": body.get("model", "stub"), "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
-if __name__ == "__main__":
-    sys.exit(main())
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in _PIECE.findall(text)]
+    chunks.append(chunk({}, "stop"))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        chunks.append({**chunk({}), "choices": [], "usage": _usage(body, text)})
+    return chunks
+
