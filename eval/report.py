@@ -25,7 +25,6 @@ from typing import Any
 from memreason.lm.cost import role_costs
 from memreason.lm.tokens import Tokens
 
-from .options import Parser, run_cli
 
 DASH = "—"
 
@@ -358,27 +357,3 @@ def _plot_arc_k(ax, runs, labels) -> bool:
 
 def _plot_arc_retries(ax, runs, labels) -> bool:
     return _plot_curve(ax, runs, labels, "score_by_retries", "retries with feedback")
-
-
-# -- the command -------------------------------------------------------------------------------
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m eval report RUN_DIR [RUN_DIR ...] [--out DIR]`` (``argv`` may start with "report")."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "report":
-        argv = argv[1:]
-    parser = Parser(prog="python -m eval report", description="Compare runs in one Markdown report with plots.")
-    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
-    parser.add_argument("--out", type=Path, help="where report.md and the PNGs go (default: the run itself, or runs/report-<time>)")
-
-    def command() -> int:
-        args = parser.parse_args(argv)
-        for directory in args.runs:
-            if not directory.is_dir():
-                raise ReportError(f"no run directory {directory}")
-        out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("runs") / f"report-{time.strftime('%Y%m%d-%H%M%S')}")
-        print(f"report: {write_report(args.runs, out)}")
-        return 0
-
-    return run_cli(command, bad_input=(ReportError,))

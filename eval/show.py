@@ -1,4 +1,4 @@
-"""``python -m eval show RUN_DIR``: what happened inside a run, read from its directory alone.
+"""What happened inside a run, read from its directory alone (``python -m eval show RUN_DIR``).
 
     python -m eval show runs/hdr-L1-...                      # the memory, then one line per example
     python -m eval show runs/hdr-L1-... --wrong              # every wrong example in full
@@ -12,15 +12,15 @@ their coverage and counterexamples, reflections, or the raw episodes; for ARC th
 selected), each LM call's step, tokens, latency and cache status with the fields it was
 parsed into (reasoning, per-object labels, the answer), then prediction against target. For
 ARC, each attempt's programs step by step, how each ran on the train pairs, and the feedback
-its retry was given. Calls come from ``traces/`` (:mod:`memreason.eval.traces`); a run written
+its retry was given. Calls come from ``traces/`` (:mod:`memreason.eval.harness.traces`); a run written
 before traces existed shows its records without them.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -34,35 +34,26 @@ from rich.text import Text
 
 from memreason.programs import PROGRAMS
 
-from .options import Parser, UsageError, run_cli, whole
-from .resume import read_examples
-from .traces import TraceStore, example_unit, memory_unit
+from .harness.errors import UsageError
+from .harness.options import Options
+from .harness.resume import read_examples
+from .harness.traces import TraceStore, example_unit, memory_unit
 
 FIELD_CHARS = 2_000  # characters of one parsed field shown (the trace file has all of it)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m eval show", description="Look inside a run directory: memory, calls, answers.")
-    parser.add_argument("show", choices=["show"], help=argparse.SUPPRESS)
-    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
-    parser.add_argument("--id", dest="ids", action="append", metavar="ID", help="show this example in full (repeatable)")
-    parser.add_argument("--wrong", action="store_true", help="show every wrong example in full")
-    parser.add_argument("--step", help="show only the calls of this step (e.g. reasoner, hypothesis_generator); "
-                                       "alone, the memory build's calls of that step")
-    parser.add_argument("--run", type=whole("--run", 0), help="only repetition R (0-based; default: all)")
-    parser.add_argument("--limit", type=whole("--limit"), help="at most N examples in full")
-    parser.add_argument("--messages", action="store_true", help="also print the messages each call sent")
-    parser.add_argument("--width", type=whole("--width", 40), help="terminal width (default: the terminal's)")
-    return parser
+@dataclass(kw_only=True)
+class ShowOptions(Options):
+    """What to show of a run directory (``python -m eval show``)."""
 
-
-def main(argv: list[str]) -> int:
-    def command() -> int:
-        args = build_parser().parse_args(argv)
-        show(args, Console(width=args.width, highlight=False, soft_wrap=False))
-        return 0
-
-    return run_cli(command)
+    run_dir: Path
+    ids: list[str] | None = None  # these examples in full
+    wrong: bool = False  # every wrong example in full
+    step: str | None = None  # only the calls of this step
+    run: int | None = None  # only this repetition (0-based)
+    limit: int | None = None  # at most N examples in full
+    messages: bool = False  # also the messages each call sent
+    width: int | None = None  # terminal width
 
 
 # -- reading a run directory -------------------------------------------------------------------
@@ -132,7 +123,9 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 # -- what is shown -----------------------------------------------------------------------------
 
 
-def show(args: argparse.Namespace, console: Console) -> None:
+def show(args: ShowOptions, console: Console | None = None) -> None:
+    """Print what ``args`` asks for of its run directory on ``console`` (default: a console of ``args.width``)."""
+    console = console or Console(width=args.width, highlight=False, soft_wrap=False)
     run = Run(args.run_dir)
     order = lambda kv: (kv[0][0], kv[1].get("index", 0), str(kv[0][1]))  # noqa: E731  run, task order, id
     records = [r for (r_, _), r in sorted(run.examples.items(), key=order) if args.run is None or r_ == args.run]
@@ -288,7 +281,7 @@ def _mark(ok: bool, text: str) -> Text:
 # -- one example -------------------------------------------------------------------------------
 
 
-def _example(run: Run, record: dict[str, Any], args: argparse.Namespace) -> Panel:
+def _example(run: Run, record: dict[str, Any], args: ShowOptions) -> Panel:
     r = int(record.get("run", 0))
     calls = [c for c in run.traces.read(example_unit(r, str(record["id"]))) if not args.step or _step_matches(c, args.step)]
     if run.task == "arc":
@@ -399,7 +392,7 @@ def _step_matches(call: dict[str, Any], step: str) -> bool:
     return name == step or name.startswith(step) or str(call.get("signature", "")) == step
 
 
-def _calls(calls: list[dict[str, Any]], args: argparse.Namespace, tabled: tuple[str, ...] = ()) -> list[Any]:
+def _calls(calls: list[dict[str, Any]], args: ShowOptions, tabled: tuple[str, ...] = ()) -> list[Any]:
     """Each call in order; output fields named in ``tabled`` are already shown as a table above."""
     parts: list[Any] = []
     for i, call in enumerate(calls, 1):

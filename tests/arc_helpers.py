@@ -82,7 +82,7 @@ def last_given(call, name: str):
 
 def puzzle_of(call) -> str:
     """The puzzle a call carries: the solver's ``puzzle``, or the grids of a memory module's ``problem``."""
-    from memreason.programs.arc_problem import ARC_INTRO
+    from memreason.programs.arcmemo.arc_problem import ARC_INTRO
 
     if "[[ ## puzzle ## ]]" in call.user_text:
         return last_given(call, "puzzle")

@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-import memreason.eval.arc_cli as arc_cli
+import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.eval.cli import main as eval_main
 from memreason.lm import ScriptedEngine
-from memreason.eval.runs import comparable
+from memreason.eval.harness.runs import comparable
 from arc_helpers import FLIP, IDENTITY, RECOLOR, choice, memory_file, small_sandbox, tiny  # noqa: F401
 from scripted_answers import Script
 
@@ -31,8 +32,8 @@ def responder():
 @pytest.fixture
 def scripted(monkeypatch):
     engine = ScriptedEngine(responder())
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: choice(engine, spec or "embedded"))
-    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: choice(engine, spec or "embedded"))
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     return engine
 
 
@@ -40,7 +41,7 @@ def test_arcmemo_ps_end_to_end_writes_a_run_directory(tmp_path, tiny, memory_fil
     out = tmp_path / "run"
     argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--attempts", "2", "--retries", "1",
             "--out", str(out), "--no-progress"]
-    assert arc_cli.main(argv) == 0
+    assert eval_main(argv) == 0
     printed = capsys.readouterr().out
     assert "| retry | setting | k=1 | k=2 (official) |" in printed and "arcmemo_ps" in printed
     results = json.loads((out / "results.json").read_text())
@@ -63,15 +64,15 @@ def test_arcmemo_ps_end_to_end_writes_a_run_directory(tmp_path, tiny, memory_fil
     assert json.loads((out / "memory" / "run0" / "final.json").read_text())["concepts"][0]["uses"] == 2
     assert (out / "dspy_cache").is_dir()
     calls = len(scripted.calls)
-    assert arc_cli.main(argv) == 0  # the same config: continued, and there is nothing left to do
+    assert eval_main(argv) == 0  # the same config: continued, and there is nothing left to do
     assert len(scripted.calls) == calls and len((out / "examples.jsonl").read_text().splitlines()) == 2
     assert comparable(json.loads((out / "results.json").read_text())) == comparable(results)
-    assert arc_cli.main([*argv, "--attempts", "1"]) == 2  # another config: never a silent overwrite
+    assert eval_main([*argv, "--attempts", "1"]) == 2  # another config: never a silent overwrite
 
 
 def test_continual_updates_snapshot_memory_after_each_write(tmp_path, tiny, scripted):
     out = tmp_path / "run"
-    assert arc_cli.main(["arcmemo_ps", "--split", str(tiny), "--attempts", "1", "--continual-every", "1",
+    assert eval_main(["arcmemo_ps", "--split", str(tiny), "--attempts", "1", "--continual-every", "1",
                          "--retries", "1", "--out", str(out), "--no-progress"]) == 0
     snapshots = sorted(p.name for p in (out / "memory" / "run0").iterdir())
     assert snapshots == ["final.json", "step-0000.json", "step-0001.json", "step-0002.json", "writes.jsonl"]
@@ -83,7 +84,7 @@ def test_continual_updates_snapshot_memory_after_each_write(tmp_path, tiny, scri
 
 def test_runs_repeat_with_mean_and_std_and_the_baseline_needs_no_memory(tmp_path, tiny, scripted):
     out = tmp_path / "run"
-    assert arc_cli.main(["baseline", "--split", str(tiny), "--runs", "2", "--threads", "2", "--out", str(out),
+    assert eval_main(["baseline", "--split", str(tiny), "--runs", "2", "--threads", "2", "--out", str(out),
                          "--no-progress"]) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["runs"] == 2 and len(results["per_run"]) == 2
@@ -98,7 +99,7 @@ def test_build_memory_from_user_solutions(tmp_path, tiny, scripted):
     (solutions / "a_flip.py").write_text(FLIP)
     (solutions / "b_recolor.py").write_text(IDENTITY)  # wrong: not verified, not abstracted
     out = tmp_path / "ps.json"
-    assert arc_cli.main(["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions),
+    assert eval_main(["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions),
                          "--out", str(out), "--run-dir", str(tmp_path / "log"), "--no-progress"]) == 0
     memory = json.loads(out.read_text())
     assert memory["format"] == "ps" and [c["sources"] for c in memory["concepts"]] == [["a_flip"]]
@@ -110,8 +111,8 @@ def test_build_memory_by_solving_keeps_only_solutions_verified_on_all_pairs(tmp_
     out = tmp_path / "oe.json"
     engine = ScriptedEngine(Script(program={"program": FLIP}, derivation={"derivation": ["Observation: o"]},
                                    concepts={"concepts": [{"situation": "s", "suggestion": "x"}]}))
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: choice(engine))
-    assert arc_cli.main(["build_memory", "--format", "oe", "--split", str(tiny), "--attempts", "1", "--retries", "0",
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: choice(engine))
+    assert eval_main(["build_memory", "--format", "oe", "--split", str(tiny), "--attempts", "1", "--retries", "0",
                          "--out", str(out), "--run-dir", str(tmp_path / "log"), "--no-progress"]) == 0
     memory = json.loads(out.read_text())
     assert [c["sources"] for c in memory["concepts"]] == [["a_flip"]]  # FLIP does not solve the recolour task
@@ -121,9 +122,9 @@ def test_build_memory_by_solving_keeps_only_solutions_verified_on_all_pairs(tmp_
 
 def test_arc_table_renders_run_directories(tmp_path, tiny, scripted, capsys):
     for name in ("baseline", "arcmemo_ps_noselect"):
-        assert arc_cli.main([name, "--split", str(tiny), "--retries", "1", "--out", str(tmp_path / name), "--no-progress"]) == 0
+        assert eval_main([name, "--split", str(tiny), "--retries", "1", "--out", str(tmp_path / name), "--no-progress"]) == 0
     capsys.readouterr()
-    assert arc_cli.main(["arc_table", str(tmp_path / "baseline"), str(tmp_path / "arcmemo_ps_noselect" / "results.json")]) == 0
+    assert eval_main(["arc_table", str(tmp_path / "baseline"), str(tmp_path / "arcmemo_ps_noselect" / "results.json")]) == 0
     table, sampling = capsys.readouterr().out.split("\n\n")
     table = table.splitlines()
     assert len(table) == 2 + 2 * 2  # header, rule, 2 retry depths x 2 settings
@@ -142,7 +143,7 @@ def test_the_entry_point_routes_arc_commands(monkeypatch, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["arcmemo_xx", "--split", "val100"], "unknown ARC program"),
+    (["arcmemo_xx", "--split", "val100"], "unknown program or command 'arcmemo_xx'"),
     (["arcmemo_ps", "--split", "val101"], "unknown split 'val101'"),
     (["arcmemo_ps", "--split", "val100", "--tasks", "deadbeef"], "unknown task id 'deadbeef'"),
     (["arcmemo_ps", "--split", "{bad}"], "is not valid JSON"),
@@ -157,7 +158,7 @@ def test_the_entry_point_routes_arc_commands(monkeypatch, tmp_path, capsys):
     (["build_memory", "--format", "xx", "--out", "m.json"], "--format"),
     (["build_memory", "--format", "ps", "--out", "m.json", "--solutions", "{solutions}"], "unknown task id 'notatask'"),
     (["arc_table", "{bad}"], "not the results of an ARC evaluation"),
-    ([], "name a program"),
+    ([], "name a command"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, message, capsys):
     bad = tmp_path / "bad"
@@ -173,7 +174,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, message, capsys):
     argv = [fill.get(a, a) for a in argv]
     if argv[:1] == ["arc_table"]:
         (bad / "results.json").write_text('{"task": "experience_transfer"}')
-    assert arc_cli.main(argv) == 2
+    assert eval_main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1 and "Traceback" not in err
 
@@ -193,10 +194,10 @@ def test_json_mode_as_the_embedded_model_is_driven(tmp_path, tiny, monkeypatch, 
 
     script = Script(program={"program": FLIP}, **memory_answers)
     engine = ScriptedEngine(script)
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice("embedded", engine.lm(), local=True))
-    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice("embedded", engine.lm(), local=True))
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     out = tmp_path / "run"
-    assert arc_cli.main([program, "--split", str(tiny), "--attempts", "1", "--continual-every", "1",
+    assert eval_main([program, "--split", str(tiny), "--attempts", "1", "--continual-every", "1",
                          "--out", str(out), "--no-progress"]) == 0
     assert all(call.response_format is not None for call in engine.calls)
     results = json.loads((out / "results.json").read_text())

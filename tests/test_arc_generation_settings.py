@@ -9,9 +9,12 @@ from pathlib import Path
 import dspy
 import pytest
 
-import memreason.eval.arc_cli as arc_cli
+import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.eval.cli import main as eval_main
 from memreason.eval.cli import build_parser as et_parser
-from memreason.eval.options import UsageError, resolve_lms
+from memreason.eval.cli import build_parser
+from memreason.eval.harness.errors import UsageError
+from memreason.eval.harness.lms import resolve_lms
 from memreason.lm import LMChoice, LMConfigError, ScriptedEngine, resolve_lm
 from memreason.lm import server as server_module
 from memreason.lm.resolve import with_generation
@@ -59,14 +62,14 @@ def engine():
 
 @pytest.fixture
 def scripted(engine, monkeypatch):
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolver(engine))
-    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolver(engine))
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     return engine
 
 
 def arc_lms(argv: list[str], engine, resolved=None) -> tuple[LMChoice, LMChoice]:
     """The LMs an ARC evaluation with ``argv`` resolves."""
-    args = arc_cli.eval_parser().parse_args(["arcmemo_ps", *argv])
+    args = build_parser().parse_args(["arcmemo_ps", *argv])
     return resolve_lms(args, temperature=0.0, memory_temperature=args.memory_temperature,
                        memory_max_tokens=args.memory_max_tokens, resolve=resolver(engine, resolved))
 
@@ -96,7 +99,7 @@ def test_the_memory_flags_set_the_memory_lm(engine):
 ])
 def test_bad_memory_flags_are_refused(argv, message):
     with pytest.raises(UsageError, match=message.replace("[", r"\[").replace("]", r"\]")):
-        arc_cli.eval_parser().parse_args(["arcmemo_ps", *argv])
+        build_parser().parse_args(["arcmemo_ps", *argv])
 
 
 def test_a_named_memory_lm_is_resolved_with_the_memory_settings(engine):
@@ -178,7 +181,7 @@ def by_output(engine) -> dict[str, set[tuple[float | None, int | None]]]:
 
 def test_an_arc_run_sends_memory_calls_with_the_memory_settings(tmp_path, tiny, memory_file, scripted):
     out = tmp_path / "run"
-    assert arc_cli.main(["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--attempts", "1",
+    assert eval_main(["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--attempts", "1",
                          "--max-tokens", "4000", "--out", str(out), "--no-progress", "--no-report"]) == 0
     seen = by_output(scripted)
     assert seen.pop("program") == {(0.7, 4000)}  # the solver: its --temperature, its --max-tokens
@@ -192,7 +195,7 @@ def test_build_memory_abstracts_with_the_memory_settings(tmp_path, tiny, scripte
     solutions.mkdir()
     (solutions / "a_flip.py").write_text(FLIP)
     log = tmp_path / "log"
-    assert arc_cli.main(["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions),
+    assert eval_main(["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions),
                          "--out", str(tmp_path / "ps.json"), "--run-dir", str(log), "--memory-temperature", "0.2",
                          "--memory-max-tokens", "800", "--no-progress", "--no-report"]) == 0
     seen = by_output(scripted)
@@ -201,19 +204,19 @@ def test_build_memory_abstracts_with_the_memory_settings(tmp_path, tiny, scripte
     assert (config["memory_temperature"], config["memory_max_tokens"]) == (0.2, 800)
     argv = ["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions),
             "--out", str(tmp_path / "ps.json"), "--run-dir", str(log), "--no-progress"]
-    assert arc_cli.main(argv) == 2  # the defaults (0.3, 1000) are another build
+    assert eval_main(argv) == 2  # the defaults (0.3, 1000) are another build
 
 
 def test_a_continued_run_with_other_memory_settings_is_refused(tmp_path, tiny, scripted, capsys):
     out = tmp_path / "run"
     argv = ["baseline", "--split", str(tiny), "--attempts", "1", "--out", str(out), "--no-progress", "--no-report"]
-    assert arc_cli.main(argv) == 0
+    assert eval_main(argv) == 0
     capsys.readouterr()
-    assert arc_cli.main([*argv, "--memory-temperature", "0.7"]) == 2
+    assert eval_main([*argv, "--memory-temperature", "0.7"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "memory_temperature 0.3 != 0.7" in err
-    assert arc_cli.main([*argv, "--memory-max-tokens", "2000"]) == 2
-    assert arc_cli.main(argv) == 0  # the same settings: continued
+    assert eval_main([*argv, "--memory-max-tokens", "2000"]) == 2
+    assert eval_main(argv) == 0  # the same settings: continued
 
 
 def test_a_run_saved_before_the_memory_settings_resumes_with_the_old_ones(tmp_path, tiny, scripted, monkeypatch, capsys):
@@ -221,19 +224,21 @@ def test_a_run_saved_before_the_memory_settings_resumes_with_the_old_ones(tmp_pa
     the new defaults are another run (one line, exit 2)."""
     out = tmp_path / "run"
     argv = ["baseline", "--split", str(tiny), "--attempts", "1", "--out", str(out), "--no-progress", "--no-report"]
-    assert arc_cli.main(argv) == 0
+    assert eval_main(argv) == 0
     config = json.loads((out / "config.json").read_text())
     del config["memory_temperature"], config["memory_max_tokens"]
     (out / "config.json").write_text(json.dumps(config))
     capsys.readouterr()
-    assert arc_cli.main(argv) == 2
+    assert eval_main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert "memory_temperature 0.0 != 0.3" in err and "memory_max_tokens None != 1000" in err
     lms = []
-    real = arc_cli.resolve_lms
-    monkeypatch.setattr(arc_cli, "resolve_lms", lambda *a, **kw: lms.append(real(*a, **kw)) or lms[-1])
-    assert arc_cli.main(["--resume", str(out), "--no-progress", "--no-report"]) == 0
+    import memreason.eval.arc.evaluate as arc_evaluate
+
+    real = arc_evaluate.resolve_lms
+    monkeypatch.setattr(arc_evaluate, "resolve_lms", lambda *a, **kw: lms.append(real(*a, **kw)) or lms[-1])
+    assert eval_main(["--resume", str(out), "--no-progress", "--no-report"]) == 0
     (task, memory), = lms
     assert settings(task) == (0.0, None) and settings(memory) == (0.0, None)  # as the run was made
     assert "memory_temperature" not in json.loads((out / "config.json").read_text())  # its config is kept as it was

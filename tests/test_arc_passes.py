@@ -12,7 +12,7 @@ import dspy
 import pytest
 
 from memreason.programs import ConceptMemory, build_program
-from memreason.programs.arc_program import RESELECTED
+from memreason.programs.arcmemo.arc_program import RESELECTED
 from memreason.signatures import PSConcept
 
 from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, puzzle_of, recolor_task, sandbox  # noqa: F401
@@ -162,8 +162,9 @@ def test_reselect_needs_a_program_that_selects_and_retry_mode_is_checked():
 
 import json  # noqa: E402
 
-import memreason.eval.arc_cli as arc_cli  # noqa: E402
-from memreason.eval.runs import comparable  # noqa: E402
+import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.eval.cli import main as eval_main  # noqa: E402
+from memreason.eval.harness.runs import comparable  # noqa: E402
 
 from test_arc_resume import ARGV, Crash, lines, results, snapshots, split, use  # noqa: E402,F401
 from test_arc_resume import script as resume_script  # noqa: E402
@@ -193,7 +194,7 @@ def test_a_passes_run_records_each_pass_and_scores_by_depth(tmp_path, split, mon
     engine = ScriptedEngine(resume_script())
     use(monkeypatch, engine)
     out = tmp_path / "passes"
-    assert arc_cli.main([*PASSES, "--split", str(split), "--out", str(out)]) == 0
+    assert eval_main([*PASSES, "--split", str(split), "--out", str(out)]) == 0
     by_pass = [(r["pass"], r["id"]) for r in lines(out)]
     assert sorted(by_pass) == [(0, "a_flip"), (0, "b_recolor"), (0, "c_flip"), (0, "d_recolor"), (1, "b_recolor"), (1, "d_recolor")]
     assert by_pass.index((1, "b_recolor")) > max(by_pass.index((0, t)) for t in ("a_flip", "b_recolor", "c_flip", "d_recolor"))
@@ -210,17 +211,17 @@ def test_a_crash_in_a_retry_pass_resumes_at_the_pass_boundary(tmp_path, split, m
     whole_engine = ScriptedEngine(resume_script())
     use(monkeypatch, whole_engine)
     whole = tmp_path / "whole"
-    assert arc_cli.main([*PASSES, "--split", str(split), "--out", str(whole)]) == 0
+    assert eval_main([*PASSES, "--split", str(split), "--out", str(whole)]) == 0
 
     out = tmp_path / "crashed"
     use(monkeypatch, ScriptedEngine(crash_on_retry(1)))  # the first retry of pass 1
     with pytest.raises(Crash):
-        arc_cli.main([*PASSES, "--split", str(split), "--out", str(out)])
+        eval_main([*PASSES, "--split", str(split), "--out", str(out)])
     assert json.loads((out / "passes" / "run0.json").read_text()) == {"finished": 0}
 
     engine = ScriptedEngine(resume_script())
     use(monkeypatch, engine)
-    assert arc_cli.main([*PASSES, "--split", str(split), "--out", str(out)]) == 0
+    assert eval_main([*PASSES, "--split", str(split), "--out", str(out)]) == 0
     assert first_programs(engine) == []  # pass 0 was not solved again
     assert comparable(results(out)) == comparable(results(whole))
     assert snapshots(out) == snapshots(whole)
@@ -236,7 +237,7 @@ def test_retry_failed_on_a_finished_passes_run_solves_the_failed_task_again(tmp_
     whole_engine = ScriptedEngine(resume_script())
     use(monkeypatch, whole_engine)
     whole = tmp_path / "whole"
-    assert arc_cli.main([*PASSES, "--split", str(split), "--out", str(whole)]) == 0
+    assert eval_main([*PASSES, "--split", str(split), "--out", str(whole)]) == 0
 
     answer, recolor_b = resume_script(), puzzle_text(four_tasks()[1])
 
@@ -248,26 +249,26 @@ def test_retry_failed_on_a_finished_passes_run_solves_the_failed_task_again(tmp_
     out = tmp_path / "failed"
     argv = [*PASSES, "--split", str(split), "--out", str(out), "--lm-retries", "0"]
     use(monkeypatch, ScriptedEngine(down_for_b))
-    assert arc_cli.main(argv) == 0
+    assert eval_main(argv) == 0
     assert results(out)["failures"] == {"server_error": 1}
     assert json.loads((out / "passes" / "run0.json").read_text()) == {"finished": 1}
 
     use(monkeypatch, ScriptedEngine(resume_script()))  # the server is back
-    assert arc_cli.main([*argv, "--retry-failed"]) == 0
+    assert eval_main([*argv, "--retry-failed"]) == 0
     assert results(out)["failures"] == {}
     assert results(out)["score_by_retries"] == results(whole)["score_by_retries"]
     assert snapshots(out) == snapshots(whole)
 
 
 def test_a_retry_pass_done_again_after_a_crash_traces_each_call_once(tmp_path, split, monkeypatch):
-    from memreason.eval.traces import TraceStore, example_unit
+    from memreason.eval.harness.traces import TraceStore, example_unit
 
     out = tmp_path / "crashed"
     use(monkeypatch, ScriptedEngine(crash_on_retry(2)))  # b_recolor's retry is traced; d_recolor's crashes the pass
     with pytest.raises(Crash):
-        arc_cli.main([*PASSES, "--split", str(split), "--out", str(out), "--threads", "1"])
+        eval_main([*PASSES, "--split", str(split), "--out", str(out), "--threads", "1"])
     use(monkeypatch, ScriptedEngine(resume_script()))
-    assert arc_cli.main([*PASSES, "--split", str(split), "--out", str(out), "--threads", "1"]) == 0
+    assert eval_main([*PASSES, "--split", str(split), "--out", str(out), "--threads", "1"]) == 0
     for task in ("b_recolor", "d_recolor"):
         steps = [c["step"] for c in TraceStore(out).read(example_unit(0, task)) if c["step"].startswith("arc_solver")]
         assert steps == ["arc_solver.solve", "arc_solver.retry"], task

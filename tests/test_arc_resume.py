@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from dspy.utils.exceptions import LMRateLimitError, LMServerError
 
-import memreason.eval.arc_cli as arc_cli
+import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.eval.cli import main as eval_main
 from memreason.datasets.arc import puzzle_text
 from memreason.lm import LMChoice, ScriptedEngine
-from memreason.eval.report import main as report_main
-from memreason.eval.runs import comparable
+from memreason.eval.cli import main as report_main
+from memreason.eval.harness.runs import comparable
 
 from arc_helpers import FLIP, IDENTITY, RECOLOR, four_tasks, small_sandbox, write_tasks
 from scripted_answers import Script, outputs
@@ -42,8 +43,8 @@ def script():
 
 
 def use(monkeypatch, engine):
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False))
-    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False))
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
 
 
 @pytest.fixture
@@ -74,7 +75,7 @@ def uninterrupted(monkeypatch, tmp_path, split, *extra):
     engine = ScriptedEngine(script())
     use(monkeypatch, engine)
     out = tmp_path / "whole"
-    assert arc_cli.main([*ARGV, "--split", str(split), "--out", str(out), *extra]) == 0
+    assert eval_main([*ARGV, "--split", str(split), "--out", str(out), *extra]) == 0
     return out, engine
 
 
@@ -83,7 +84,8 @@ def uninterrupted(monkeypatch, tmp_path, split, *extra):
 DRIVER = """
 import sys, time
 sys.path[:0] = [{root!r}, {tests!r}]
-import memreason.eval.arc_cli as arc_cli
+import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.eval.cli import main as eval_main
 from memreason.lm import LMChoice, ScriptedEngine
 from arc_helpers import small_sandbox
 from test_arc_resume import script
@@ -94,10 +96,10 @@ def slow(call):  # time for the test to kill the run between two tasks' calls
     return answer(call)
 
 engine = ScriptedEngine(slow)
-import memreason.eval.options as options
-options.resolve_lm = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False)
-arc_cli.make_sandbox = lambda workers, wall_seconds: small_sandbox()
-sys.exit(arc_cli.main(sys.argv[1:]))
+import memreason.eval.harness.lms as lms
+lms.resolve_lm = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False)
+arc_sandbox.make_sandbox = lambda workers, wall_seconds: small_sandbox()
+sys.exit(eval_main(sys.argv[1:]))
 """
 
 
@@ -127,7 +129,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, split
 
     engine = ScriptedEngine(script())
     use(monkeypatch, engine)
-    assert arc_cli.main(["--resume", str(killed), "--no-progress", "--no-report"]) == 0
+    assert eval_main(["--resume", str(killed), "--no-progress", "--no-report"]) == 0
     assert asked_about(engine, finished) == []  # no finished task's LM calls were asked again
     assert set(asked_about(engine, {"d_recolor"})) == {"d_recolor"}
 
@@ -165,12 +167,12 @@ def test_a_crash_anywhere_resumes_to_the_uninterrupted_run(tmp_path, split, monk
     out = tmp_path / "crashed"
     use(monkeypatch, ScriptedEngine(crashing))
     with pytest.raises(Crash):
-        arc_cli.main([*ARGV, "--split", str(split), "--out", str(out)])
+        eval_main([*ARGV, "--split", str(split), "--out", str(out)])
     finished = {r["id"] for r in lines(out)}
 
     engine = ScriptedEngine(script())
     use(monkeypatch, engine)
-    assert arc_cli.main([*ARGV, "--split", str(split), "--out", str(out)]) == 0  # the same command continues
+    assert eval_main([*ARGV, "--split", str(split), "--out", str(out)]) == 0  # the same command continues
     assert not set(asked_about(engine, finished))
     assert comparable(results(out)) == comparable(results(whole))
     assert snapshots(out) == snapshots(whole)
@@ -181,7 +183,7 @@ def test_threads_keep_the_write_order_of_algorithm_1(tmp_path, split, monkeypatc
     whole, _ = uninterrupted(monkeypatch, tmp_path, split)
     use(monkeypatch, ScriptedEngine(script()))
     out = tmp_path / "threads"
-    assert arc_cli.main([*ARGV, "--split", str(split), "--out", str(out), "--threads", "2"]) == 0
+    assert eval_main([*ARGV, "--split", str(split), "--out", str(out), "--threads", "2"]) == 0
     assert comparable(results(out)) == comparable(results(whole)) and snapshots(out) == snapshots(whole)
     assert results(out)["execution"]["threads"] == 2
 
@@ -206,10 +208,10 @@ def test_a_different_config_is_one_line_and_exit_2(tmp_path, split, monkeypatch,
     whole, _ = uninterrupted(monkeypatch, tmp_path, split)
     before = (whole / "examples.jsonl").read_text()
     capsys.readouterr()
-    assert arc_cli.main([*ARGV, "--split", str(split), "--out", str(whole), "--continual-every", "1"]) == 2
+    assert eval_main([*ARGV, "--split", str(split), "--out", str(whole), "--continual-every", "1"]) == 2
     err = capsys.readouterr().err
     assert "another config (continual_every 2 != 1)" in err and err.count("\n") == 1
-    assert arc_cli.main(["--resume", str(whole), "--attempts", "3"]) == 2
+    assert eval_main(["--resume", str(whole), "--attempts", "3"]) == 2
     assert "--resume takes the run's own config; drop --attempts" in capsys.readouterr().err
     assert (whole / "examples.jsonl").read_text() == before
 
@@ -231,7 +233,7 @@ def test_lm_faults_are_retried_counted_and_a_failed_task_scores_zero(tmp_path, s
 
     use(monkeypatch, ScriptedEngine(faulty))
     out = tmp_path / "faulty"
-    assert arc_cli.main([*ARGV, "--split", str(split), "--out", str(out), "--lm-retries", "2"]) == 0
+    assert eval_main([*ARGV, "--split", str(split), "--out", str(out), "--lm-retries", "2"]) == 0
     r = results(out)
     b = next(rec for rec in lines(out) if rec["id"] == "b_recolor")
     assert b["failure"]["kind"] == "server_error" and "down for this puzzle" in b["failure"]["reason"]
@@ -251,7 +253,7 @@ def test_max_errors_stops_the_run_keeps_its_work_and_it_continues(tmp_path, spli
     use(monkeypatch, ScriptedEngine(down))
     out = tmp_path / "run"
     argv = [*ARGV, "--split", str(split), "--out", str(out), "--lm-retries", "1"]
-    assert arc_cli.main([*argv, "--max-errors", "0"]) == 1
+    assert eval_main([*argv, "--max-errors", "0"]) == 1
     err = capsys.readouterr().err
     assert "run stopped: 1 tasks failed in this process (--max-errors 0)" in err and err.count("\n") == 1
     assert [r["failure"]["kind"] for r in lines(out)] == ["server_error"]
@@ -259,7 +261,7 @@ def test_max_errors_stops_the_run_keeps_its_work_and_it_continues(tmp_path, spli
 
     whole, _ = uninterrupted(monkeypatch, tmp_path, split)
     use(monkeypatch, ScriptedEngine(script()))  # the server is back: solve the failed task again
-    assert arc_cli.main([*argv, "--retry-failed"]) == 0
+    assert eval_main([*argv, "--retry-failed"]) == 0
     assert comparable(results(out)) == comparable(results(whole))
     assert results(out)["failures"] == {} and results(out)["faults"] == {}
 
@@ -271,7 +273,7 @@ def test_an_arc_run_writes_its_report_with_oracle_at_3_null(tmp_path, split, mon
     use(monkeypatch, ScriptedEngine(script()))
     out = tmp_path / "run"
     argv = ["arcmemo_ps", "--split", str(split), "--attempts", "2", "--retries", "1", "--out", str(out), "--no-progress"]
-    assert arc_cli.main(argv) == 0
+    assert eval_main(argv) == 0
     assert f"report: {out / 'report.md'}" in capsys.readouterr().out
     r = results(out)
     assert r["oracle_at_k"]["3"] is None and r["oracle_at_k"]["2"] == 1.0
@@ -301,14 +303,14 @@ def test_build_memory_continues_its_run_dir(tmp_path, split, monkeypatch):
             "--no-progress", "--no-report"]
     use(monkeypatch, ScriptedEngine(crashing))
     with pytest.raises(Crash):
-        arc_cli.main([*argv, "--out", str(tmp_path / "ps.json"), "--run-dir", str(tmp_path / "log")])
+        eval_main([*argv, "--out", str(tmp_path / "ps.json"), "--run-dir", str(tmp_path / "log")])
     assert [r["id"] for r in lines(tmp_path / "log")] == ["a_flip", "b_recolor"]
     engine = ScriptedEngine(answer)
     use(monkeypatch, engine)
-    assert arc_cli.main([*argv, "--out", str(tmp_path / "ps.json"), "--run-dir", str(tmp_path / "log")]) == 0
+    assert eval_main([*argv, "--out", str(tmp_path / "ps.json"), "--run-dir", str(tmp_path / "log")]) == 0
     assert not asked_about(engine, {"a_flip", "b_recolor"})
     use(monkeypatch, ScriptedEngine(answer))
-    assert arc_cli.main([*argv, "--out", str(tmp_path / "whole.json"), "--run-dir", str(tmp_path / "whole")]) == 0
+    assert eval_main([*argv, "--out", str(tmp_path / "whole.json"), "--run-dir", str(tmp_path / "whole")]) == 0
     assert json.loads((tmp_path / "ps.json").read_text()) == json.loads((tmp_path / "whole.json").read_text())
     resumed, whole = results(tmp_path / "log"), results(tmp_path / "whole")
     assert resumed["concepts"] == 1 and resumed["written"] == 2  # the two flips

@@ -10,10 +10,10 @@ import pytest
 from memreason.datasets.arc import ArcTask
 from memreason.eval.arc import ArcConfig, summarise, task_record, task_scores, verify_matrix
 from memreason.eval.arc.scoring import sample_pool
-from memreason.eval.arc_tables import markdown_table, sampling_table
+from memreason.eval.arc.tables import markdown_table, sampling_table
 from memreason.eval.metrics import dataset_oracle_at_k, sample_scores
 from memreason.lm import LMChoice
-from memreason.programs.arc_solver import Attempt, Check, Step
+from memreason.programs.arcmemo.arc_solver import Attempt, Check, Step
 
 RIGHT, WRONG = [[2]], [[9]]
 

@@ -5,7 +5,7 @@ import pytest
 
 from memreason.lm import ScriptedEngine
 from memreason.programs import ArcSolver
-from memreason.programs.arc_solver import clean_program
+from memreason.programs.arcmemo.arc_solver import clean_program
 
 from arc_helpers import CRASH, FLIP, IDENTITY, flip_task, recolor_task, sandbox  # noqa: F401
 from scripted_answers import given, outputs

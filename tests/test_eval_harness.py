@@ -7,7 +7,7 @@ import pytest
 
 import memreason.eval.cli as cli
 from memreason.datasets.experience_transfer import make_level
-from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm import LMChoice, ScriptedEngine
 
 from scripted_answers import oracle_counter
@@ -119,7 +119,7 @@ def test_a_failing_answer_is_recorded_and_the_run_goes_on(tmp_path):
 @pytest.fixture
 def scripted_cli(monkeypatch):
     engine = ScriptedEngine(oracle_counter())
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: choice(engine))
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: choice(engine))
     return engine
 
 
@@ -179,7 +179,7 @@ class _Summarise(dspy.Signature):
 
 def test_memory_building_runs_on_the_memory_lm_once_per_run(tmp_path, monkeypatch):
     from memreason.programs import registry
-    from memreason.programs.oracle_baselines import EpisodicSemanticOracle
+    from memreason.programs.hdr.oracle_baselines import EpisodicSemanticOracle
 
     class Summarising(EpisodicSemanticOracle):
         def __init__(self, **knobs):

@@ -8,12 +8,13 @@ import pytest
 
 import memreason.eval.cli as cli
 from memreason.datasets.experience_transfer import RuleTable, make_level
-from memreason.eval.experience_transfer import level_episodes
-from memreason.eval.hypothesis_scoring import memory_score
+from memreason.eval.cli import main as eval_main
+from memreason.eval.experience_transfer.hypothesis_scoring import memory_score
+from memreason.eval.experience_transfer.run import level_episodes
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.lm.bounded_json import BoundedJSONAdapter
 from memreason.programs import HDRGrounded, Reasoner, build_program
-from memreason.signatures import Episode
+from memreason.signatures import EXPERIENCE_TRANSFER_TASK, Episode
 
 from custom_table import CUSTOM
 from scripted_answers import Script, approve_all, given, scene_of
@@ -99,7 +100,7 @@ def test_image_episodes_are_perceived_once_each_and_async_builds_the_same_memory
     images = [Episode(observation=dspy.Image("data:image/png;base64,iVBORw0KGgo="), label="anomaly") for _ in range(3)]
     script = Script(factors={"factors": []}, attribute_values=perceive, rules={"rules": [rule("anomaly", color=["red"])]})
     engine = ScriptedEngine(script)
-    program = HDRGrounded(K=0, N=2)
+    program = HDRGrounded(K=0, N=2, task_description=EXPERIENCE_TRANSFER_TASK)  # which names what to perceive
     with dspy.context(lm=engine.lm()):
         record = asyncio.run(program.amemorize(images))
     assert script.asked.count("attribute_values") == 3 and record["explained_all"]
@@ -175,7 +176,7 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
 
     engines = {"memory": ScriptedEngine(Script(factors={"factors": ["shape"]}, rules=one_rule_per_record)),
                "task": ScriptedEngine(labeller(table))}
-    monkeypatch.setattr("memreason.eval.options.resolve_lm",
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm",
                         lambda spec, **kw: LMChoice(spec, engines[spec].lm(), local=False))
     out = tmp_path / "run"
     argv = ["hdr_grounded", "--level", "2", "--rules", str(table_path), "--per-object", "--limit", "6",
@@ -194,7 +195,7 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
 
 
 def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_rules(tmp_path, monkeypatch):
-    import memreason.eval.tables as tables
+    import memreason.eval.experience_transfer.tables as tables
 
     table_path = tmp_path / "toy.json"
     table_path.write_text(json.dumps(CUSTOM))
@@ -203,15 +204,15 @@ def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_r
     engine = ScriptedEngine(Script(factors={"factors": []}, rules=one_rule_per_record, objects=labeller(table),
                                    hypotheses={"hypotheses": ["Triangles are toxic."]}, verdicts=approve_all))
     resolve = lambda spec, **kw: LMChoice("embedded", engine.lm(), local=False)  # noqa: E731
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(tables, "resolve_lm", resolve)
     out = tmp_path / "tables"
     common = ["--levels", "2", "--rules", str(table_path), "--limit", "3", "--out", str(out), "--no-progress"]
-    assert tables.main(["table3", "--rows", "hdr_grounded", "--per-object", *common]) == 0
+    assert eval_main(["table3", "--rows", "hdr_grounded", "--per-object", *common]) == 0
     cell = out / "cells" / "hdr_grounded-L2-embedded-rules-toy-per-object-limit3"
     assert json.loads((cell / "results.json").read_text())["accuracy"]["mean"] == 1.0
     assert "per-object reasoning" in (out / "table3.md").read_text()
-    assert tables.main(["table5", "--rows", "hdr,hdr_grounded", *common]) == 0
+    assert eval_main(["table5", "--rows", "hdr,hdr_grounded", *common]) == 0
     row = next(r for r in json.loads((out / "table5.json").read_text())["rows"] if r["program"] == "hdr_grounded")
     assert row["marks"] == [True, True] and row["cells"][0]["value"] == 1.0
 
@@ -219,7 +220,7 @@ def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_r
 def test_a_narrowed_rule_pickles_as_itself_so_optimizers_can_hash_demos_holding_it():
     import pickle
 
-    from memreason.programs.grounded_consolidator import _rule_model
+    from memreason.programs.hdr.grounded_consolidator import _rule_model
 
     rule_type = _rule_model((("shape", ("square", "circle")), ("color", ("red", "blue"))), ("normal", "anomaly"))
     rule = rule_type(conditions={"shape": ["square"], "color": ["red"]}, label="anomaly", sentence="Red squares are anomalies.")

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from memreason.eval.loop import run_each
+from memreason.eval.harness.loop import run_each
 from memreason.lm.faults import ErrorBudget
 
 

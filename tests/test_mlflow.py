@@ -15,12 +15,13 @@ mlflow = pytest.importorskip("mlflow")
 
 import dspy  # noqa: E402
 
-import memreason.eval.arc_cli as arc_cli  # noqa: E402
+import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.eval.cli import main as eval_main  # noqa: E402
 import memreason.eval.cli as eval_cli  # noqa: E402
-import memreason.eval.tables as tables  # noqa: E402
+import memreason.eval.experience_transfer.tables as tables  # noqa: E402
 import memreason.optimize.cli as optimize_cli  # noqa: E402
-from memreason.eval.runs import comparable  # noqa: E402
-from memreason.eval.tracking import flat_params, run_metrics, store_uri  # noqa: E402
+from memreason.eval.harness.runs import comparable  # noqa: E402
+from memreason.eval.harness.tracking import flat_params, run_metrics, store_uri  # noqa: E402
 from memreason.lm import LMChoice, ScriptedEngine  # noqa: E402
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine  # noqa: E402
 
@@ -31,8 +32,8 @@ LMS = ["--lm", TASK, "--memory-lm", MEMORY]
 @pytest.fixture(autouse=True)
 def scripted(monkeypatch):
     monkeypatch.setenv(SCRIPTED_ENV, "1")
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)  # the eval CLIs take scripted:MODULE:FUNCTION too
-    monkeypatch.setattr("memreason.eval.tables.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)  # the eval CLIs take scripted:MODULE:FUNCTION too
+    monkeypatch.setattr("memreason.eval.experience_transfer.tables.resolve_lm", resolve)
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +100,7 @@ def test_a_tracked_run_has_params_metrics_artifacts_and_a_trace_per_program_call
 def test_a_run_that_stops_ends_failed(tmp_path, monkeypatch, empty_store):
     store_at(tmp_path / "store.db", empty_store)
     broken = ScriptedEngine(lambda call: "no fields here at all")
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice("broken", broken.lm(), local=False))
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice("broken", broken.lm(), local=False))
     argv = ["episodic", "--level", "1", "--limit", "3", "--max-errors", "0", "--out", "runs/broken", "--no-progress",
             "--lm-retries", "0", "--mlflow", str(tmp_path / "store.db")]
     assert eval_cli.main(argv) == 1
@@ -131,7 +132,7 @@ def test_table_cells_are_runs_nested_under_the_table(tmp_path, empty_store):
     store_at(tmp_path / "runs" / "mlflow.db", empty_store)
     argv = ["table3", "--levels", "1", "--rows", "episodic_cot", "--limit", "3", "--lm", TASK, "--out", "runs/tables",
             "--no-progress", "--mlflow"]
-    assert tables.main(argv) == 0
+    assert eval_main(argv) == 0
     client, _, runs = read_store(tmp_path / "runs" / "mlflow.db")
     [table] = [r for r in runs if r.info.run_name == "table3"]
     [cell] = [r for r in runs if r is not table]
@@ -141,14 +142,14 @@ def test_table_cells_are_runs_nested_under_the_table(tmp_path, empty_store):
 
 @pytest.mark.parametrize("main, argv", [
     (eval_cli.main, ["hdr", "--level", "1", "--mlflow"]),
-    (arc_cli.main, ["baseline", "--mlflow"]),
-    (tables.main, ["table3", "--mlflow", "x.db"]),
+    (eval_cli.main, ["baseline", "--mlflow"]),
+    (eval_cli.main, ["table3", "--mlflow", "x.db"]),
     (optimize_cli.main, ["hdr", "--level", "1", "--mlflow"]),
 ])
 def test_mlflow_missing_is_one_line_and_exit_2_before_any_work(main, argv, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow fails
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda *a, **k: pytest.fail("an LM was resolved"))
-    assert main([*argv, *LMS] if main is not tables.main else argv) == 2
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda *a, **k: pytest.fail("an LM was resolved"))
+    assert main([*argv, *LMS] if argv[0] != "table3" else argv) == 2
     assert capsys.readouterr().err == "error: --mlflow needs MLflow: pip install -e '.[mlflow]'\n"
     assert list(tmp_path.iterdir()) == []
 

@@ -6,7 +6,7 @@ import pytest
 
 import memreason.eval.cli as cli
 from memreason.lm import LMChoice, ScriptedEngine
-from memreason.eval.report import main as report_main
+from memreason.eval.cli import main as report_main
 
 from scripted_answers import oracle_counter
 
@@ -45,7 +45,7 @@ def assert_png(path):
 
 def test_every_run_writes_a_report_with_its_numbers_and_plots(tmp_path, monkeypatch, capsys):
     engine = ScriptedEngine(oracle_counter())
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice("scripted", engine.lm(), local=False))
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice("scripted", engine.lm(), local=False))
     out = tmp_path / "run"
     assert cli.main(["episodic_cot", "--level", "1", "--limit", "6", "--out", str(out), "--no-progress"]) == 0
     assert f"report: {out / 'report.md'}" in capsys.readouterr().out

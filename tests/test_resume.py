@@ -12,11 +12,11 @@ import pytest
 
 import memreason.eval.cli as cli
 from memreason.datasets.experience_transfer import make_level
-from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.lm.stub_server import StubServer
-from memreason.eval.resume import RunDirError, read_examples, resumed_program
-from memreason.eval.runs import comparable
+from memreason.eval.harness.resume import RunDirError, read_examples, resumed_program
+from memreason.eval.harness.runs import comparable
 
 from scripted_answers import oracle_counter
 
@@ -101,7 +101,7 @@ def test_a_finished_run_is_read_back_without_any_call(tmp_path):
 @pytest.fixture
 def scripted_cli(monkeypatch):
     engine = ScriptedEngine(oracle_counter())
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
     return engine
 
 
@@ -156,7 +156,7 @@ def test_another_harness_s_run_dir_is_refused_in_one_line(tmp_path, scripted_cli
     arc_run = tmp_path / "arc"
     arc_run.mkdir()
     (arc_run / "config.json").write_text(json.dumps({"program": "arcmemo_ps", "split": "val100"}))
-    assert cli.main(["--resume", str(arc_run)]) == 2
+    assert cli.main(["hdr", "--resume", str(arc_run)]) == 2  # an Experience-Transfer command given an ARC run
     err = capsys.readouterr().err
     assert "holds a run of arcmemo_ps, not an Experience-Transfer run" in err and err.count("\n") == 1
 
@@ -230,7 +230,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
 def test_switching_response_caches_closes_the_previous_one(tmp_path):
     import dspy
 
-    from memreason.eval.runs import use_response_cache
+    from memreason.eval.harness.runs import use_response_cache
 
     use_response_cache(tmp_path / "first")
     first = dspy.cache

@@ -7,10 +7,10 @@ import pytest
 
 import memreason.eval.cli as cli
 from memreason.datasets.experience_transfer import make_level
-from memreason.eval.experience_transfer import level_episodes
+from memreason.eval.experience_transfer.run import level_episodes
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import Reasoner, build_program
-from memreason.programs.per_object import nearest
+from memreason.programs.shared.per_object import nearest
 from memreason.signatures import Episode
 
 from scripted_answers import Script, first_entry_labeller, given, perceiver
@@ -69,7 +69,7 @@ def test_retrieve_k_needs_per_object_and_a_whole_number():
 
 def test_the_cli_takes_retrieve_k_records_what_each_object_was_shown_and_refuses_it_without_per_object(tmp_path, monkeypatch, capsys):
     engine = ScriptedEngine(Script(objects=perceiver, label=first_entry_labeller))
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec, engine.lm(), local=False))
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec, engine.lm(), local=False))
     out = tmp_path / "run"
     common = ["semantic_oracle_cot", "--level", "2", "--limit", "4", "--lm", "task", "--no-progress"]
     assert cli.main([*common, "--retrieve-k", "2", "--out", str(tmp_path / "refused")]) == 2
@@ -113,7 +113,7 @@ def test_a_consolidator_state_alone_loads_into_any_reader_and_a_state_with_neith
 
 
 def test_a_table_checks_a_program_state_against_the_reader_its_cells_will_build(tmp_path):
-    import memreason.eval.tables as tables
+    import memreason.eval.experience_transfer.tables as tables
 
     build_program("hdr", per_object=True, retrieve_k=3).save(str(tmp_path / "reader.json"))
     spec = [f"hdr={tmp_path / 'reader.json'}"]

@@ -5,7 +5,8 @@ import json
 import pytest
 
 import memreason.eval.cli as cli
-import memreason.eval.tables as tables
+from memreason.eval.cli import main as eval_main
+import memreason.eval.experience_transfer.tables as tables
 from memreason.datasets.experience_transfer import make_level
 from memreason.lm import LMConfigError, LMChoice, ScriptedEngine
 
@@ -32,13 +33,13 @@ def engines(monkeypatch):
             raise LMConfigError(f"unknown LM {name!r}")
         return LMChoice(name, found[name].lm(), local=False)
 
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(tables, "resolve_lm", resolve)
     return found
 
 
 def run(argv, tmp_path):
-    return tables.main([*argv, "--out", str(tmp_path / "tables"), "--no-progress"])
+    return eval_main([*argv, "--out", str(tmp_path / "tables"), "--no-progress"])
 
 
 def zero_accuracy(level):
@@ -126,8 +127,8 @@ def test_table5_scores_memories_and_borrows_finished_hdr_cells(tmp_path, engines
     (["table2", "--levels", "4"], "--levels must name levels"),
     (["table3", "--rows", "nonsense"], "'nonsense' is not an Experience-Transfer program"),
     (["table2", "--lm", "nosuch"], "unknown LM"),
-    (["table5", "--f1", "vibes"], "--f1 must be one of"),
-    (["table9"], "choose a table"),
+    (["table5", "--f1", "vibes"], "invalid choice: 'vibes'"),
+    (["table9"], "unknown program or command 'table9'"),
     (["table4"], "--memory-lms"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, engines, capsys, argv, message):

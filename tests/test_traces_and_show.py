@@ -7,11 +7,12 @@ import pytest
 from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, recolor_task, small_sandbox, write_tasks
 from scripted_answers import Script, first_entry_labeller, oracle_counter, perceiver, scene_of
 
-import memreason.eval.arc_cli as arc_cli
+import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.eval.cli import main as eval_main
 import memreason.eval.cli as cli
-from memreason.eval import show
-from memreason.eval.runs import comparable
-from memreason.eval.traces import TraceStore, example_unit, memory_unit
+from memreason.eval.cli import main as eval_main
+from memreason.eval.harness.runs import comparable
+from memreason.eval.harness.traces import TraceStore, example_unit, memory_unit
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import ConceptMemory, save_memory
 from memreason.signatures import PSConcept
@@ -34,7 +35,7 @@ def off_by_one_on_four_objects():
 @pytest.fixture
 def scripted(monkeypatch):
     engine = ScriptedEngine(off_by_one_on_four_objects())
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
     return engine
 
 
@@ -86,7 +87,7 @@ def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch, capsys):
                     count=lambda call: oracle_counter()(call))
     engine = ScriptedEngine(script)
     cap = lambda kw: {"max_tokens": kw["max_tokens"]} if kw.get("max_tokens") else {}  # noqa: E731  the engine cuts there
-    monkeypatch.setattr("memreason.eval.options.resolve_lm",
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm",
                         lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(**cap(kw)), local=False))
     out = tmp_path / "hdr"
     assert cli.main(["hdr", "--level", "1", "--limit", "2", "--out", str(out), "--no-progress", "--no-report"]) == 0
@@ -96,11 +97,11 @@ def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch, capsys):
     assert {"factor_extractor", "hypothesis_generator", "hypothesis_verifier"} <= {c["step"] for c in calls}
     assert all(c["role"] == "memory" for c in calls)
     capsys.readouterr()
-    assert show.main(["show", str(out), "--step", "hypothesis_generator", "--width", "200"]) == 0
+    assert eval_main(["show", str(out), "--step", "hypothesis_generator", "--width", "200"]) == 0
     text = capsys.readouterr().out
     assert "memory build, run 0: step hypothesis_generator" in text and "Red circles are anomalies." in text
     assert "factor_extractor" not in text
-    assert show.main(["show", str(out), "--width", "200"]) == 0
+    assert eval_main(["show", str(out), "--width", "200"]) == 0
     text = capsys.readouterr().out
     assert "semantic memory: 1 hypothesis" in text and "1. Red circles are anomalies." in text
     assert "token cap" not in text
@@ -110,7 +111,7 @@ def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch, capsys):
     assert cli.main(["hdr", "--level", "1", "--limit", "1", "--max-tokens", "300", "--out", str(capped), "--no-progress",
                      "--no-report"]) == 0
     capsys.readouterr()
-    assert show.main(["show", str(capped), "--width", "200"]) == 0
+    assert eval_main(["show", str(capped), "--width", "200"]) == 0
     text = capsys.readouterr().out
     assert "answers that stopped at the token cap (--max-tokens) instead of ending: hypothesis_generator 3" in text
 
@@ -134,7 +135,7 @@ def test_show_gives_the_wrong_examples_with_their_reasoning(tmp_path, scripted, 
     wrong = [r for r in records if not r["correct"]]
     right = [r for r in records if r["correct"]]
     assert wrong and right
-    assert show.main(["show", str(out), "--wrong", "--width", "200"]) == 0
+    assert eval_main(["show", str(out), "--wrong", "--width", "200"]) == 0
     text = capsys.readouterr().out
     for r in wrong:
         assert f"{r['id']} (run 0): prediction {r['prediction']}, target {r['target']} ✗" in text
@@ -142,23 +143,23 @@ def test_show_gives_the_wrong_examples_with_their_reasoning(tmp_path, scripted, 
     assert "I counted one twice" in text and "memory used: 16 raw episodes" in text
     assert (out / "scenes" / f"{wrong[0]['id']}.png").is_file()  # the scene drawn for a look
 
-    assert show.main(["show", str(out), "--id", right[0]["id"], "--messages", "--width", "200"]) == 0
+    assert eval_main(["show", str(out), "--id", right[0]["id"], "--messages", "--width", "200"]) == 0
     text = capsys.readouterr().out
     assert f"{right[0]['id']} (run 0): prediction {right[0]['prediction']}, target {right[0]['target']} ✓" in text
     assert "applied the rules" in text and "[system]" in text and "[user]" in text
 
-    assert show.main(["show", str(out), "--width", "200"]) == 0  # the overview: one line per example, and what next
+    assert eval_main(["show", str(out), "--width", "200"]) == 0  # the overview: one line per example, and what next
     text = capsys.readouterr().out
     assert all(r["id"] in text for r in records) and f"python -m eval show {out} --wrong" in text
 
 
 def test_show_refuses_what_is_not_a_run_in_one_line(tmp_path, scripted, capsys):
-    assert show.main(["show", str(tmp_path / "nowhere")]) == 2
+    assert eval_main(["show", str(tmp_path / "nowhere")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     out = tmp_path / "run"
     assert run(out) == 0
     capsys.readouterr()
-    assert show.main(["show", str(out), "--id", "no-such-scene"]) == 2
+    assert eval_main(["show", str(out), "--id", "no-such-scene"]) == 2
     assert "no example no-such-scene" in capsys.readouterr().err
 
 
@@ -169,20 +170,20 @@ def test_show_an_arc_run_gives_each_attempt_its_failures_and_the_retry_feedback(
         return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
 
     engine = ScriptedEngine(Script(program=program, selected={"reasoning": "cues", "selected": ["flip rows"]}))
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
-    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     tiny = write_tasks(tmp_path / "tiny", flip_task("a_flip"), recolor_task("b_recolor"))
     memory = ConceptMemory("ps")
     memory.add([PSConcept(**PS_CONCEPT)], source="seed")
     save_memory(memory, tmp_path / "ps.json")
     out = tmp_path / "arc"
-    assert arc_cli.main(["arcmemo_ps", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1",
+    assert eval_main(["arcmemo_ps", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1",
                          "--retries", "1", "--out", str(out), "--no-progress", "--no-report"]) == 0
     calls = TraceStore(out).read(example_unit(0, "b_recolor"))
     assert [c["step"] for c in calls][-2:] == ["arc_solver.solve", "arc_solver.retry"]
     assert calls[0]["role"] == "memory"  # the concept selection, metered as the memory LM
     capsys.readouterr()
-    assert show.main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
+    assert eval_main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
     text = capsys.readouterr().out
     assert "attempt 0, first program: 0/2 train pairs right" in text and "attempt 0, retry 1: 2/2 train pairs right" in text
     assert "feedback given to the next retry:" in text and "return grid" in text
@@ -200,15 +201,14 @@ def test_a_local_model_file_that_is_not_gguf_is_refused_before_any_work(tmp_path
 
 
 def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_look_inside(tmp_path, monkeypatch, capsys):
-    import memreason.eval.tables as tables
-    from memreason.eval import demo
+    import memreason.eval.experience_transfer.tables as tables
 
     engine = ScriptedEngine(oracle_counter())
     resolve = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)  # noqa: E731
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(tables, "resolve_lm", resolve)
     out = tmp_path / "demo"
-    assert demo.main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
+    assert eval_main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
                       "--threads", "2", "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
     cells = sorted(p for p in (out / "cells").iterdir())
@@ -219,22 +219,21 @@ def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_l
         assert f"python -m eval show {cell} --wrong" in text
     assert "python -m eval table3 --levels 1,2,3" in text
     calls = len(engine.calls)
-    assert demo.main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
+    assert eval_main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
                       "--out", str(out), "--no-progress"]) == 0
     assert len(engine.calls) == calls  # finished rows are read back
 
 
 def test_the_demo_labels_each_object_against_its_nearest_memory_by_default(tmp_path, monkeypatch, capsys):
-    import memreason.eval.tables as tables
-    from memreason.eval import demo
+    import memreason.eval.experience_transfer.tables as tables
 
 
     engine = ScriptedEngine(Script(objects=perceiver, label=first_entry_labeller))
     resolve = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)  # noqa: E731
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(tables, "resolve_lm", resolve)
     out = tmp_path / "demo"
-    assert demo.main(["demo", "--rows", "semantic_oracle_cot", "--limit", "3", "--out", str(out), "--no-progress"]) == 0
+    assert eval_main(["demo", "--rows", "semantic_oracle_cot", "--limit", "3", "--out", str(out), "--no-progress"]) == 0
     [cell] = (out / "cells").iterdir()
     assert cell.name == "semantic_oracle_cot-L1-embedded-per-object-k3-limit3"
     assert json.loads((cell / "results.json").read_text())["accuracy"]["mean"] == 1.0
@@ -250,8 +249,8 @@ def test_show_gives_what_each_retry_read_from_memory(tmp_path, monkeypatch, caps
     answers = Script(program=program, selected={"reasoning": "cues", "selected": ["flip rows"]},
                      chosen={"chosen": ["recolour cells"]})
     engine = ScriptedEngine(answers)
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
-    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     tiny = write_tasks(tmp_path / "tiny", recolor_task("b_recolor"))
     memory = ConceptMemory("ps")
     memory.add([PSConcept(**PS_CONCEPT), PSConcept(**{**PS_CONCEPT, "title": "recolour cells"})], source="seed")
@@ -261,9 +260,9 @@ def test_show_gives_what_each_retry_read_from_memory(tmp_path, monkeypatch, caps
     for extra, line in ([], "concepts read again for this retry: flip rows"),\
                        (["--reselect"], "concepts re-selected for this retry (added to the first read's): recolour cells"):
         out = tmp_path / ("arc" + "".join(extra))
-        assert arc_cli.main([*base, *extra, "--out", str(out)]) == 0
+        assert eval_main([*base, *extra, "--out", str(out)]) == 0
         capsys.readouterr()
-        assert show.main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
+        assert eval_main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
         text = capsys.readouterr().out
         assert line in text and text.index("attempt 0, retry 1") < text.index(line)
         assert text.count("for this retry") == 1  # the first program's read is the task's, shown once above

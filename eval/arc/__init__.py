@@ -48,11 +48,14 @@ kept in ``<run dir>/solutions/``, so another format can be built from them
 without solving again (``--solutions``). It continues its run directory the same way.
 """
 
+from .build import BuildOptions, run_build
 from .config import KNOB_FIELDS, MEMORY_FORMAT, ArcConfig, BuildConfig
+from .evaluate import ArcEvalOptions, run_arc
 from .run import evaluate_arc
 from .scoring import KS, lm_failure, pooled_oracle_at_k, task_record, task_scores, verify_matrix
 from .seeding import build_memory, passes_all
 from .summary import summarise
 
-__all__ = ["KNOB_FIELDS", "KS", "MEMORY_FORMAT", "ArcConfig", "BuildConfig", "build_memory", "evaluate_arc", "lm_failure",
+__all__ = ["KNOB_FIELDS", "KS", "MEMORY_FORMAT", "ArcConfig", "ArcEvalOptions", "BuildConfig", "BuildOptions", "build_memory",
+           "evaluate_arc", "lm_failure", "run_arc", "run_build",
            "passes_all", "pooled_oracle_at_k", "summarise", "task_record", "task_scores", "verify_matrix"]

@@ -8,7 +8,7 @@ from typing import Any
 
 from memreason.datasets.arc import ArcDataError, ArcTask, load_split
 from memreason.programs import PROGRAMS
-from memreason.programs.memory_file import Memory, empty_memory, load_memory
+from memreason.programs.arcmemo.memory_file import Memory, empty_memory, load_memory
 
 MEMORY_FORMAT = {"baseline": None, "cheatsheet": "cheatsheet", "arcmemo_oe": "oe", "arcmemo_ps": "ps",
                  "arcmemo_ps_noselect": "ps"}

@@ -14,15 +14,15 @@ from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
-from memreason.programs.arc_program import PassesDone, unfinished
-from memreason.programs.arc_solver import Attempt
-from memreason.programs.memory_file import Memory, save_memory
+from memreason.programs.arcmemo.arc_program import PassesDone, unfinished
+from memreason.programs.arcmemo.arc_solver import Attempt
+from memreason.programs.arcmemo.memory_file import Memory, save_memory
 
-from ..loop import run_each
-from ..resume import read_examples
-from ..runs import JsonlWriter
-from ..session import RunSession
-from ..traces import TraceStore, example_unit, write_unit
+from ..harness.loop import run_each
+from ..harness.resume import read_examples
+from ..harness.runs import JsonlWriter
+from ..harness.session import RunSession
+from ..harness.traces import TraceStore, example_unit, write_unit
 from .checkpoints import (_read_writes, _replay_read, _restore, _resume_point,
                           finish_pass, finished_pass, restore_pass)
 from .config import ArcConfig

@@ -19,7 +19,7 @@ from typing import Any, Literal, Sequence
 
 from memreason.datasets.arc import ArcTask
 from memreason.lm.tokens import Tokens
-from memreason.programs.arc_solver import Attempt
+from memreason.programs.arcmemo.arc_solver import Attempt
 
 from ..metrics import (dataset_oracle_at_k, mean_std, official_score, oracle_at_k, sample_scores, strict_at_k,
                        strict_score)

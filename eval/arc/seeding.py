@@ -14,14 +14,14 @@ from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
-from memreason.programs.arc_solver import error_text
-from memreason.programs.memory_file import empty_memory, load_memory, save_memory
+from memreason.programs.arcmemo.arc_solver import error_text
+from memreason.programs.arcmemo.memory_file import empty_memory, load_memory, save_memory
 
-from ..loop import run_each
-from ..resume import read_examples
-from ..runs import JsonlWriter
-from ..session import RunSession
-from ..usage import UsageTally
+from ..harness.loop import run_each
+from ..harness.resume import read_examples
+from ..harness.runs import JsonlWriter
+from ..harness.session import RunSession
+from ..harness.usage import UsageTally
 from .config import BuildConfig
 from .scoring import lm_failure, verify_matrix
 

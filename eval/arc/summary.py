@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from memreason.datasets.arc import ArcTask
 from memreason.lm import LMChoice
 
-from ..usage import UsageTally
+from ..harness.usage import UsageTally
 from .config import ArcConfig
 from .scoring import KS, _aggregate, _run_scores, pooled_oracle_at_k, sample_pool, sampling
 

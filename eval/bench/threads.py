@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("OPENAI_API_KEY", "stub-key")
     import dspy
 
-    from memreason.eval.experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+    from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
     from memreason.lm import resolve_lm
 
     server = subprocess.Popen(

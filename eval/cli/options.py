@@ -1,42 +1,45 @@
-"""The command-line layer every CLI shares: one parser class, validators, option groups, exit handling.
+"""The command-line layer's shared parts: one parser class, validators, every common option declared once.
 
-    parser = Parser(prog="python -m eval", description=...)
-    add_lm_options(parser)                 # --lm --memory-lm --api-base --temperature --max-tokens --no-cache --cache
-                                           # (memory_generation=True: --memory-temperature --memory-max-tokens)
-    add_fault_options(parser, "scenes")    # --lm-retries --backoff --lm-timeout --max-errors
-    add_run_options(parser, "scenes")      # --threads --no-progress --no-report
+    parser = Parser(prog="python -m eval hdr")
+    add(parser, "--level", required=False)       # a common option, declared in OPTIONS, help adapted per command
+    add_lm_options(parser)                       # --lm --memory-lm --api-base --temperature --max-tokens --no-cache --cache
+    add_fault_options(parser, "scenes")          # --lm-retries --backoff --lm-timeout --max-errors
+    add_run_options(parser, "scenes")            # --threads --no-progress --no-report
     return run_cli(lambda: command(parser.parse_args(argv)), bad_input=(RuleTableError,))
 
-One meaning per flag across CLIs: ``--lm-retries`` and ``--lm-timeout`` are about LM calls
-everywhere; ``--retries`` (solver retries with execution feedback) and ``--timeout``
-(seconds a generated program may run) belong to ARC alone. Bad input is one line on
-stderr starting with ``error: `` and exit code 2; a run stopped on purpose (error
-budget, memory that could not be built) exits 1 with its work kept; Ctrl-C exits 130.
+One meaning per flag across commands: ``--lm-retries`` and ``--lm-timeout`` are about LM calls
+everywhere; ``--retries`` (solver retries with execution feedback) and ``--timeout`` (seconds a
+generated program may run) belong to ARC alone. Values are checked by argparse itself
+(``choices=``, types that reject what is out of range); bad input is one line on stderr starting
+with ``error: `` and exit code 2; a run stopped on purpose (error budget, memory that could not
+be built) exits 1 with its work kept; Ctrl-C exits 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import re
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from memreason.lm import SLOTS, LMChoice, LMConfigError, resolve_lm
-from memreason.lm.faults import RetryPolicy, RunAborted
-from memreason.lm.resolve import with_generation
+from memreason.datasets.experience_transfer import LEVELS
+from memreason.eval.harness.errors import UsageError
+from memreason.eval.harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
+from memreason.lm import LMConfigError
+from memreason.lm.faults import RunAborted
 
-from .runs import write_json
-
-
-class UsageError(Exception):
-    """Input the user can fix; reported as one line with exit code 2."""
+__all__ = ["OPTIONS", "Parser", "UsageError", "add", "add_fault_options", "add_lm_options", "add_run_options", "log_to_stderr", "number",
+           "parse_levels", "run_cli", "temperature", "whole"]
 
 
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one :class:`UsageError` line instead of usage text."""
 
     def error(self, message: str) -> None:
-        raise UsageError(message)
+        message = message.replace("argument COMMAND: invalid choice:", "unknown program or command")
+        raise UsageError(re.sub(r"^argument [^:]+: (?=--)", "", message))  # our types name their option already
 
 
 def whole(name: str, least: int = 1) -> Callable[[str], int]:
@@ -63,25 +66,7 @@ def _bounded(name: str, kind: type, least: float) -> Callable[[str], int | float
     return parse
 
 
-def parse_levels(text: str, flag: str = "--levels", *, allow_empty: bool = False) -> list[int]:
-    """Comma-separated Experience-Transfer levels (``"1,2,3"``), checked; ``flag`` names the option in errors."""
-    from memreason.datasets.experience_transfer import LEVELS
-
-    try:
-        parsed = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise UsageError(f"{flag} takes comma-separated numbers, got {text!r}") from None
-    if (not parsed and not allow_empty) or any(level not in LEVELS for level in parsed):
-        raise UsageError(f"{flag} must name levels from {LEVELS}, got {text!r}")
-    return parsed
-
-
-def temperature(text: str) -> float:
-    """An argparse type: a sampling temperature in [0, 2]."""
-    return temperature_of("--temperature")(text)
-
-
-def temperature_of(name: str) -> Callable[[str], float]:
+def temperature(name: str = "--temperature") -> Callable[[str], float]:
     """An argparse type: a sampling temperature in [0, 2], with ``name`` in its error."""
     def parse(text: str) -> float:
         value = number(name)(text)
@@ -92,85 +77,146 @@ def temperature_of(name: str) -> Callable[[str], float]:
     return parse
 
 
-# The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
-# selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
-MEMORY_TEMPERATURE = 0.3
-MEMORY_MAX_TOKENS = 1000
+def parse_levels(text: str, flag: str = "--levels", *, allow_empty: bool = False) -> list[int]:
+    """Comma-separated Experience-Transfer levels (``"1,2,3"``), checked; ``flag`` names the option in errors."""
+    try:
+        parsed = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"{flag} takes comma-separated numbers, got {text!r}") from None
+    if (not parsed and not allow_empty) or any(level not in LEVELS for level in parsed):
+        raise UsageError(f"{flag} must name levels from {LEVELS}, got {text!r}")
+    return parsed
 
 
-def add_lm_options(parser: argparse.ArgumentParser, *, memory_role: str = "memory building",
-                   sampling: bool = True, memory_generation: bool = False, cache_home: str = "<run>") -> None:
+def level(text: str) -> int:
+    """An argparse type: one Experience-Transfer level."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value not in LEVELS:
+        raise argparse.ArgumentTypeError(f"--level must be {', '.join(map(str, LEVELS[:-1]))} or {LEVELS[-1]}, got {text}")
+    return value
+
+
+def levels(flag: str, *, allow_empty: bool = False) -> Callable[[str], list[int]]:
+    """An argparse type: comma-separated levels (see :func:`parse_levels`)."""
+    def parse(text: str) -> list[int]:
+        try:
+            return parse_levels(text, flag, allow_empty=allow_empty)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def task_ids(text: str) -> list[str]:
+    """An argparse type: comma-separated ARC task ids."""
+    ids = [t.strip() for t in text.split(",") if t.strip()]
+    if not ids:
+        raise argparse.ArgumentTypeError("--tasks needs comma-separated task ids")
+    return ids
+
+
+# Every option more than one command takes, declared here once: flag -> argparse keywords. A
+# command adds one with add(parser, flag, **overrides): a default, a help text or a type of its own.
+OPTIONS: dict[str, dict[str, Any]] = {
+    # data
+    "--level": dict(type=level, metavar="{1,2,3}", help=f"Experience-Transfer level {LEVELS}"),
+    "--levels": dict(type=levels("--levels"), default=[1, 2, 3], help="comma-separated levels (default 1,2,3)"),
+    "--modality": dict(default="text", choices=("text", "image"),
+                       help="text (structured descriptions) or image (rendered PNGs)"),
+    "--rules": dict(help="a rule table as JSON (default: the HDR paper's Table 1)"),
+    "--limit": dict(type=whole("--limit"), metavar="N", help="only the first N test items"),
+    "--seed": dict(type=whole("--seed", 0), default=0, help="data seed (default 0)"),
+    "--runs": dict(type=whole("--runs"), default=1, help="repetitions (mean and std)"),
+    "--split": dict(default="val100", help="an ARC split (val100, barc_seeds, ...), or a directory of ARC JSON files (default val100)"),
+    "--tasks": dict(type=task_ids, help="only these comma-separated task ids of the split"),
+    "--memory": dict(help="an ARC concept memory file from build_memory (default: start empty)"),
+    # programs
+    "--config": dict(type=Path, metavar="BEST.json",
+                     help="the program's knobs from a JSON file's \"knobs\" (python -m optimize writes best.json)"),
+    "--program-state": dict(type=Path, metavar="STATE.json",
+                            help="a DSPy state file (program.save: demos, instructions) loaded into the program"),
+    "--per-object": dict(action="store_true",
+                         help="the reasoner labels each object of the scene and the count is computed in code"),
+    "--retrieve-k": dict(type=whole("--retrieve-k"), metavar="K",
+                         help="with --per-object: label each object in its own call, against the K memory entries nearest to it"),
+    # language models
+    "--lm": dict(help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)"),
+    "--memory-lm": dict(help="LM for memory building (default: the task LM)"),
+    "--api-base": dict(help="base URL for a self-hosted OpenAI-compatible server"),
+    "--temperature": dict(type=temperature(), default=0.0, help="sampling temperature of LM calls (default 0)"),
+    "--max-tokens": dict(type=whole("--max-tokens"), help="generation cap per call"),
+    "--memory-temperature": dict(type=temperature("--memory-temperature"), default=MEMORY_TEMPERATURE,
+                                 help=f"sampling temperature of memory reads and writes (default {MEMORY_TEMPERATURE:g}, the paper's)"),
+    "--memory-max-tokens": dict(type=whole("--memory-max-tokens"), default=MEMORY_MAX_TOKENS,
+                                help=f"generation cap per call of memory reads and writes (default {MEMORY_MAX_TOKENS}, "
+                                     "the paper's; --max-tokens is the solver's)"),
+    "--no-cache": dict(action="store_true", help="do not reuse cached LM answers"),
+    "--cache": dict(type=Path, help="DSPy response cache directory (default: <run>/dspy_cache)"),
+    # LM faults
+    "--lm-retries": dict(type=whole("--lm-retries", 0), default=3,
+                         help="repeats of a failed LM call: rate limit, timeout, server error, empty or unparseable answer (default 3)"),
+    "--backoff": dict(type=number("--backoff"), default=1.0,
+                      help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)"),
+    "--lm-timeout": dict(type=number("--lm-timeout", 0.001), help="seconds before an LM call counts as timed out"),
+    "--max-errors": dict(type=whole("--max-errors", 0), help="stop the run once more than N items have failed in this process (default: never)"),
+    "--retry-failed": dict(action="store_true", help="when continuing a run, do its failed items again"),
+    # run
+    "--out": dict(type=Path, metavar="DIR", help="run directory (default: runs/<name>-<time>); continued when it holds this run"),
+    "--resume": dict(type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config"),
+    "--threads": dict(type=whole("--threads"), default=1, help="items answered in parallel"),
+    "--no-progress": dict(action="store_true", help="no progress bar"),
+    "--no-report": dict(action="store_true", help="do not write report.md and its plots"),
+    "--mlflow": dict(nargs="?", const="", metavar="URI",
+                     help="track the run in MLflow: params, metrics, artifacts, a trace per DSPy call (bare: a SQLite "
+                          "mlflow.db in the run directory's parent; or a tracking URI such as http://host:5000, or a .db "
+                          "path); needs pip install -e '.[mlflow]'"),
+}
+
+
+def add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, flag: str, **overrides: Any) -> argparse.Action:
+    """Add the common option ``flag`` (declared in :data:`OPTIONS`) with this command's ``overrides``."""
+    return parser.add_argument(flag, **{**OPTIONS[flag], **overrides})
+
+
+def add_lm_options(parser: argparse.ArgumentParser, *, memory_role: str = "memory building", sampling: bool = True,
+                   memory_generation: bool = False, cache_home: str = "<run>") -> None:
     """The language-model options; ``sampling=False`` leaves ``--temperature`` to the caller (ARC's solver),
-    ``memory_generation`` adds ``--memory-temperature`` and ``--memory-max-tokens`` (pass them to :func:`resolve_lms`)."""
+    ``memory_generation`` adds ``--memory-temperature`` and ``--memory-max-tokens``."""
     models = parser.add_argument_group("language models")
-    models.add_argument("--lm", help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)")
-    models.add_argument("--memory-lm", help=f"LM for {memory_role} (default: the task LM)")
-    models.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
+    add(models, "--lm")
+    add(models, "--memory-lm", help=f"LM for {memory_role} (default: the task LM)")
+    add(models, "--api-base")
     if sampling:
-        models.add_argument("--temperature", type=temperature, default=0.0, help="sampling temperature of LM calls (default 0)")
-    models.add_argument("--max-tokens", type=whole("--max-tokens"), help="generation cap per call")
+        add(models, "--temperature")
+    add(models, "--max-tokens")
     if memory_generation:
-        models.add_argument("--memory-temperature", type=temperature_of("--memory-temperature"), default=MEMORY_TEMPERATURE,
-                            help=f"sampling temperature of {memory_role} (default {MEMORY_TEMPERATURE:g}, the paper's)")
-        models.add_argument("--memory-max-tokens", type=whole("--memory-max-tokens"), default=MEMORY_MAX_TOKENS,
-                            help=f"generation cap per call of {memory_role} (default {MEMORY_MAX_TOKENS}, the paper's; "
-                                 "--max-tokens is the solver's)")
-    models.add_argument("--no-cache", action="store_true", help="do not reuse cached LM answers")
-    models.add_argument("--cache", type=Path, help=f"DSPy response cache directory (default: {cache_home}/dspy_cache)")
+        add(models, "--memory-temperature")
+        add(models, "--memory-max-tokens")
+    add(models, "--no-cache")
+    add(models, "--cache", help=f"DSPy response cache directory (default: {cache_home}/dspy_cache)")
 
 
 def add_fault_options(parser: argparse.ArgumentParser, unit: str, *, budget: bool = True, retry_failed: bool = False) -> None:
-    """How LM faults are survived; ``budget`` adds ``--max-errors`` (``unit`` names the examples),
-    ``retry_failed`` adds ``--retry-failed`` (for CLIs that continue run directories)."""
+    """How LM faults are survived; ``budget`` adds ``--max-errors`` (``unit`` names the items),
+    ``retry_failed`` adds ``--retry-failed`` (for commands that continue run directories)."""
     faults = parser.add_argument_group("LM faults")
-    faults.add_argument("--lm-retries", type=whole("--lm-retries", 0), default=3,
-                        help="repeats of a failed LM call: rate limit, timeout, server error, empty or unparseable answer (default 3)")
-    faults.add_argument("--backoff", type=number("--backoff"), default=1.0,
-                        help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)")
-    faults.add_argument("--lm-timeout", type=number("--lm-timeout", 0.001), help="seconds before an LM call counts as timed out")
+    for flag in ("--lm-retries", "--backoff", "--lm-timeout"):
+        add(faults, flag)
     if budget:
-        faults.add_argument("--max-errors", type=whole("--max-errors", 0),
-                            help=f"stop the run once more than N {unit} have failed in this process (default: never)")
+        add(faults, "--max-errors", help=f"stop the run once more than N {unit} have failed in this process (default: never)")
     if retry_failed:
-        faults.add_argument("--retry-failed", action="store_true", help=f"when continuing a run, do its failed {unit} again")
+        add(faults, "--retry-failed", help=f"when continuing a run, do its failed {unit} again")
 
 
 def add_run_options(parser: argparse.ArgumentParser, unit: str, *, report: bool = True) -> None:
     run = parser.add_argument_group("run")
-    run.add_argument("--threads", type=whole("--threads"), default=1, help=f"{unit} answered in parallel")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add(run, "--threads", help=f"{unit} answered in parallel")
+    add(run, "--no-progress")
     if report:
-        run.add_argument("--no-report", action="store_true", help="do not write report.md and its plots")
-
-
-def resolve_lms(args: argparse.Namespace, *, slots: int | None = None, temperature: float | None = None,
-                memory_temperature: float | None = None, memory_max_tokens: int | None = None,
-                resolve: Callable[..., LMChoice] | None = None) -> tuple[LMChoice, LMChoice]:
-    """The task LM and the memory LM the options name (the memory LM is the task LM unless ``--memory-lm``).
-
-    ``slots``: requests a local server decodes together (default: ``--threads``); ``resolve``: how a
-    model string becomes an LM (default :func:`memreason.lm.resolve_lm`). ``memory_temperature`` and
-    ``memory_max_tokens`` give the memory role generation settings of its own (ARC); with either, the
-    memory LM is ``--memory-lm`` resolved with them, or else a copy of the task LM with them (a local
-    model's copy uses the same server). ``None`` keeps the task LM's setting; both ``None``: as the task LM."""
-    resolve = resolve or resolve_lm
-    choose = dict(api_base=args.api_base, max_tokens=args.max_tokens, cache=not args.no_cache,
-                  temperature=args.temperature if temperature is None else temperature,
-                  slots=max(SLOTS, slots if slots is not None else args.threads))
-    if getattr(args, "lm_timeout", None) is not None:
-        choose["timeout"] = args.lm_timeout
-    task = resolve(args.lm, **choose)
-    if memory_temperature is None and memory_max_tokens is None:
-        memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
-        return task, memory
-    own = dict(temperature=choose["temperature"] if memory_temperature is None else memory_temperature,
-               max_tokens=args.max_tokens if memory_max_tokens is None else memory_max_tokens)
-    memory = resolve(args.memory_lm, **{**choose, **own}) if args.memory_lm else with_generation(task, **own)
-    return task, memory
-
-
-def retry_policy(args: argparse.Namespace) -> RetryPolicy:
-    return RetryPolicy(retries=args.lm_retries, backoff=getattr(args, "backoff", 1.0))
+        add(run, "--no-report")
 
 
 def check_out_path(path: Path | None, flag: str = "--out") -> None:
@@ -179,21 +225,9 @@ def check_out_path(path: Path | None, flag: str = "--out") -> None:
         raise UsageError(f"{flag} {path} is a file, not a directory")
 
 
-def publish(run_dir: Path, results: dict, table: str, *, report: bool = True) -> None:
-    """Save a finished run's ``results.json``, print its ``table``, write its report, say where it all is."""
-    from .report import write_run_report  # matplotlib: only once there is something to plot
-
-    write_json(run_dir / "results.json", results)
-    print(table)
-    if report:
-        print(f"report: {write_run_report(run_dir)}")
-    print(f"\nrun directory: {run_dir}")
-
-
 def run_cli(command: Callable[[], int], *, bad_input: tuple[type[BaseException], ...] = (),
             continue_hint: str = "rerun the same command to continue") -> int:
-    """Run a CLI ``command``: bad input prints one line and exits 2, a stopped run exits 1 (its work kept),
-    Ctrl-C exits 130."""
+    """Run a command: bad input prints one line and exits 2, a stopped run exits 1 (its work kept), Ctrl-C exits 130."""
     try:
         return command()
     except (UsageError, LMConfigError, *bad_input) as exc:
@@ -205,3 +239,19 @@ def run_cli(command: Callable[[], int], *, bad_input: tuple[type[BaseException],
     except KeyboardInterrupt:
         print(f"interrupted; {continue_hint}", file=sys.stderr)
         return 130
+
+
+def log_to_stderr() -> None:
+    """The library's progress messages (``logging`` under ``memreason``) as plain lines on stderr, once per process."""
+    logger = logging.getLogger("memreason")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        logger.addHandler(_Stderr())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+class _Stderr(logging.Handler):
+    """A record's message on whatever ``sys.stderr`` is when it is emitted."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(self.format(record), file=sys.stderr)

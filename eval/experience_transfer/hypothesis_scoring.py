@@ -22,7 +22,7 @@ import dspy
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel
 
-from .metrics import HypothesisScore, hypothesis_f1, hypothesis_match_f1
+from ..metrics import HypothesisScore, hypothesis_f1, hypothesis_match_f1
 
 F1_MODES = ("parse", "interpret", "judge")
 
@@ -56,7 +56,7 @@ def score_hypotheses(
 
 def score_rules(rules: Sequence[Any], data: ExperienceTransferLevel) -> HypothesisScore:
     """``hypothesis_f1`` of structured rules (``hdr_grounded``'s), read exactly: no parser, no LM."""
-    from memreason.programs.rule_check import implications
+    from memreason.programs.hdr.rule_check import implications
 
     combinations, truth = scored_combinations(data)
     return hypothesis_f1(implications(list(rules), combinations), truth)
@@ -70,7 +70,7 @@ def score_mode(record: dict[str, Any], mode: str = "parse") -> str:
 def memory_score(record: dict[str, Any], data: ExperienceTransferLevel, mode: str = "parse", lm: Any = None) -> HypothesisScore:
     """The F1 of one memory record: its structured ``rules`` when it keeps them (any mode), else its hypotheses read by ``mode``."""
     if score_mode(record) == "rules":
-        from memreason.programs.rule_check import rules_from_record
+        from memreason.programs.hdr.rule_check import rules_from_record
 
         return score_rules(rules_from_record(record), data)
     return score_hypotheses(list(record.get("hypotheses", [])), data, mode, lm)

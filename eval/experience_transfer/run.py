@@ -37,13 +37,13 @@ from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
 from .hypothesis_scoring import memory_score, score_mode
-from .loop import run_each
-from .metrics import accuracy, mean_std
-from .resume import read_examples
-from .runs import JsonlWriter, read_json, write_json
-from .session import RunSession
-from .traces import TraceStore, example_unit, memory_unit
-from .usage import UsageTally
+from ..harness.loop import run_each
+from ..metrics import accuracy, mean_std
+from ..harness.resume import read_examples
+from ..harness.runs import JsonlWriter, read_json, write_json
+from ..harness.session import RunSession
+from ..harness.traces import TraceStore, example_unit, memory_unit
+from ..harness.usage import UsageTally
 
 MODALITIES = ("text", "image")
 

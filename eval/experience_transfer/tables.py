@@ -1,11 +1,11 @@
-"""``python -m eval table2|table3|table4|table5``: the HDR paper's tables, run and printed in its shape.
+"""The HDR paper's tables (``python -m eval table2|table3|table4|table5``), run and printed in its shape.
 
     python -m eval table2 --levels 1,2,3 --lm openai/gpt-4o,embedded --runs 3
     python -m eval table3 --levels 1,2 --rows hdr,episodic_cot
     python -m eval table4 --memory-lms gemini/gemini-2.5-flash,openai/gpt-4o --lm openai/gpt-4o
     python -m eval table5 --levels 1,2,3 --memory-lm embedded
 
-A table is a grid of *cells*; a cell is one ordinary evaluation (``python -m eval <program>``)
+A table is a grid of *cells*; a cell is one ordinary evaluation (:func:`run_cell`, what ``python -m eval <program>`` runs)
 kept in ``<out>/cells/<program>-L<level>-<lm>...``. A cell that finished is read back, never
 rerun, so tables share work (Table 5 reads the HDR memory of a Table 3 cell), and a table that
 was stopped picks up where it was: rerunning the same command finishes the missing cells.
@@ -16,26 +16,29 @@ Each table is printed and saved as ``<out>/<table>.md`` and ``<out>/<table>.json
 
 from __future__ import annotations
 
-import argparse
+import logging
 import re
-import shlex
-import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memreason.datasets.experience_transfer import RuleTable, RuleTableError
+from memreason.datasets.experience_transfer import RuleTable
 from memreason.lm import resolve_lm
 from memreason.programs import PROGRAMS
 
-from .experience_transfer import ExperienceTransferConfig, memorize
+from ..harness.errors import UsageError
+from ..harness.options import Options
+from ..harness.runs import use_response_cache, write_json
+from ..harness.tuned import TunedError, reader_knobs, state_digest
+from ..metrics import mean_std
+from .evaluate import EvaluateOptions, run_cell
 from .hypothesis_scoring import F1_MODES, memory_f1
-from .metrics import mean_std
-from .options import Parser, parse_levels, run_cli, temperature, whole
-from .runs import use_response_cache, write_json
-from .tracking import add_mlflow_option, check_mlflow, store_uri, tracking
-from .tuned import TunedError, reader_knobs, state_digest
+from .run import ExperienceTransferConfig, memorize
+
+__all__ = ["TABLES", "Row", "TableError", "TableOptions", "TableSpec", "cell_name", "render_markdown", "reproduce", "run_table"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -111,61 +114,37 @@ EXTRA_MARKS = {"table5": {"direct_hypothesis": (False, False), "two_stage": (Tru
                           "hdr_grounded": (True, True)}}
 
 
-class TableError(Exception):
+class TableError(UsageError):
     """Input the user can fix, or a cell that failed; one line, exit code 2."""
 
 
-def build_parser(table: str) -> argparse.ArgumentParser:
-    parser = Parser(prog=f"python -m eval {table}", description=TABLES[table].title)
-    parser.add_argument("table", choices=list(TABLES))
-    parser.add_argument("--levels", default="1,2,3", help="comma-separated levels (default 1,2,3)")
-    parser.add_argument("--rows", help="comma-separated programs to use as rows (default: the paper's rows)")
-    if table == "table4":
-        parser.add_argument("--memory-lms", required=True, help="comma-separated memory LMs, one row each")
-        parser.add_argument("--lm", help="the fixed task LM (default: embedded)")
-    elif table == "table5":
-        parser.add_argument("--memory-lm", help="the LM that builds the memories (default: embedded)")
-        parser.add_argument("--f1", default="parse", help=f"how hypotheses are read: {', '.join(F1_MODES)} (default parse)")
-        parser.add_argument("--judge-lm", help="LM for --f1 interpret|judge (default: the memory LM)")
-    else:
-        parser.add_argument("--lm", help="comma-separated task LMs, one column group each (default: embedded)")
-        parser.add_argument("--memory-lm", help="LM for memory building (default: each task LM)")
-    parser.add_argument("--runs", type=whole("--runs"), default=1, help="repetitions per cell (mean and std)")
-    parser.add_argument("--limit", type=whole("--limit"), help="first N test scenes per cell")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rules", type=Path, help="a rule table as JSON (default: the HDR paper's Table 1)")
-    if table != "table5":
-        parser.add_argument("--per-object", action="store_true",
-                            help="every row's reasoner labels each object and the count is computed in code")
-        parser.add_argument("--retrieve-k", type=whole("--retrieve-k"), metavar="K",
-                            help="with --per-object: each object labelled in its own call, against its K nearest memory entries")
-    parser.add_argument("--program-state", action="append", default=[], metavar="PROGRAM=STATE.json",
-                        help="a DSPy state loaded into that row's program, e.g. a compiled consolidator "
-                             "(hdr=runs/compiled/.../program.json); repeatable, one per row")
-    parser.add_argument("--threads", type=whole("--threads"), default=1, help="scenes answered in parallel in each cell")
-    parser.add_argument("--api-base", help="base URL for a self-hosted OpenAI-compatible server")
-    parser.add_argument("--temperature", type=temperature, default=0.0, help="sampling temperature of LM calls (default 0)")
-    parser.add_argument("--max-tokens", type=whole("--max-tokens"), help="generation cap per call")
-    parser.add_argument("--out", type=Path, default=Path("runs/tables"), help="where cells and tables go (default runs/tables)")
-    parser.add_argument("--no-progress", action="store_true")
-    add_mlflow_option(parser, store="mlflow.db in --out's parent, runs/ by default; "
-                              "one run for the table, a nested run per cell it evaluates")
-    return parser
+@dataclass(kw_only=True)
+class TableOptions(Options):
+    """What a table asks for (``python -m eval table2..table5``): its rows, levels, LMs and the cells' options."""
 
-
-def main(argv: list[str]) -> int:
-    def command() -> int:
-        if not argv or argv[0] not in TABLES:
-            raise TableError(f"choose a table: {', '.join(TABLES)}")
-        args = build_parser(argv[0]).parse_args(argv)
-        check_mlflow(args)
-        if args.mlflow is not None:  # the cells log to the table's store
-            args.mlflow = store_uri(args.mlflow, args.out.resolve().parent)
-        with tracking(args, args.out, name=args.table, params=vars(args), artifacts=(f"{args.table}.md", f"{args.table}.json")):
-            print(reproduce(args, command="python -m eval " + shlex.join(argv)))
-        return 0
-
-    return run_cli(command, bad_input=(TableError, RuleTableError), continue_hint="rerun the same command to finish the missing cells")
+    table: str
+    levels: list[int] = field(default_factory=lambda: [1, 2, 3])
+    rows: str | None = None  # comma-separated programs (None: the paper's rows)
+    lm: str | None = None  # comma-separated task LMs, one column group each (table4: the one task LM)
+    memory_lm: str | None = None
+    memory_lms: str | None = None  # table4: comma-separated memory LMs, one row each
+    f1: str = "parse"  # table5: how hypotheses are read
+    judge_lm: str | None = None
+    runs: int = 1
+    limit: int | None = None
+    seed: int = 0
+    rules: Path | None = None
+    per_object: bool = False
+    retrieve_k: int | None = None
+    program_state: list[str] = field(default_factory=list)  # PROGRAM=STATE.json
+    threads: int = 1
+    api_base: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    out: Path = Path("runs/tables")
+    no_progress: bool = False
+    mlflow: str | None = None
+    states: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)  # program: (state path, sha256)
 
 
 # -- planning --------------------------------------------------------------------------------
@@ -196,7 +175,7 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
 
 
-def cell_name(program: str, level: int, task: str, memory: str, args: argparse.Namespace) -> str:
+def cell_name(program: str, level: int, task: str, memory: str, args: TableOptions) -> str:
     """A cell's directory name: everything that changes its result, defaults left out."""
     name = f"{program}-L{level}-{slug(task)}"
     if memory != task:
@@ -220,10 +199,10 @@ def cell_name(program: str, level: int, task: str, memory: str, args: argparse.N
 # -- running ---------------------------------------------------------------------------------
 
 
-def reproduce(args: argparse.Namespace, command: str) -> str:
+def reproduce(args: TableOptions, command: str) -> str:
     """Run the missing cells of ``args.table``, then write and return its Markdown."""
     spec = TABLES[args.table]
-    levels, rows = parse_levels(args.levels), _rows(spec, args.rows)
+    levels, rows = list(args.levels), _rows(spec, args.rows)
     if args.rules is not None:
         RuleTable.from_json(args.rules)  # a bad rules file fails now, in one line
     title = spec.title + (", per-object reasoning" if getattr(args, "per_object", False) else "") + (
@@ -248,7 +227,7 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
     todo = [(row, memory, level, lm) for row, memory in plan for level in levels for lm in column_lms]
     out_rows: list[dict[str, Any]] = []
     for i, (row, memory, level, lm) in enumerate(todo, 1):
-        print(f"[{i}/{len(todo)}] {row.program} L{level} {lm}", file=sys.stderr, flush=True)
+        log.info("[%d/%d] %s L%d %s", i, len(todo), row.program, level, lm)
         if spec.value == "f1":
             cell = _f1_cell(row.program, level, lm, cells_dir, args)
         else:
@@ -274,39 +253,24 @@ def reproduce(args: argparse.Namespace, command: str) -> str:
     return markdown
 
 
-def _check_lms(specs: set[str], args: argparse.Namespace) -> None:
+def _check_lms(specs: set[str], args: TableOptions) -> None:
     """Fail on an unknown LM or a missing key before any cell runs (hours may follow)."""
     for spec in specs:
         resolve_lm(spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
 
 
-def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: Path, args) -> dict[str, Any]:
-    """Evaluate one (program, level, LMs) cell through the ordinary CLI, or read it back."""
-    from .cli import main as evaluate
-
+def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: Path, args: TableOptions) -> dict[str, Any]:
+    """Evaluate one (program, level, LMs) cell with :func:`run_cell`, or read it back."""
     directory = cells_dir / cell_name(program, level, task, memory, args)
     if not (directory / "results.json").exists():
-        argv = [program, "--level", str(level), "--lm", task, "--runs", str(args.runs), "--seed", str(args.seed),
-                "--threads", str(args.threads), "--temperature", str(args.temperature), "--out", str(directory)]
-        if memory != task:
-            argv += ["--memory-lm", memory]
-        for flag, value in (("--limit", args.limit), ("--api-base", args.api_base), ("--max-tokens", args.max_tokens),
-                            ("--rules", args.rules)):
-            if value is not None:
-                argv += [flag, str(value)]
-        if args.per_object:
-            argv.append("--per-object")
-        if getattr(args, "retrieve_k", None) is not None:
-            argv += ["--retrieve-k", str(args.retrieve_k)]
-        if program in args.states:
-            argv += ["--program-state", args.states[program][0]]
-        if args.no_progress:
-            argv.append("--no-progress")
-        if getattr(args, "mlflow", None) is not None:
-            argv += ["--mlflow", args.mlflow]
-        code = evaluate(argv)
-        if code != 0:
-            raise TableError(f"cell {directory} failed (exit {code}); rerun the same command to resume it")
+        state = args.states.get(program)
+        run_cell(EvaluateOptions(
+            program=program, level=level, lm=task, memory_lm=memory if memory != task else None, runs=args.runs,
+            seed=args.seed, threads=args.threads, temperature=args.temperature, out=directory, limit=args.limit,
+            api_base=args.api_base, max_tokens=args.max_tokens, rules=str(args.rules) if args.rules else None,
+            per_object=args.per_object, retrieve_k=args.retrieve_k, program_state=Path(state[0]) if state else None,
+            no_progress=args.no_progress, mlflow=args.mlflow,
+        ))
     results = _read_json(directory / "results.json")
     accuracy = results["accuracy"]
     return {
@@ -315,7 +279,7 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
     }
 
 
-def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args) -> dict[str, Any]:
+def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args: TableOptions) -> dict[str, Any]:
     """Hypothesis F1 of the memories ``program`` builds at ``level``, one per run.
 
     A finished accuracy cell with the same memory LM lends its memories; otherwise the
@@ -354,7 +318,7 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args) -> di
     }
 
 
-def _build_memories(program: str, data, memory_spec: str, directory: Path, runs: list[int], args) -> None:
+def _build_memories(program: str, data, memory_spec: str, directory: Path, runs: list[int], args: TableOptions) -> None:
     memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
     directory.mkdir(parents=True, exist_ok=True)
     use_response_cache(directory / "dspy_cache")
@@ -432,3 +396,15 @@ def _format(cell: dict[str, Any] | None, value: str) -> str:
     if cell.get("std"):
         text += f" ± {cell['std']:.1f}" if value == "accuracy" else f" ± {cell['std']:.2f}"
     return text
+
+
+def run_table(options: TableOptions, command: str) -> str:
+    """Run the missing cells of ``options.table`` (tracked in MLflow with ``options.mlflow``): its Markdown."""
+    from ..harness.tracking import check_mlflow, store_uri, tracking
+
+    check_mlflow(options)
+    if options.mlflow is not None:  # the cells log to the table's store
+        options.mlflow = store_uri(options.mlflow, options.out.resolve().parent)
+    with tracking(options, options.out, name=options.table, params=options.as_dict(),
+                  artifacts=(f"{options.table}.md", f"{options.table}.json")):
+        return reproduce(options, command)

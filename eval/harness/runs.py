@@ -15,7 +15,6 @@ resumed run's results equal an uninterrupted run's: compare them with :func:`com
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import threading
@@ -24,7 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memreason.programs.atomic_file import write_atomically
+from memreason.programs.shared.atomic_file import write_atomically
+
+from .options import Options
 
 # What depends on the process that produced the results (timings, threads, resumption).
 TIMING_KEYS = ("wall_seconds", "execution")
@@ -54,12 +55,11 @@ class RunConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, args: argparse.Namespace, harness: Any, *, lm: str | None = None, memory_lm: str | None = None,
+    def of(cls, options: Options, harness: Any, *, lm: str | None = None, memory_lm: str | None = None,
            **extra: Any) -> "RunConfig":
-        """The config of a run started from ``args`` (models default to what the options name)."""
-        options = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-        lm = lm or args.lm or "embedded"
-        return cls(harness, lm, memory_lm or getattr(args, "memory_lm", None) or lm, options, extra)
+        """The config of a run started with ``options`` (models default to what the options name)."""
+        lm = lm or getattr(options, "lm", None) or "embedded"
+        return cls(harness, lm, memory_lm or getattr(options, "memory_lm", None) or lm, options.as_dict(), extra)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.options, **asdict(self.harness), "lm": self.lm, "memory_lm": self.memory_lm, **self.extra}

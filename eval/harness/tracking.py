@@ -4,9 +4,8 @@
     python -m eval hdr --level 1 --mlflow http://localhost:5000    # any MLflow tracking URI (or a .db file path)
     mlflow ui --backend-store-uri sqlite:///runs/mlflow.db
 
-What a CLI does with it:
+What a command does with it (``args`` is any options object with ``mlflow``):
 
-    add_mlflow_option(parser)                  # --mlflow [URI]
     check_mlflow(args)                         # before any model work: UsageError when MLflow is not installed
     with tracking(args, run_dir, name=run_dir.name, params=config):   # a no-op without --mlflow
         results = evaluate(...)
@@ -23,28 +22,19 @@ with artifacts beside it (``mlartifacts/``), so nothing lands in ``./mlruns``.
 
 from __future__ import annotations
 
-import argparse
 import json
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from .options import UsageError
+from .errors import UsageError
 
 EXPERIMENT = "memreason"
 RUN_ARTIFACTS = ("report.md", "*.png", "results.json", "config.json")
 REMOTE = ("http://", "https://", "databricks")
 
 
-def add_mlflow_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *,
-                      store: str = "mlflow.db in the run directory's parent, runs/ by default") -> None:
-    """``--mlflow [URI]``: bare, a SQLite store (``store`` says where, for the help); else any tracking URI or file path."""
-    parser.add_argument("--mlflow", nargs="?", const="", metavar="URI",
-                        help=f"track the run in MLflow: params, metrics, artifacts, a trace per DSPy call (bare: {store}; "
-                             f"or a tracking URI such as http://host:5000, or a .db path); needs pip install -e '.[mlflow]'")
-
-
-def check_mlflow(args: argparse.Namespace) -> None:
+def check_mlflow(args: Any) -> None:
     """Refuse ``--mlflow`` in one line when MLflow is not installed (call before any model work)."""
     if getattr(args, "mlflow", None) is None:
         return
@@ -77,7 +67,7 @@ def artifact_root(uri: str, home: Path) -> str | None:
 
 
 @contextmanager
-def tracking(args: argparse.Namespace, run_dir: Path, *, name: str | None = None, params: dict[str, Any] | None = None,
+def tracking(args: Any, run_dir: Path, *, name: str | None = None, params: dict[str, Any] | None = None,
              artifacts: tuple[str, ...] = RUN_ARTIFACTS) -> Iterator[Any]:
     """An MLflow run around the body when ``args.mlflow`` is set (yields it), nothing otherwise (yields None).
 

@@ -1,0 +1,190 @@
+"""One ARC evaluation from its options to its run directory: what ``python -m eval <arc program>`` does.
+
+    options = ArcEvalOptions(program="arcmemo_ps", split="val100", memory="ps.json", limit=10)
+    outcome = run_arc(options)        # the same options again continue the run; another config is refused
+
+Rerunning into the same ``out`` with the same config continues the run: finished tasks are
+kept, memory is restored from its snapshots, LM answers come back from the run's DSPy cache
+(or the one ``cache`` names). A different config is refused (:class:`RunDirError`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memreason.datasets.arc import SPLITS
+from memreason.programs import PROGRAMS, build_program
+from memreason.programs.arcmemo.memory_file import MemoryFileError
+
+from ..harness.errors import UsageError
+from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, resolve_lms, retry_policy
+from ..harness.options import RunOptions
+from ..harness.publish import save_results
+from ..harness.resume import RunDirError, check_same_config, read_config
+from ..harness.runs import RunConfig, new_run_dir, use_response_cache
+from ..harness.tracking import check_mlflow, tracking
+from ..harness.tuned import as_paths, config_knobs, state_digest
+from . import sandbox
+from .config import KNOB_FIELDS, ArcConfig
+from .run import evaluate_arc
+
+__all__ = ["DEFAULTS", "IDENTITY", "MEMORY_GENERATION", "ArcEvalOptions", "ArcOutcome", "arc_programs", "open_run_dir",
+           "run_arc", "split_name"]
+
+log = logging.getLogger(__name__)
+
+# What decides an ARC run's results (checked when a run directory is continued), with the
+# defaults of configs saved before a key existed; the rest (threads, LM retries, the cache,
+# the server's address) only decides how it runs.
+IDENTITY = ("program", "split", "tasks", "task_ids", "limit", "memory", "attempts", "retries", "top_k", "continual_every",
+            "write_gate", "cot", "modality", "temperature", "timeout", "runs", "lm", "memory_lm", "max_tokens", "knobs",
+            "program_state_sha256",  # the content of --program-state (demos, instructions), not its path
+            "retry_mode", "reselect", "reselect_k", "memory_temperature", "memory_max_tokens")
+# Before --memory-temperature and --memory-max-tokens, memory calls ran at temperature 0 with the solver's --max-tokens (None).
+MEMORY_GENERATION = {"memory_temperature": 0.0, "memory_max_tokens": None}
+DEFAULTS: dict[str, Any] = {"split": "val100", "attempts": 2, "retries": 0, "write_gate": "train", "cot": False,
+                            "modality": "text", "temperature": 0.7, "timeout": 4.0, "runs": 1, "knobs": {},
+                            "retry_mode": "inline", "reselect": False, "reselect_k": None, **MEMORY_GENERATION}
+
+
+def arc_programs() -> list[str]:
+    return [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
+
+
+@dataclass(kw_only=True)
+class ArcOptions(RunOptions):
+    """What ARC's commands share: the tasks, the solver, and the memory role's generation settings."""
+
+    split: str = "val100"
+    tasks: list[str] | None = None
+    limit: int | None = None
+    attempts: int = 2
+    retries: int = 0
+    cot: bool = False
+    temperature: float = 0.7
+    timeout: float = 4.0
+    memory_temperature: float | None = MEMORY_TEMPERATURE
+    memory_max_tokens: int | None = MEMORY_MAX_TOKENS
+
+
+@dataclass(kw_only=True)
+class ArcEvalOptions(ArcOptions):
+    """What one ARC evaluation asks for (``python -m eval <arc program>``)."""
+
+    program: str
+    memory: str | None = None
+    top_k: int | None = None
+    continual_every: int | None = None
+    write_gate: str = "train"
+    modality: str = "text"
+    retry_mode: str = "inline"
+    reselect: bool = False
+    reselect_k: int | None = None
+    runs: int = 1
+    config: Path | None = None
+    program_state: Path | None = None
+
+
+@dataclass
+class ArcOutcome:
+    run_dir: Path
+    results: dict[str, Any]
+    report: Path | None = None
+
+
+def split_name(split: str) -> str:
+    """A split's name in a run's name: the directory's own name for a directory of task files."""
+    return split if split in SPLITS else Path(split).name
+
+
+def check_run_dir(run_dir: Path | None, requested: dict[str, Any], keys: tuple[str, ...], flag: str) -> bool:
+    """Whether ``run_dir`` holds this run already (to be continued); raises on another run's directory."""
+    if run_dir is not None and (run_dir / "config.json").exists():
+        check_same_config(read_config(run_dir), requested, run_dir, keys=keys, defaults=DEFAULTS)
+        return True
+    if run_dir is not None and (run_dir / "examples.jsonl").exists():
+        raise RunDirError(f"{run_dir} holds examples but no config.json; choose another {flag}")
+    return False
+
+
+def open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
+    run_dir = path or new_run_dir(Path("runs"), name)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    use_response_cache(cache or run_dir / "dspy_cache")  # with the run (or where the user says), never in the home directory
+    return run_dir
+
+
+def run_arc(options: ArcEvalOptions) -> ArcOutcome:
+    """Evaluate ``options.program`` on its ARC tasks (or continue the run in ``options.out``)."""
+    if options.program not in arc_programs():
+        raise UsageError(f"unknown ARC program {options.program!r}; choose from: {', '.join(arc_programs())}")
+    check_mlflow(options)
+    if options.out is not None and options.out.exists() and not options.out.is_dir():
+        raise UsageError(f"--out {options.out} is a file, not a directory")
+    knobs = _config_knobs(options)
+    config = ArcConfig(
+        program=options.program, split=options.split, tasks=options.tasks, limit=options.limit, memory=options.memory,
+        attempts=options.attempts, retries=options.retries, top_k=options.top_k, continual_every=options.continual_every,
+        write_gate=options.write_gate, cot=options.cot, modality=options.modality, temperature=options.temperature,
+        retry_mode=options.retry_mode, reselect=options.reselect, reselect_k=options.reselect_k,
+        runs=options.runs, threads=options.threads, knobs=knobs,
+        program_state=str(options.program_state) if options.program_state else None,
+    )
+    if config.memory_format is None and (options.continual_every or options.top_k):
+        raise UsageError(f"{options.program} keeps no memory: --continual-every and --top-k do not apply")
+    if (options.reselect or options.reselect_k) and options.program not in ("arcmemo_oe", "arcmemo_ps"):
+        raise UsageError(f"{options.program} does not select concepts: --reselect and --reselect-k do not apply")
+    if options.reselect_k and not options.reselect:
+        raise UsageError("--reselect-k needs --reselect")
+    if options.retry_mode == "passes" and not options.retries:
+        log.warning("note: --retry-mode passes with --retries 0 runs only the first pass")
+    digest = _check_state(config, options.program_state)
+    tasks = config.load_tasks()  # bad splits, ids and files fail here, before any model loads
+    try:
+        memory_store = config.load_memory()
+    except ValueError as exc:
+        if isinstance(exc, MemoryFileError):
+            raise
+        raise UsageError(str(exc)) from None
+    tuned = dict(task_ids=[t.id for t in tasks], knobs=knobs, program_state_sha256=digest)
+    continuing = check_run_dir(options.out, RunConfig.of(options, config, **tuned).to_json(), IDENTITY, "--out")  # before any model loads
+    task, memory = resolve_lms(options, temperature=0.0, memory_temperature=options.memory_temperature,
+                               memory_max_tokens=options.memory_max_tokens)
+    if options.modality == "image" and memory.local:
+        raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")
+    run_dir = open_run_dir(options.out, f"{options.program}-{split_name(options.split)}", options.cache)
+    if continuing:
+        log.info("continuing the run in %s", run_dir)
+    else:
+        RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
+    with tracking(options, run_dir):
+        with sandbox.make_sandbox(max(1, min(options.threads, 4)), options.timeout) as box:
+            results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=box,
+                                   progress=not options.no_progress, tasks=tasks, initial_memory=memory_store,
+                                   policy=retry_policy(options), max_errors=options.max_errors,
+                                   retry_failed=options.retry_failed)
+        report = save_results(run_dir, results, report=not options.no_report)
+    return ArcOutcome(run_dir, results, report)
+
+
+def _config_knobs(options: ArcEvalOptions) -> dict[str, Any]:
+    """Apply ``config``'s knobs: those named like an option (``KNOB_FIELDS``) set it; the others are returned,
+    for the program's constructor."""
+    as_paths(options)
+    knobs = config_knobs(options.config, options.program)
+    for name in KNOB_FIELDS:
+        if name in knobs:
+            setattr(options, name, knobs.pop(name))
+    return knobs
+
+
+def _check_state(config: ArcConfig, state: Path | None) -> str | None:
+    """Build the program with ``config``'s knobs and load ``state`` into it: its sha256, or None without one."""
+    try:
+        program = build_program(config.program, **config.program_knobs(0))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{config.program} does not take these knobs {config.knobs}: {exc}") from None
+    return state_digest(program, config.program, state)

@@ -1,0 +1,76 @@
+"""The command-line layer of ``python -m eval`` (``memreason-eval`` anywhere): one root parser, one subcommand each.
+
+    python -m eval <program> ...                      evaluate an Experience-Transfer program (evaluate.py)
+    python -m eval table2|table3|table4|table5 ...    reproduce an HDR paper table (tables.py)
+    python -m eval <arc program>|build_memory|arc_table ...   ARC / ArcMemo (arc.py)
+    python -m eval demo                               memory side by side on the first 20 Level-1 scenes (demo.py)
+    python -m eval show RUN_DIR ...                   look inside a run: memory, LM calls, answers (show.py)
+    python -m eval report RUN_DIR ...                 compare runs in one report with plots (report.py)
+    python -m eval --resume RUN_DIR                   continue a run with its saved config
+
+Each subcommand turns its arguments into typed options (``XOptions.from_args``) and calls one
+library function; nothing below this package sees the parser's namespace.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from memreason.datasets.arc import ArcDataError
+from memreason.datasets.experience_transfer import RuleTableError
+from memreason.eval.harness.errors import UsageError
+from memreason.eval.harness.resume import RunDirError, read_config, resumed_program
+from memreason.eval.harness.tuned import TunedError
+from memreason.eval.report import ReportError
+from memreason.programs.arcmemo.memory_file import MemoryFileError
+
+from . import arc, demo, evaluate, report, show, tables
+from .options import Parser, log_to_stderr, run_cli
+
+__all__ = ["build_parser", "log_to_stderr", "main", "run"]
+
+# The errors a user can fix: one line on stderr, exit code 2.
+BAD_INPUT = (RuleTableError, RunDirError, TunedError, ArcDataError, MemoryFileError, ReportError)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="python -m eval", description="Evaluate memory-for-reasoning programs (HDR, ArcMemo), "
+                                                       "reproduce the papers' tables, look inside runs.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for module in (evaluate, arc, tables, demo, show, report):
+        module.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit code (0 done, 1 a run stopped with its work kept, 2 bad input, 130 interrupted)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    log_to_stderr()
+    parser = build_parser()
+
+    def parse():
+        saved = resumed_program(argv)  # python -m eval --resume RUN_DIR: the run's own program decides the command
+        if argv and argv[0].startswith("--resume") and saved is None:
+            where = Path(argv[0].partition("=")[2] or (argv[1] if len(argv) > 1 else ""))
+            if where.is_dir():
+                read_config(where)  # raises, saying what the directory lacks
+            raise RunDirError(f"--resume {where}: no such run directory")
+        args = parser.parse_args([saved, *argv] if saved else argv)
+        if args.command is None:
+            raise UsageError("name a command (python -m eval --help lists them) or --resume RUN_DIR")
+        return args
+
+    parsed: list = []
+    code = run_cli(lambda: parsed.append(parse()) or 0, bad_input=BAD_INPUT)
+    if code or not parsed:
+        return code
+    args = parsed[0]
+    args.argv = argv
+    return run_cli(lambda: args.handler(args), bad_input=BAD_INPUT,
+                   continue_hint=getattr(args, "continue_hint", "rerun the same command to continue"))
+
+
+def run() -> None:
+    """The ``memreason-eval`` console script."""
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,70 @@
+"""``python -m eval table2|table3|table4|table5``: the HDR paper's tables, run and printed in its shape.
+
+    python -m eval table2 --levels 1,2,3 --lm openai/gpt-4o,embedded --runs 3
+    python -m eval table3 --levels 1,2 --rows hdr,episodic_cot
+    python -m eval table4 --memory-lms gemini/gemini-2.5-flash,openai/gpt-4o --lm openai/gpt-4o
+    python -m eval table5 --levels 1,2,3 --memory-lm embedded
+
+Finished cells are read back, never rerun: the same command again finishes a stopped table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from memreason.eval.experience_transfer.hypothesis_scoring import F1_MODES
+from memreason.eval.experience_transfer.tables import TABLES, TableOptions, run_table
+
+from .options import Parser, add
+
+__all__ = ["register"]
+
+HINT = "rerun the same command to finish the missing cells"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    for name, spec in TABLES.items():
+        parser = commands.add_parser(name, help=spec.title.split(":")[0] + " of the HDR paper", description=spec.title)
+        _options(parser, name)
+        parser.set_defaults(table=name, handler=run, continue_hint=HINT)
+
+
+def _options(parser: Parser, table: str) -> None:
+    add(parser, "--levels")
+    parser.add_argument("--rows", help="comma-separated programs to use as rows (default: the paper's rows)")
+    if table == "table4":
+        parser.add_argument("--memory-lms", required=True, help="comma-separated memory LMs, one row each")
+        add(parser, "--lm", help="the fixed task LM (default: embedded)")
+    elif table == "table5":
+        add(parser, "--memory-lm", help="the LM that builds the memories (default: embedded)")
+        parser.add_argument("--f1", default="parse", choices=F1_MODES, help="how hypotheses are read (default parse)")
+        parser.add_argument("--judge-lm", help="LM for --f1 interpret|judge (default: the memory LM)")
+    else:
+        add(parser, "--lm", help="comma-separated task LMs, one column group each (default: embedded)")
+        add(parser, "--memory-lm", help="LM for memory building (default: each task LM)")
+    add(parser, "--runs", help="repetitions per cell (mean and std)")
+    add(parser, "--limit", help="first N test scenes per cell")
+    add(parser, "--seed")
+    add(parser, "--rules", type=Path)
+    if table != "table5":
+        add(parser, "--per-object", help="every row's reasoner labels each object and the count is computed in code")
+        add(parser, "--retrieve-k", help="with --per-object: each object labelled in its own call, against its K nearest memory entries")
+    add(parser, "--program-state", type=str, action="append", default=[], metavar="PROGRAM=STATE.json",
+        help="a DSPy state loaded into that row's program, e.g. a compiled consolidator "
+             "(hdr=runs/compiled/.../program.json); repeatable, one per row")
+    add(parser, "--threads", help="scenes answered in parallel in each cell")
+    add(parser, "--api-base")
+    add(parser, "--temperature")
+    add(parser, "--max-tokens")
+    add(parser, "--out", default=TableOptions.__dataclass_fields__["out"].default,
+        help="where cells and tables go (default runs/tables)")
+    add(parser, "--no-progress")
+    add(parser, "--mlflow", help="track the table in MLflow (bare: mlflow.db in --out's parent, runs/ by default; "
+                                 "one run for the table, a nested run per cell it evaluates)")
+
+
+def run(args: argparse.Namespace) -> int:
+    print(run_table(TableOptions.from_args(args), command="python -m eval " + shlex.join(args.argv)))
+    return 0

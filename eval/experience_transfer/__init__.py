@@ -1,0 +1,10 @@
+"""The HDR paper's Experience-Transfer task: evaluate a program (:func:`run_cell`), the paper's tables
+(:func:`run_table`), the demo (:func:`run_demo`), and hypothesis scoring."""
+
+from .demo import DemoOptions, run_demo
+from .evaluate import Cell, EvaluateOptions, run_cell, summary_table
+from .run import ExperienceTransferConfig, evaluate_experience_transfer, level_episodes
+from .tables import TABLES, TableOptions, run_table
+
+__all__ = ["TABLES", "Cell", "DemoOptions", "EvaluateOptions", "ExperienceTransferConfig", "TableOptions",
+           "evaluate_experience_transfer", "level_episodes", "run_cell", "run_demo", "run_table", "summary_table"]

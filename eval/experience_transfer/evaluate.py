@@ -1,0 +1,146 @@
+"""One Experience-Transfer evaluation from its options to its run directory: what ``python -m eval <program>`` does.
+
+    options = EvaluateOptions(program="hdr", level=2, lm="openai/gpt-4o-mini", threads=8, out=Path("runs/hdr-L2"))
+    cell = run_cell(options)          # the same options again continue the run; another config is refused
+    print(summary_table([cell.results]), cell.run_dir)
+
+A run directory that already holds a run with the same config is continued, never
+overwritten: finished examples are kept, the saved memory is restored, and LM answers come
+back from the run's DSPy cache (or the project cache ``cache`` names). The tables and the
+demo call :func:`run_cell` once per cell.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memreason.programs import PROGRAMS
+
+from ..harness.errors import UsageError
+from ..harness.lms import resolve_lms, retry_policy
+from ..harness.options import RunOptions
+from ..harness.publish import save_results
+from ..harness.resume import RunDirError, check_same_config, read_config
+from ..harness.runs import RunConfig, new_run_dir, use_response_cache
+from ..harness.tracking import check_mlflow, tracking
+from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
+from .run import ExperienceTransferConfig, evaluate_experience_transfer
+
+__all__ = ["Cell", "EvaluateOptions", "experience_transfer_programs", "run_cell", "summary_table"]
+
+log = logging.getLogger(__name__)
+
+
+def experience_transfer_programs() -> list[str]:
+    return [name for name, spec in PROGRAMS.items() if spec.task == "experience_transfer"]
+
+
+@dataclass(kw_only=True)
+class EvaluateOptions(RunOptions):
+    """What one evaluation of an Experience-Transfer program asks for (``python -m eval <program>``)."""
+
+    program: str
+    level: int
+    modality: str = "text"
+    rules: str | None = None
+    limit: int | None = None
+    seed: int = 0
+    runs: int = 1
+    config: Path | None = None  # a best.json whose "knobs" build the program
+    program_state: Path | None = None  # a DSPy state loaded into the program
+    per_object: bool = False
+    retrieve_k: int | None = None
+
+
+@dataclass
+class Cell:
+    """A finished evaluation: its run directory, its results and the report written (if any)."""
+
+    run_dir: Path
+    results: dict[str, Any]
+    report: Path | None = None
+
+
+def run_cell(options: EvaluateOptions) -> Cell:
+    """Evaluate ``options.program`` (or continue the run in ``options.out``); raises :class:`UsageError`,
+    :class:`RunDirError` or the data's own errors on bad input, before any model loads."""
+    if options.program not in experience_transfer_programs():
+        raise UsageError(f"{options.program!r} is not an Experience-Transfer program; choose from: "
+                         f"{', '.join(experience_transfer_programs())}")
+    check_mlflow(options)
+    if options.out is not None and options.out.exists() and not options.out.is_dir():
+        raise UsageError(f"--out {options.out} is a file, not a directory")
+    knobs, digest = _knobs_and_state(options)
+    config = ExperienceTransferConfig(
+        program=options.program, level=options.level, modality=options.modality, limit=options.limit,
+        runs=options.runs, threads=options.threads, seed=options.seed, rules=options.rules, knobs=knobs,
+        program_state=str(options.program_state) if options.program_state else None,
+    )
+    data = config.load_data()  # bad rules files fail here, before any model loads
+
+    run_dir = options.out
+    tuned = dict(knobs=knobs, program_state_sha256=digest)
+    continuing = run_dir is not None and (run_dir / "config.json").exists()
+    if continuing:
+        check_same_config(read_config(run_dir), RunConfig.of(options, config, **tuned).to_json(), run_dir)
+    elif run_dir is not None and (run_dir / "examples.jsonl").exists():
+        raise RunDirError(f"{run_dir} holds examples but no config.json; choose another --out")
+
+    task, memory = resolve_lms(options)
+    if options.modality == "image" and (task.local or memory.local):
+        raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
+
+    run_dir = run_dir or new_run_dir(Path("runs"), f"{options.program}-L{options.level}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    use_response_cache(options.cache or run_dir / "dspy_cache")
+    if continuing:
+        log.warning("continuing the run in %s", run_dir)
+    else:
+        RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
+
+    with tracking(options, run_dir):
+        results = evaluate_experience_transfer(
+            config, task=task, memory=memory, run_dir=run_dir, progress=not options.no_progress, data=data,
+            policy=retry_policy(options), max_errors=options.max_errors, retry_failed=options.retry_failed,
+        )
+        report = save_results(run_dir, results, report=not options.no_report)
+    return Cell(run_dir, results, report)
+
+
+def _knobs_and_state(options: EvaluateOptions) -> tuple[dict[str, Any], str | None]:
+    """The knobs of ``config`` and the digest of ``program_state``, checked by building the program and loading it."""
+    as_paths(options)
+    knobs = {**config_knobs(options.config, options.program), **reader_knobs(options)}
+    if options.retrieve_k is not None and not knobs.get("per_object"):
+        raise UsageError("--retrieve-k labels objects one by one: give --per-object too")
+    try:
+        program = PROGRAMS[options.program].build(**knobs)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--config {options.config}: {options.program} does not take these knobs: {exc}") from None
+    return knobs, state_digest(program, f"{options.program} with knobs {knobs}", options.program_state)
+
+
+def summary_table(rows: list[dict[str, Any]]) -> str:
+    """A plain-text table of accuracy, failures, retries, tokens by role and cost, one row per result."""
+    header = ["program", "level", "modality", "n", "runs", "accuracy %", "failed", "retries",
+              "memory tokens", "task tokens", "cost $", "wall s"]
+    lines = []
+    for r in rows:
+        acc = r["accuracy"]
+        mem, task = r["tokens"]["memory"], r["tokens"]["task"]
+        cost = (r.get("cost") or {}).get("total")
+        wall = r.get("wall_seconds")
+        lines.append([
+            r["program"], str(r.get("level", "")), r.get("modality", ""), str(r["examples"]), str(r["runs"]),
+            f"{100 * acc['mean']:.1f} ± {100 * acc['std']:.1f}",
+            str(sum((r.get("failures") or r.get("errors") or {}).values())), str(sum((r.get("retries") or {}).values())),
+            f"{mem['prompt']:,} + {mem['completion']:,}", f"{task['prompt']:,} + {task['completion']:,}",
+            "unknown" if cost is None else f"{cost:.4f}", "" if wall is None else f"{wall:.0f}",
+        ])
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    render = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    note = "(tokens: prompt + completion)"
+    return "\n".join([render(header), render(["-" * w for w in widths]), *map(render, lines), note])

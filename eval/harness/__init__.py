@@ -1,0 +1,11 @@
+"""What every run shares, whatever its task: typed options, LM resolution, sessions, the parallel loop, run
+directories (config, examples, results), resuming, traces of LM calls, token usage, MLflow tracking."""
+
+from .errors import UsageError
+from .lms import resolve_lms, retry_policy
+from .options import LMOptions, Options, RunOptions
+from .resume import RunDirError, read_examples
+from .runs import RunConfig, comparable, new_run_dir, use_response_cache, write_json
+
+__all__ = ["LMOptions", "Options", "RunConfig", "RunDirError", "RunOptions", "UsageError", "comparable", "new_run_dir",
+           "read_examples", "resolve_lms", "retry_policy", "use_response_cache", "write_json"]

@@ -1,0 +1,50 @@
+"""The task LM and the memory LM a run's :class:`~memreason.eval.harness.options.LMOptions` name, and its retry policy."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from memreason.lm import SLOTS, LMChoice, resolve_lm
+from memreason.lm.faults import RetryPolicy
+from memreason.lm.resolve import with_generation
+
+from .options import LMOptions
+
+__all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "resolve_lms", "retry_policy"]
+
+# The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
+# selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
+MEMORY_TEMPERATURE = 0.3
+MEMORY_MAX_TOKENS = 1000
+
+
+def resolve_lms(args: LMOptions, *, slots: int | None = None, temperature: float | None = None,
+                memory_temperature: float | None = None, memory_max_tokens: int | None = None,
+                resolve: Callable[..., LMChoice] | None = None) -> tuple[LMChoice, LMChoice]:
+    """The task LM and the memory LM the options name (the memory LM is the task LM unless ``--memory-lm``).
+
+    ``slots``: requests a local server decodes together (default: ``--threads``); ``resolve``: how a
+    model string becomes an LM (default :func:`memreason.lm.resolve_lm`). ``memory_temperature`` and
+    ``memory_max_tokens`` give the memory role generation settings of its own (ARC); with either, the
+    memory LM is ``--memory-lm`` resolved with them, or else a copy of the task LM with them (a local
+    model's copy uses the same server). ``None`` keeps the task LM's setting; both ``None``: as the task LM."""
+    resolve = resolve or resolve_lm
+    choose = dict(api_base=args.api_base, max_tokens=args.max_tokens, cache=not args.no_cache,
+                  temperature=args.temperature if temperature is None else temperature,
+                  slots=max(SLOTS, slots if slots is not None else getattr(args, "threads", 1)))
+    if getattr(args, "lm_timeout", None) is not None:
+        choose["timeout"] = args.lm_timeout
+    task = resolve(args.lm, **choose)
+    if memory_temperature is None and memory_max_tokens is None:
+        memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
+        return task, memory
+    own = dict(temperature=choose["temperature"] if memory_temperature is None else memory_temperature,
+               max_tokens=args.max_tokens if memory_max_tokens is None else memory_max_tokens)
+    memory = resolve(args.memory_lm, **{**choose, **own}) if args.memory_lm else with_generation(task, **own)
+    return task, memory
+
+
+def retry_policy(args: LMOptions) -> RetryPolicy:
+    return RetryPolicy(retries=args.lm_retries, backoff=getattr(args, "backoff", 1.0))
+
+

@@ -1,0 +1,66 @@
+"""Typed options of a run: what a command line asked for, as dataclasses the library takes.
+
+    options = EvaluateOptions.from_args(parsed)   # at the command-line edge, any object with these attributes
+    run_cell(options)                             # the library never sees the parser's namespace
+
+Field names are the command line's option names (``--lm-retries`` is ``lm_retries``), so a
+run's ``config.json`` (written flat from :meth:`Options.as_dict`) keeps the keys it always had and
+``--resume`` reads them back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["LMOptions", "Options", "RunOptions"]
+
+T = TypeVar("T", bound="Options")
+
+
+@dataclass(kw_only=True)
+class Options:
+    """Base of the typed options: built from parsed arguments, written flat as JSON."""
+
+    @classmethod
+    def from_args(cls: type[T], args: Any, **overrides: Any) -> T:
+        """The options ``args`` (parsed arguments, or any object with these attributes) holds; missing ones default."""
+        given = {f.name: getattr(args, f.name) for f in fields(cls) if f.init and hasattr(args, f.name)}
+        return cls(**{**given, **overrides})
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options flat, paths as text (the keys of ``config.json``)."""
+        return {f.name: (str(v) if isinstance(v := getattr(self, f.name), Path) else v) for f in fields(self) if f.init}
+
+
+@dataclass(kw_only=True)
+class LMOptions(Options):
+    """Which language models answer, and how their calls are made and retried."""
+
+    lm: str | None = None  # task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (None: the embedded model)
+    memory_lm: str | None = None  # LM for memory reads and writes (None: the task LM)
+    api_base: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    memory_temperature: float | None = None  # the memory role's own sampling (None: as the task LM)
+    memory_max_tokens: int | None = None
+    no_cache: bool = False
+    cache: Path | None = None  # DSPy response cache directory (None: the run directory's dspy_cache)
+    lm_retries: int = 3
+    backoff: float = 1.0
+    lm_timeout: float | None = None
+
+
+@dataclass(kw_only=True)
+class RunOptions(LMOptions):
+    """Where a run goes and how it runs (nothing here changes its results)."""
+
+    out: Path | None = None
+    resume: Path | None = None
+    threads: int = 1
+    no_progress: bool = False
+    no_report: bool = False
+    max_errors: int | None = None
+    retry_failed: bool = False
+    mlflow: str | None = None  # None: no tracking; "": a SQLite store beside the run; else a tracking URI
