@@ -1,22 +1,13 @@
-"""``python -m optimize <program> ...`` (or ``memreason-optimize``) (a study, optimize/cli.py), ``python -m optimize compile ...``
-(optimize/compile.py) or ``python -m optimize compile consolidator ...`` (optimize/consolidator.py)."""
+"""``python -m optimize ...`` (from the repository root) or ``memreason-optimize ...`` (anywhere): see
+:mod:`memreason.optimize.cli`.
+
+The import is absolute so that ``python -m optimize`` loads the package once, as ``memreason.optimize``
+(a relative one would load it a second time as a top-level ``optimize``).
+"""
 
 import sys
 
-
-def main(argv: list[str]) -> int:
-    if argv[:2] == ["compile", "consolidator"]:
-        from .consolidator import main as consolidator_main
-
-        return consolidator_main(argv[1:])
-    if argv and argv[0] == "compile":
-        from .compile import main as compile_main
-
-        return compile_main(argv[1:])
-    from .cli import main as study_main
-
-    return study_main(argv)
-
+from memreason.optimize.cli import main
 
 
 def run() -> None:

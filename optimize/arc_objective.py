@@ -22,8 +22,8 @@ import dspy
 import optuna
 
 from memreason.eval.arc import KNOB_FIELDS, ArcConfig, evaluate_arc, verify_matrix
-from memreason.eval.runs import write_json
-from memreason.eval.session import shared_adapter
+from memreason.eval.harness.runs import write_json
+from memreason.eval.harness.session import shared_adapter
 from memreason.programs import build_program
 
 from .demos import arc_training_tasks

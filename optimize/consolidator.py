@@ -1,9 +1,12 @@
-"""``python -m optimize compile consolidator``: compile the memory writer, scored by hypothesis F1 on generated rule tables.
+"""Compile the memory writer, scored by hypothesis F1 on generated rule tables: what ``python -m optimize compile consolidator`` does.
 
     python -m optimize compile consolidator --program hdr --optimizer bootstrap --train-tables 8 --val-tables 4 --level 2
     python -m optimize compile consolidator --program hdr_grounded --optimizer gepa --budget 40 --level 2
     python -m optimize compile consolidator --program hdr --optimizer bootstrap --max-demos 0 --labeled-demos 1 --level 2
     python -m eval hdr --level 2 --program-state runs/compiled/consolidator-hdr-bootstrap-<time>/program.json
+
+    outcome = compile_consolidator(ConsolidatorOptions(program="hdr", optimizer="bootstrap", level=2, lm="..."))
+    print(outcome.summary, outcome.state)   # the same, from Python
 
 The HDR paper's consolidator (factor extractor, hypothesis generator, verifier; for
 ``hdr_grounded`` the factor extractor and the rule generator) runs on hand-written
@@ -39,12 +42,12 @@ instructions and keeps the demos; ``bootstrap`` starts its demos afresh, as DSPy
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
+import logging
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,19 +57,19 @@ from dspy.utils.saving import get_dependency_versions
 from memreason.datasets.experience_transfer import LEVELS, ExperienceTransferLevel, make_level
 from memreason.datasets.experience_transfer.random_tables import random_tables
 from memreason.datasets.experience_transfer.rules import article
-from memreason.eval.experience_transfer import level_episodes
-from memreason.eval.hypothesis_scoring import memory_score, scored_combinations
-from memreason.eval.options import (Parser, UsageError, add_fault_options, add_lm_options, parse_levels, resolve_lms,
-                                    retry_policy, run_cli, whole)
-from memreason.eval.runs import new_run_dir, use_response_cache, write_json
-from memreason.eval.session import RunSession
-from memreason.eval.tuned import TunedError, state_digest
+from memreason.eval.experience_transfer.run import level_episodes
+from memreason.eval.experience_transfer.hypothesis_scoring import memory_score, scored_combinations
+from memreason.eval.harness.errors import UsageError
+from memreason.eval.harness.lms import resolve_lms, retry_policy
+from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json
+from memreason.eval.harness.session import RunSession
+from memreason.eval.harness.tuned import TunedError, state_digest
 from memreason.lm import LMChoice
 from memreason.lm.faults import failure_of
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 
-from .compile import OPTIMIZERS, make_optimizer, parse_knobs, run_optimizer
+from .compile import OPTIMIZERS, OptimizerOptions, make_optimizer, parse_knobs, run_optimizer
 from .lms import resolve
 from .objective import build_memory
 
@@ -74,49 +77,40 @@ PROGRAMS_WITH_CONSOLIDATORS = ("hdr", "hdr_grounded")
 LABELLED_RULES = ("general", "specific")  # the hypotheses of a labelled demo: see labelled()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m optimize compile consolidator",
-                    description="Compile a memory consolidator with a DSPy optimizer, scored by hypothesis F1 on generated rule tables.")
-    parser.add_argument("consolidator", choices=["consolidator"], help=argparse.SUPPRESS)
-    parser.add_argument("--program", default="hdr", help=f"whose consolidator: {', '.join(PROGRAMS_WITH_CONSOLIDATORS)} (default hdr)")
-    parser.add_argument("--optimizer", required=True, help=f"one of {', '.join(OPTIMIZERS)}")
-    parser.add_argument("--train-tables", type=whole("--train-tables"), default=8, help="generated training tables (default 8)")
-    parser.add_argument("--val-tables", type=whole("--val-tables"), default=4, help="generated validation tables (default 4)")
-    parser.add_argument("--test-tables", type=whole("--test-tables", 0), default=0,
-                        help="generated test tables scored before and after compiling (default 0)")
-    parser.add_argument("--paper-levels", default="", metavar="1,2,3",
-                        help="levels of the paper's Table 1 scored before and after compiling (default none)")
-    parser.add_argument("--level", type=int, default=2, help=f"Experience-Transfer level {LEVELS} of every table (default 2)")
-    parser.add_argument("--seed", type=int, default=0, help="table and data seed (default 0)")
-    parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="a constructor knob, e.g. K=2")
-    parser.add_argument("--program-state", type=Path, metavar="STATE.json",
-                        help="start from this consolidator state (an earlier compile's program.json) instead of the "
-                             "hand-written one: e.g. GEPA's instructions on top of labelled demos")
-    parser.add_argument("--max-demos", type=whole("--max-demos", 0), default=2, help="demos per predictor (default 2)")
-    parser.add_argument("--labeled-demos", type=whole("--labeled-demos", 0), default=0,
-                        help="bootstrap and MIPROv2: labelled demos per predictor, written from training tables' true rules (default 0)")
-    parser.add_argument("--labeled-rules", choices=LABELLED_RULES, default="general",
-                        help="the labelled demos' hypotheses: the table's general rules, or one specific rule per "
-                             "attribute combination the episodes show (default general)")
-    parser.add_argument("--labeled-verdicts", action="store_true",
-                        help="with --labeled-demos: the verifier's labelled demos judge specific rules, a third of them false "
-                             "(LabeledFewShot on the verifier alone), instead of the generator's answer all judged valid")
-    parser.add_argument("--threshold", type=float, default=0.5,
-                        help="bootstrap and MIPROv2: the F1 a table's memory must reach for its calls to become demos (default 0.5)")
-    parser.add_argument("--candidates", type=whole("--candidates", 1),
-                        help="MIPROv2: instruction/demo candidates and trials instead of auto=light; SIMBA: candidates")
-    parser.add_argument("--budget", type=whole("--budget", 1), help="GEPA: metric calls (default 20 x training tables)")
-    parser.add_argument("--out", type=Path, help="output directory (default runs/compiled/consolidator-<program>-<optimizer>-<time>)")
-    parser.add_argument("--threads", type=whole("--threads", 1), default=1,
-                        help="optimizer threads, and tables consolidated at once when scoring before and after (default 1)")
-    add_lm_options(parser, memory_role="the consolidator and the optimizer's proposals", cache_home="<out>")
-    add_fault_options(parser, "tables", budget=False)
-    return parser
+__all__ = ["LABELLED_RULES", "PROGRAMS_WITH_CONSOLIDATORS", "ConsolidatorOptions", "ConsolidatorOutcome", "F1Feedback",
+           "MemoryWriter", "combination_rules", "compile_consolidator", "judged", "labelled", "specific_rule", "summary",
+           "validation_f1"]
+
+log = logging.getLogger(__name__)
 
 
-def main(argv: list[str]) -> int:
-    return run_cli(lambda: _run(build_parser().parse_args(argv)),
-                   continue_hint="the answers so far are cached in <out>/dspy_cache: rerun the same command")
+@dataclass(kw_only=True)
+class ConsolidatorOptions(OptimizerOptions):
+    """What compiling a consolidator asks for (``python -m optimize compile consolidator``)."""
+
+    program: str = "hdr"  # whose consolidator: one of PROGRAMS_WITH_CONSOLIDATORS
+    level: int = 2  # the Experience-Transfer level of every table
+    train_tables: int = 8  # generated training tables
+    val_tables: int = 4  # generated validation tables
+    test_tables: int = 0  # generated test tables scored before and after compiling
+    paper_levels: list[int] = field(default_factory=list)  # levels of the paper's Table 1 scored before and after
+    program_state: Path | None = None  # start from this consolidator state instead of the hand-written one
+    max_demos: int = 2
+    labeled_demos: int = 0  # bootstrap and MIPROv2: labelled demos per predictor, from training tables' true rules
+    labeled_rules: str = "general"  # one of LABELLED_RULES: how the labelled demos state their rules
+    labeled_verdicts: bool = False  # the verifier's labelled demos judge specific rules, a third of them false
+    threshold: float = 0.5  # bootstrap and MIPROv2: the F1 a table's memory must reach for its calls to become demos
+
+
+@dataclass
+class ConsolidatorOutcome:
+    """A compiled consolidator: its directory, the state ``python -m eval --program-state`` loads, the report."""
+
+    out: Path
+    state: Path  # program.json
+    config: Path  # config.json
+    report: dict[str, Any]  # compile.json
+    summary: str  # summary.md
 
 
 class MemoryWriter(dspy.Module):
@@ -235,74 +229,79 @@ class F1Feedback:
         return text
 
 
-def _run(args: argparse.Namespace) -> int:
-    if args.program not in PROGRAMS_WITH_CONSOLIDATORS:
-        raise UsageError(f"--program must be one of {', '.join(PROGRAMS_WITH_CONSOLIDATORS)}, got {args.program!r}")
-    if args.optimizer not in OPTIMIZERS:
-        raise UsageError(f"unknown optimizer {args.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
-    if args.level not in LEVELS:
-        raise UsageError(f"--level must be 1, 2 or 3, got {args.level}")
-    paper_levels = parse_levels(args.paper_levels, "--paper-levels", allow_empty=True)
-    if args.labeled_demos and args.optimizer not in ("bootstrap", "mipro"):
-        raise UsageError(f"--labeled-demos is for bootstrap and mipro; {args.optimizer} takes no labelled demos")
-    if args.labeled_demos and args.program != "hdr":
+def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
+    """Compile ``options.program``'s consolidator with ``options.optimizer`` into ``options.out`` (raises
+    :class:`UsageError` on bad input, before any model loads); progress is logged, the summary returned."""
+    if options.program not in PROGRAMS_WITH_CONSOLIDATORS:
+        raise UsageError(f"--program must be one of {', '.join(PROGRAMS_WITH_CONSOLIDATORS)}, got {options.program!r}")
+    if options.optimizer not in OPTIMIZERS:
+        raise UsageError(f"unknown optimizer {options.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
+    if options.level not in LEVELS:
+        raise UsageError(f"--level must be 1, 2 or 3, got {options.level}")
+    if options.labeled_demos and options.optimizer not in ("bootstrap", "mipro"):
+        raise UsageError(f"--labeled-demos is for bootstrap and mipro; {options.optimizer} takes no labelled demos")
+    if options.labeled_demos and options.program != "hdr":
         raise UsageError("--labeled-demos is for hdr's consolidator (its labels are factors, hypotheses and verdicts); "
-                         f"{args.program} writes other fields")
-    if args.labeled_rules != "general" and not args.labeled_demos:
+                         f"{options.program} writes other fields")
+    if options.labeled_rules != "general" and not options.labeled_demos:
         raise UsageError("--labeled-rules says how the labelled demos state their rules; give --labeled-demos N too")
-    if args.labeled_verdicts and not args.labeled_demos:
+    if options.labeled_verdicts and not options.labeled_demos:
         raise UsageError("--labeled-verdicts says what the verifier's labelled demos judge; give --labeled-demos N too")
-    if not 0 <= args.threshold <= 1:
-        raise UsageError(f"--threshold is an F1 in [0, 1], got {args.threshold}")
-    knobs = parse_knobs(args)
+    knobs = parse_knobs(options)
     try:
-        program = build_program(args.program, **knobs)
+        program = build_program(options.program, **knobs)
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"{args.program} does not take these knobs {knobs}: {exc}") from None
+        raise UsageError(f"{options.program} does not take these knobs {knobs}: {exc}") from None
     try:
-        start_sha256 = state_digest(program, f"{args.program}'s consolidator", args.program_state, load="load_consolidation")
+        start_sha256 = state_digest(program, f"{options.program}'s consolidator", options.program_state,
+                                    load="load_consolidation")
     except TunedError as exc:
         raise UsageError(str(exc)) from None
-    _, memory = resolve_lms(args, resolve=resolve)
-    out = args.out or new_run_dir(Path("runs") / "compiled", f"consolidator-{args.program}-{args.optimizer}")
+    _, memory = resolve_lms(options, resolve=resolve)
+    out = options.out or new_run_dir(Path("runs") / "compiled", f"consolidator-{options.program}-{options.optimizer}")
     out.mkdir(parents=True, exist_ok=True)
-    use_response_cache(args.cache or out / "dspy_cache")
+    use_response_cache(options.cache or out / "dspy_cache")
 
-    train = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("train", args.train_tables, seed=args.seed)}
-    val = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("validation", args.val_tables, seed=args.seed)}
-    held_out = {t.name: make_level(args.level, seed=args.seed, rules=t) for t in random_tables("test", args.test_tables, seed=args.seed)}
-    held_out.update({f"paper Table 1, L{level}": make_level(level, seed=args.seed) for level in paper_levels})
+    def tables(kind: str, count: int) -> dict[str, ExperienceTransferLevel]:
+        return {t.name: make_level(options.level, seed=options.seed, rules=t) for t in random_tables(kind, count, seed=options.seed)}
+
+    train, val = tables("train", options.train_tables), tables("validation", options.val_tables)
+    held_out = tables("test", options.test_tables)
+    held_out.update({f"paper Table 1, L{level}": make_level(level, seed=options.seed) for level in options.paper_levels})
     metric = F1Feedback({**train, **val})
-    examples = [labelled(d, name, args.labeled_rules) for name, d in train.items()]
+    examples = [labelled(d, name, options.labeled_rules) for name, d in train.items()]
     valset = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
               for name, d in val.items()]
 
-    before = validation_f1(program, {**val, **held_out}, memory, args, label="at start" if args.program_state else "uncompiled")
+    before = validation_f1(program, {**val, **held_out}, memory, options,
+                           label="at start" if options.program_state else "uncompiled")
     started = time.perf_counter()
-    session = RunSession.start(memory, memory, policy=retry_policy(args))
+    session = RunSession.start(memory, memory, policy=retry_policy(options))
     guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
     meter = Meter()
     with session.memory_context(), metering(meter):
-        optimizer = make_optimizer(args.optimizer, metric, task=guarded, memory=guarded, args=args,
-                                   trainset_size=len(examples), labeled_demos=args.labeled_demos, threshold=args.threshold)
-        compiled = run_optimizer(optimizer, args.optimizer, MemoryWriter(program), examples, valset, args)
-        if args.labeled_verdicts:  # the verifier's demos from its own labelled calls, some rules false
+        optimizer = make_optimizer(options.optimizer, metric, task=guarded, memory=guarded, options=options,
+                                   trainset_size=len(examples), labeled_demos=options.labeled_demos,
+                                   threshold=options.threshold)
+        compiled = run_optimizer(optimizer, options.optimizer, MemoryWriter(program), examples, valset, options)
+        if options.labeled_verdicts:  # the verifier's demos from its own labelled calls, some rules false
             consolidator = compiled.program.consolidator
-            consolidator.verify = dspy.LabeledFewShot(k=args.labeled_demos).compile(
+            consolidator.verify = dspy.LabeledFewShot(k=options.labeled_demos).compile(
                 consolidator.verify, trainset=[judged(d, name) for name, d in train.items()])
     spent = meter.tokens()
     compile_seconds = round(time.perf_counter() - started, 2)
     compiled_program = compiled.program
-    after = validation_f1(compiled_program, {**val, **held_out}, memory, args, label="compiled")
+    after = validation_f1(compiled_program, {**val, **held_out}, memory, options, label="compiled")
 
     # the consolidator's predictors alone (no reasoner, no memory), so the state fits any reader's knobs
     write_json(out / "program.json", {**compiled_program.consolidation_state(),
                                       "metadata": {"dependency_versions": get_dependency_versions()}})
     report = {
-        "program": args.program, "optimizer": args.optimizer, "level": args.level, "seed": args.seed, "knobs": knobs,
-        "labeled_demos": args.labeled_demos, "labeled_rules": args.labeled_rules,
-        "labeled_verdicts": args.labeled_verdicts, "memory_lm": memory.spec,
-        "start_state": str(args.program_state) if args.program_state else None, "start_state_sha256": start_sha256,
+        "program": options.program, "optimizer": options.optimizer, "level": options.level, "seed": options.seed,
+        "knobs": knobs,
+        "labeled_demos": options.labeled_demos, "labeled_rules": options.labeled_rules,
+        "labeled_verdicts": options.labeled_verdicts, "memory_lm": memory.spec,
+        "start_state": str(options.program_state) if options.program_state else None, "start_state_sha256": start_sha256,
         "train_tables": list(train), "val_tables": list(val), "test_tables": list(held_out),
         "compile": {"calls": spent.calls, "prompt_tokens": spent.prompt, "completion_tokens": spent.completion,
                     "wall_seconds": compile_seconds},
@@ -312,40 +311,39 @@ def _run(args: argparse.Namespace) -> int:
         "demos": {name: len(p.demos) for name, p in compiled.named_predictors()},
         "instructions": {name: p.signature.instructions for name, p in compiled.named_predictors()},
     }
-    write_json(out / "config.json", {"program": args.program, "level": args.level, "knobs": knobs})
+    write_json(out / "config.json", {"program": options.program, "level": options.level, "knobs": knobs})
     write_json(out / "compile.json", report)
-    (out / "summary.md").write_text(summary(report))
-    print(summary(report))
-    print(f"state: {out / 'program.json'}\nevaluate it: python -m eval {args.program} --level {args.level} "
-          f"--config {out / 'config.json'} --program-state {out / 'program.json'}")
-    return 0
+    text = summary(report)
+    (out / "summary.md").write_text(text)
+    return ConsolidatorOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report, summary=text)
 
 
-def validation_f1(program, levels: dict[str, ExperienceTransferLevel], memory: LMChoice, args, *, label: str) -> dict[str, Any]:
+def validation_f1(program, levels: dict[str, ExperienceTransferLevel], memory: LMChoice, options: ConsolidatorOptions, *,
+                  label: str) -> dict[str, Any]:
     """The memory ``program`` writes for every table in ``levels``, scored: F1 per table and the mean, with what it spent.
 
-    ``--threads`` tables are consolidated at once, each by its own copy of ``program``.
+    ``options.threads`` tables are consolidated at once, each by its own copy of ``program``.
     """
     done = iter(range(1, len(levels) + 1))
 
     def score(name: str, data: ExperienceTransferLevel) -> dict[str, Any]:
         try:
-            record = build_memory(program.deepcopy(), level_episodes(data.episodes, "text"), data, memory, retry_policy(args))
+            record = build_memory(program.deepcopy(), level_episodes(data.episodes, "text"), data, memory, retry_policy(options))
         except Exception as exc:  # a memory that could not be built (a call that failed for good) scores 0
             failure = failure_of(exc)
-            print(f"[{label} {next(done)}/{len(levels)}] {name}: F1 0.00 (no memory: {failure['kind']}: {failure['reason']})",
-                  file=sys.stderr, flush=True)
+            log.warning("[%s %d/%d] %s: F1 0.00 (no memory: %s: %s)", label, next(done), len(levels), name,
+                        failure["kind"], failure["reason"])
             return {"f1": 0.0, "precision": 0.0, "recall": 0.0, "hypotheses": [],
                     "failure": f"{failure['kind']}: {failure['reason']}"}
         found = memory_score(record, data)
         cut = sum((record.get("cut") or {}).values())
-        print(f"[{label} {next(done)}/{len(levels)}] {name}: F1 {found.f1:.2f} ({(record.get('tokens') or {}).get('calls', 0)} calls"
-              f"{f', {cut} cut at the token cap' if cut else ''})", file=sys.stderr, flush=True)
+        log.info("[%s %d/%d] %s: F1 %.2f (%d calls%s)", label, next(done), len(levels), name, found.f1,
+                 (record.get("tokens") or {}).get("calls", 0), f", {cut} cut at the token cap" if cut else "")
         return {"f1": found.f1, "precision": found.precision, "recall": found.recall,
                 "hypotheses": record.get("hypotheses", []), "tokens": record.get("tokens"),
                 "cut": record.get("cut") or {}, "wall_seconds": record.get("wall_seconds")}
 
-    with ThreadPoolExecutor(max(1, min(args.threads, len(levels)))) as pool:
+    with ThreadPoolExecutor(max(1, min(options.threads, len(levels)))) as pool:
         per_table = dict(zip(levels, pool.map(lambda item: score(*item), levels.items())))
     return _subset({"tables": per_table}, levels)
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import dspy
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel, make_level
-from memreason.programs.reasoner import MEMORY_FIELDS
+from memreason.programs.shared.reasoner import MEMORY_FIELDS
 
 TRAIN_SEED_OFFSET = 1000
 DEMO_SOURCES = ("labeled", "bootstrap")

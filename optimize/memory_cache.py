@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from memreason.eval.runs import read_json, write_json
+from memreason.eval.harness.runs import read_json, write_json
 
 # knobs that only change how scenes are answered, never the memory
 ANSWER_ONLY_KNOBS = ("cot",)

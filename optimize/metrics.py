@@ -24,7 +24,7 @@ class CountFeedback:
 
     def __init__(self, data: ExperienceTransferLevel, hypotheses: Sequence[str] = (), scenes: Sequence = ()):
         """``scenes``: the scenes the examples come from (by ``scene_id``), for their objects' true labels."""
-        from memreason.eval.hypothesis_scoring import score_hypotheses
+        from memreason.eval.experience_transfer.hypothesis_scoring import score_hypotheses
 
         self.data = data
         self.scenes = {s.id: s for s in (scenes or data.test)}

@@ -30,10 +30,10 @@ import dspy
 import optuna
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel
-from memreason.eval.experience_transfer import (ExperienceTransferConfig, evaluate_experience_transfer, level_episodes,
+from memreason.eval.experience_transfer.run import (ExperienceTransferConfig, evaluate_experience_transfer, level_episodes,
                                                 observation)
-from memreason.eval.runs import read_json, write_json
-from memreason.eval.session import RunSession
+from memreason.eval.harness.runs import read_json, write_json
+from memreason.eval.harness.session import RunSession
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy
 from memreason.lm.tokens import Meter, metering

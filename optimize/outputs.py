@@ -19,7 +19,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from memreason.eval.runs import write_json
+from memreason.eval.harness.runs import write_json
 
 
 def trial_row(trial: FrozenTrial) -> dict[str, Any]:

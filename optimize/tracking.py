@@ -1,6 +1,6 @@
 """A study's trials as MLflow runs nested under the study's run (``python -m optimize ... --mlflow``).
 
-    with tracking(args, study_dir, name=study_name, params=setup) as run:   # memreason.eval.tracking
+    with tracking(options, study_dir, name=study_name, params=setup) as run:   # memreason.eval.harness.tracking
         run_workers(study, trial_runs(objective, run), trials=...)
 
 Each trial is a run named ``trial <number>`` under the study's run: the trial's parameters
@@ -52,7 +52,7 @@ def trial_runs(objective: Callable[[optuna.Trial], Any], run) -> Callable[[optun
 
 
 def _log_trial(mlflow, trial: optuna.Trial, state: str, values: dict[str, Any]) -> None:
-    from memreason.eval.tracking import flat_params
+    from memreason.eval.harness.tracking import flat_params
 
     numbers = {k: v for k, v in {**trial.user_attrs, **values}.items()
                if isinstance(v, (int, float)) and not isinstance(v, bool)}

@@ -5,6 +5,7 @@ import json
 import pytest
 
 import memreason.eval.cli as eval_cli
+import memreason.optimize.cli as optimize_cli
 import memreason.optimize.consolidator as consolidator
 from memreason.datasets.experience_transfer import make_level
 from memreason.datasets.experience_transfer.random_tables import random_tables
@@ -20,9 +21,9 @@ def scripted(monkeypatch):
 
 
 def compile_(out, optimizer="bootstrap", *extra):
-    argv = ["consolidator", "--program", "hdr", "--optimizer", optimizer, "--train-tables", "3", "--val-tables", "2",
+    argv = ["compile", "consolidator", "--program", "hdr", "--optimizer", optimizer, "--train-tables", "3", "--val-tables", "2",
             "--level", "1", "--knob", "K=1", "--knob", "N=1", "--out", str(out), "--lm", LM, *extra]
-    return consolidator.main(argv)
+    return optimize_cli.main(argv)
 
 
 def demonstrated(call) -> bool:
@@ -55,7 +56,7 @@ def test_bootstrap_raises_f1_on_validation_tables_and_eval_loads_the_compiled_co
     reader.load(str(out / "program.json"))
     assert len(dict(reader.consolidation_predictors())["consolidator.generate.generate"].demos) == 2
 
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     engine = scripted_engine(LM)
     for state_args, name in (([], "plain"), (["--program-state", str(out / "program.json")], "compiled")):
         engine.calls.clear()
@@ -84,7 +85,7 @@ def test_labelled_demos_come_from_training_tables_true_rules_and_need_no_lm_call
 
 
 def test_specific_labelled_rules_state_each_combination_the_episodes_show_once_truly_in_showing_order(tmp_path):
-    from memreason.eval.hypothesis_scoring import score_hypotheses
+    from memreason.eval.experience_transfer.hypothesis_scoring import score_hypotheses
 
     out = tmp_path / "specific"
     assert compile_(out, "bootstrap", "--max-demos", "0", "--labeled-demos", "1", "--labeled-rules", "specific") == 0
@@ -180,7 +181,7 @@ def test_a_compile_starts_from_an_earlier_compiled_state_and_gepa_keeps_its_demo
     summary = (second / "summary.md").read_text()
     assert f"Started from `{start}`" in summary and "| validation table | F1 at start | F1 compiled |" in summary
     # hdr's state does not fit hdr_grounded's consolidator: refused before anything runs
-    assert consolidator.main(["consolidator", "--program", "hdr_grounded", "--optimizer", "gepa", "--program-state",
+    assert optimize_cli.main(["compile", "consolidator", "--program", "hdr_grounded", "--optimizer", "gepa", "--program-state",
                               str(start), "--lm", LM, "--out", str(tmp_path / "third")]) == 2
     assert "consolidator.verify.verify, which HDRGrounded's consolidation does not have" in capsys.readouterr().err
     assert not (tmp_path / "third").exists()
@@ -200,8 +201,8 @@ def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--program", "episodic_cot", "--optimizer", "bootstrap"], "--program must be one of"),
-    (["--optimizer", "adam"], "unknown optimizer"),
+    (["--program", "episodic_cot", "--optimizer", "bootstrap"], "argument --program: invalid choice: 'episodic_cot'"),
+    (["--optimizer", "adam"], "argument --optimizer: invalid choice: 'adam'"),
     (["--optimizer", "gepa", "--threshold", "2"], "--threshold is an F1"),
     (["--optimizer", "gepa", "--level", "5"], "--level must be"),
     (["--optimizer", "gepa", "--train-tables", "0"], "--train-tables must be at least 1"),
@@ -213,7 +214,7 @@ def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and
     (["--optimizer", "gepa", "--program-state", "no-such-state.json"], "no-such-state.json: no such file"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
-    assert consolidator.main(["consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2
+    assert optimize_cli.main(["compile", "consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "x").exists()
@@ -222,23 +223,22 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
 def test_a_table_and_a_study_start_from_the_compiled_consolidator(tmp_path, monkeypatch, capsys):
     from optimize_lms import NOISE
 
-    import memreason.eval.tables as tables
-    import memreason.optimize.cli as optimize_cli
+    import memreason.eval.experience_transfer.tables as tables
 
     out = tmp_path / "compiled"
     assert compile_(out) == 0
     state = out / "program.json"
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(tables, "resolve_lm", resolve)
     argv = ["table5", "--levels", "1", "--rows", "hdr", "--memory-lm", LM, "--out", str(tmp_path / "t5"), "--no-progress"]
-    assert tables.main(argv) == 0  # the hand-written consolidator: the scripted writer's noise costs F1
-    assert tables.main([*argv, "--program-state", f"hdr={state}"]) == 0
+    assert eval_cli.main(argv) == 0  # the hand-written consolidator: the scripted writer's noise costs F1
+    assert eval_cli.main([*argv, "--program-state", f"hdr={state}"]) == 0
     rows = json.loads((tmp_path / "t5" / "table5.json").read_text())["rows"][0]["cells"]
     assert rows[0]["value"] == 1.0 and "-state-" in rows[0]["cell"]
     plain = [d for d in (tmp_path / "t5" / "cells").iterdir() if "-state-" not in d.name]
     assert plain and json.loads(next(plain[0].glob("memory-run0-f1-parse.json")).read_text())["f1"] < 1.0
     capsys.readouterr()
-    assert tables.main([*argv, "--program-state", f"episodic={state}"]) == 2
+    assert eval_cli.main([*argv, "--program-state", f"episodic={state}"]) == 2
     assert "'episodic' is not a row of this table" in capsys.readouterr().err
 
     study = ["hdr", "--level", "1", "--limit", "2", "--trials", "1", "--param", "K=1", "--param", "N=1", "--param", "cot=false",

@@ -17,7 +17,6 @@ from optuna.trial import TrialState
 
 import memreason.eval.cli as eval_cli
 import memreason.optimize.cli as cli
-import memreason.optimize.compile as compile_cli
 from memreason.datasets.experience_transfer import make_level
 from memreason.optimize.demos import scene_examples, training_level
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
@@ -37,6 +36,11 @@ def scripted(monkeypatch):
 def trials_of(study_dir: Path, name: str = "hdr-L1"):
     storage = optuna.storages.RDBStorage(f"sqlite:///{study_dir / 'study.db'}")
     return optuna.load_study(study_name=name, storage=storage).get_trials()
+
+
+def compile_main(argv):
+    """``python -m optimize compile <argv>``."""
+    return cli.main(["compile", *argv])
 
 
 def subprocess_env(**extra):
@@ -196,7 +200,7 @@ def test_each_optimizer_compiles_and_python_m_eval_loads_the_state(tmp_path, mon
     out = tmp_path / optimizer
     argv = ["hdr", "--optimizer", optimizer, "--level", "1", "--knob", "K=3", "--knob", "N=2", "--knob", "cot=false",
             "--trainset-size", "4", "--candidates", "2", "--budget", "12", "--max-demos", "2", "--out", str(out), *LMS]
-    assert compile_cli.main(argv) == 0
+    assert compile_main(argv) == 0
     report = json.loads((out / "compile.json").read_text())
     assert report["optimizer"] == optimizer and 0 <= report["train_score"] <= 1
     assert report["wrong_hypotheses"] == ["Notes (round 2)."]  # GEPA's feedback names it
@@ -204,7 +208,7 @@ def test_each_optimizer_compiles_and_python_m_eval_loads_the_state(tmp_path, mon
     assert all(set(d) <= {"query", "scene", "count", "reasoning", "augmented"} for d in state["reasoner.answer"]["demos"])
     if optimizer == "bootstrap":
         assert state["reasoner.answer"]["demos"]
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     run = tmp_path / f"eval-{optimizer}"
     assert eval_cli.main(["hdr", "--level", "1", "--limit", "3", "--config", str(out / "config.json"),
                           "--program-state", str(out / "program.json"), "--out", str(run), "--no-progress",
@@ -239,8 +243,9 @@ def test_gepa_metric_gives_feedback_on_the_scene_and_the_memory():
     (cli.main, ["hdr", "--level", "1", "--param", "Q=1:2"], "unknown parameter"),
     (cli.main, ["hdr", "--level", "1", "--storage", "nosuchdb://x"], "cannot open storage"),
     (cli.main, ["hdr", "--level", "1", "--objectives", "speed"], "--objectives"),
-    (compile_cli.main, ["hdr", "--level", "1", "--optimizer", "adam"], "unknown optimizer"),
-    (compile_cli.main, ["nosuch", "--optimizer", "gepa"], "unknown program"),
+    (cli.main, ["hdr", "--level", "1", "--sampler", "annealing"], "argument --sampler: invalid choice: 'annealing'"),
+    (compile_main, ["hdr", "--level", "1", "--optimizer", "adam"], "argument --optimizer: invalid choice: 'adam'"),
+    (compile_main, ["nosuch", "--optimizer", "gepa"], "unknown program"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, main, argv, message):
     assert main([*argv, *LMS]) == 2
@@ -252,7 +257,7 @@ def test_a_state_that_does_not_fit_is_refused(tmp_path, capsys, monkeypatch):
     from memreason.programs import build_program
 
     build_program("hdr", cot=True).save(str(tmp_path / "cot.json"))
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     argv = ["hdr", "--level", "1", "--program-state", str(tmp_path / "cot.json"), "--out", str(tmp_path / "run"), *LMS]
     (tmp_path / "plain.json").write_text(json.dumps({"program": "hdr", "knobs": {"cot": False}}))
     assert eval_cli.main([*argv, "--config", str(tmp_path / "plain.json")]) == 2

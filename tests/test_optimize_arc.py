@@ -12,13 +12,14 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-import memreason.eval.arc_cli as arc_cli
+import memreason.eval.arc.sandbox as arc_sandbox
 import memreason.optimize.cli as cli
-import memreason.optimize.compile as compile_cli
+from memreason.eval.cli import main as eval_main
 from memreason.datasets.arc import puzzle_text
 from memreason.optimize.demos import arc_training_tasks
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
-from memreason.programs import arc_solver, build_program
+from memreason.programs import build_program
+from memreason.programs.arcmemo import arc_solver
 
 from arc_helpers import CRASH, FLIP, RECOLOR, flip_task, recolor_task, sandbox, small_sandbox, \
     memory_file, puzzle_of, with_pair, write_tasks  # noqa: F401
@@ -36,13 +37,18 @@ def scripted(monkeypatch, sandbox):
     """Scripted LMs by name; programs run in the test sandbox (the CLIs' ARC programs use the shared one)."""
     monkeypatch.setenv(SCRIPTED_ENV, "1")
     monkeypatch.setattr(arc_solver, "_shared", sandbox)
-    monkeypatch.setattr("memreason.eval.options.resolve_lm", resolve)
-    monkeypatch.setattr(arc_cli, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
 
 
 @pytest.fixture
 def tiny(tmp_path) -> Path:
     return write_tasks(tmp_path / "tiny", *TASKS)
+
+
+def compile_main(argv):
+    """``python -m optimize compile <argv>``."""
+    return cli.main(["compile", *argv])
 
 
 def trials_of(study_dir: Path, name: str = "arcmemo_ps-tiny"):
@@ -67,7 +73,7 @@ def lms_of(state: dict) -> list:
 
 
 def evaluate(*argv: str) -> dict:
-    assert arc_cli.main([*argv, "--no-progress", "--no-report"]) == 0
+    assert eval_main([*argv, "--no-progress", "--no-report"]) == 0
     return json.loads((Path(argv[argv.index("--out") + 1]) / "results.json").read_text())
 
 
@@ -159,7 +165,7 @@ def test_bootstrap_compiles_an_arc_program_and_python_m_eval_loads_the_state(tmp
     argv = ["arcmemo_ps", "--optimizer", "bootstrap", "--split", str(tiny), "--memory", str(memory_file),
             "--knob", "attempts=1", "--knob", "top_k=1", "--trainset-size", "2", "--max-demos", "1", "--out", str(out),
             "--lm", lm, "--memory-lm", MEMORY]
-    assert compile_cli.main(argv) == 0
+    assert compile_main(argv) == 0
     report = json.loads((out / "compile.json").read_text())
     assert report["train_score"] == solved and report["trainset"] == 2  # the oracle solves training tasks; no retries here
     state = json.loads((out / "program.json").read_text())
@@ -190,12 +196,12 @@ def test_bootstrap_compiles_an_arc_program_and_python_m_eval_loads_the_state(tmp
     (cli.main, ["baseline", "--split", "{tiny}", "--memory", "{ps}"], "reads no memory"),
     (cli.main, ["arcmemo_ps", "--level", "1"], "is an ARC program"),
     (cli.main, ["arcmemo_ps", "--split", "{tiny}", "--param", "K=1:3"], "unknown parameter"),
-    (compile_cli.main, ["arcmemo_ps", "--optimizer", "bootstrap", "--split", "nowhere"], "unknown split 'nowhere'"),
-    (compile_cli.main, ["arcmemo_ps", "--optimizer", "bootstrap", "--split", "{tiny}", "--memory", "missing.json"],
+    (compile_main, ["arcmemo_ps", "--optimizer", "bootstrap", "--split", "nowhere"], "unknown split 'nowhere'"),
+    (compile_main, ["arcmemo_ps", "--optimizer", "bootstrap", "--split", "{tiny}", "--memory", "missing.json"],
      "cannot read memory file"),
-    (arc_cli.main, ["arcmemo_ps", "--split", "{tiny}", "--config", "{hdr}"], "is for hdr"),
-    (arc_cli.main, ["arcmemo_ps", "--split", "{tiny}", "--program-state", "missing.json"], "no such file"),
-    (arc_cli.main, ["arcmemo_ps", "--split", "{tiny}", "--program-state", "{cot}"], "does not fit arcmemo_ps"),
+    (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--config", "{hdr}"], "is for hdr"),
+    (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--program-state", "missing.json"], "no such file"),
+    (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--program-state", "{cot}"], "does not fit arcmemo_ps"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, tiny, memory_file, capsys, main, argv, message):
     (tmp_path / "oe.json").write_text('{"format": "oe", "concepts": []}')
