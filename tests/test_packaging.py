@@ -43,13 +43,3 @@ def test_console_script_anywhere_and_python_m_eval_from_the_repository_root(tmp_
     optimize = run([str(script.with_name("memreason-optimize")), "nothing"], cwd=tmp_path)
     assert optimize.returncode == 2 and optimize.stderr.startswith("error: unknown program 'nothing'")
 
-
-def test_the_readme_pipeline_of_your_own_runs_as_written(tmp_path):
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### A pipeline of your own"):]
-    code = section[section.index("```python\n") + len("```python\n"):section.index("\n```\n")]
-    done = run([sys.executable, "-c", code], cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    printed = [line for line in done.stdout.splitlines() if not line.startswith("Bootstrapped")]  # DSPy's own line
-    assert printed == ["False", "['Bananas with brown spots are ripe; hard green ones are not.'] True"]
-    assert (tmp_path / "expert.json").exists()
