@@ -17,14 +17,12 @@ recomputed (cost, from tokens and LiteLLM's offline prices). Plots:
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from memreason.lm.cost import role_costs
 from memreason.lm.tokens import Tokens
-
 
 DASH = "—"
 

@@ -57,8 +57,8 @@ from dspy.utils.saving import get_dependency_versions
 from memreason.datasets.experience_transfer import LEVELS, ExperienceTransferLevel, make_level
 from memreason.datasets.experience_transfer.random_tables import random_tables
 from memreason.datasets.experience_transfer.rules import article
-from memreason.eval.experience_transfer.run import level_episodes
 from memreason.eval.experience_transfer.hypothesis_scoring import memory_score, scored_combinations
+from memreason.eval.experience_transfer.run import level_episodes
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import resolve_lms, retry_policy
 from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json

@@ -30,8 +30,12 @@ import dspy
 import optuna
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel
-from memreason.eval.experience_transfer.run import (ExperienceTransferConfig, evaluate_experience_transfer, level_episodes,
-                                                observation)
+from memreason.eval.experience_transfer.run import (
+    ExperienceTransferConfig,
+    evaluate_experience_transfer,
+    level_episodes,
+    observation,
+)
 from memreason.eval.harness.runs import read_json, write_json
 from memreason.eval.harness.session import RunSession
 from memreason.lm import LMChoice

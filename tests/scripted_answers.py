@@ -3,9 +3,8 @@
 import json
 import re
 
-from memreason.lm import ScriptedEngine
-
 from memreason.datasets.experience_transfer import RuleTable
+from memreason.lm import ScriptedEngine
 
 OBJECT = re.compile(r"a (\w+) (\w+) of size \d+ px centred at \(x=\d+, y=\d+\)")
 SCENE = re.compile(r"A (\w+) background with \d+ objects: (.*?)\.(?:\"|$|\n)", re.S)

@@ -23,8 +23,7 @@ from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter
 from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit, write_unit
-from .checkpoints import (_read_writes, _replay_read, _restore, _resume_point,
-                          finish_pass, finished_pass, restore_pass)
+from .checkpoints import _read_writes, _replay_read, _restore, _resume_point, finish_pass, finished_pass, restore_pass
 from .config import ArcConfig
 from .scoring import lm_failure, task_record
 from .summary import summarise

@@ -21,8 +21,7 @@ from memreason.datasets.arc import ArcTask
 from memreason.lm.tokens import Tokens
 from memreason.programs.arcmemo.arc_solver import Attempt
 
-from ..metrics import (dataset_oracle_at_k, mean_std, official_score, oracle_at_k, sample_scores, strict_at_k,
-                       strict_score)
+from ..metrics import dataset_oracle_at_k, mean_std, official_score, oracle_at_k, sample_scores, strict_at_k, strict_score
 
 KS = (1, 2, 3)
 # dspy's own exceptions that reach the solver unguarded, by the failure kind they are

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from memreason.eval.experience_transfer.evaluate import (EvaluateOptions, experience_transfer_programs, run_cell,
-                                                          summary_table)
+from memreason.eval.experience_transfer.evaluate import EvaluateOptions, experience_transfer_programs, run_cell, summary_table
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.resume import IDENTITY
 

@@ -36,14 +36,14 @@ from memreason.lm.tokens import Meter, metering
 from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
-from .hypothesis_scoring import memory_score, score_mode
 from ..harness.loop import run_each
-from ..metrics import accuracy, mean_std
 from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter, read_json, write_json
 from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit, memory_unit
 from ..harness.usage import UsageTally
+from ..metrics import accuracy, mean_std
+from .hypothesis_scoring import memory_score, score_mode
 
 MODALITIES = ("text", "image")
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -53,6 +54,9 @@ CMAKE_OPTIONS = (
     "-DLLAMA_CURL=OFF",
     "-DLLAMA_OPENSSL=OFF",
 )
+
+
+logger = logging.getLogger(__name__)
 
 
 class ServerBuildError(RuntimeError):
@@ -121,7 +125,7 @@ def _build(target: Path, progress: bool) -> None:
             f"building llama-server needs {' and '.join(missing)}: pip install -e '.[local]' brings CMake; "
             "a C++ compiler comes from your system (apt-get install g++, xcode-select --install, ...)"
         )
-    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
+    say = logger.info if progress else (lambda text: None)
     say(f"building llama-server (llama.cpp from llama-cpp-python {LLAMA_CPP_PYTHON}'s source) into {target.parent}: "
         "once, about 5-8 minutes on 2 cores ...")
     with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as work:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import json
+import logging
 import os
 import re
 import signal
@@ -58,6 +59,9 @@ SLOTS = 8  # requests decoded together by default
 CONTEXT_PER_SLOT = 8192
 MAX_TOKENS = 1024  # the server's cap when a request names none
 ENV_REPACK = "MEMREASON_LLAMA_REPACK"  # "1": let llama.cpp repack weights (AMX on Intel): only where it is known to work
+
+
+log = logging.getLogger(__name__)
 
 
 class ServerFailed(RuntimeError):
@@ -220,8 +224,8 @@ class LlamaServer:
             except subprocess.TimeoutExpired:
                 return False
             self.stats.restarts += 1
-            print(f"llama-server (pid {process.pid}) died with exit {process.returncode} (its log: {self.log_path}); "
-                  "starting a new one", file=sys.stderr, flush=True)
+            log.warning("llama-server (pid %s) died with exit %s (its log: %s); starting a new one",
+                        process.pid, process.returncode, self.log_path)
             self._start()
             return True
 
@@ -364,8 +368,9 @@ def register_provider() -> None:
     outputs always parse. A ``llama-server`` of your own works the same way:
     ``--lm llamacpp/NAME --api-base http://HOST:PORT/v1``.
     """
-    from dspy.lm15 import ModelSupport, OpenAIChatCompat, ProviderDefinition, register_provider as register
     from dspy._vendor.lm15.access import AccessPolicy, EndpointSupport
+    from dspy.lm15 import ModelSupport, OpenAIChatCompat, ProviderDefinition
+    from dspy.lm15 import register_provider as register
 
     access = AccessPolicy(provider=PROVIDER, supports=EndpointSupport(complete=True, stream=True, models=True),
                           auth_modes=("bearer",), base_url="http://127.0.0.1:8080/v1")
@@ -429,7 +434,7 @@ class LlamaServerLM(dspy.LM):
         try:
             return self.server.share_prefix()
         except (OSError, ValueError) as exc:  # URLError and HTTPError are OSErrors; bad JSON a ValueError
-            print(f"llama-server: slots not shared ({exc})", file=sys.stderr, flush=True)
+            log.warning("llama-server: slots not shared (%s)", exc)
             return 0
 
     def update_history(self, entry):

@@ -8,6 +8,7 @@ this module is only the command, so that nothing in the package imports it ahead
 
 from __future__ import annotations
 
+import logging
 import sys
 
 from .llama_build import ServerBuildError, cached_binary, server_binary
@@ -16,6 +17,7 @@ __all__ = ["ServerBuildError", "cached_binary", "main", "server_binary"]
 
 
 def main() -> int:
+    logging.basicConfig(format="%(message)s", level=logging.INFO)  # the build's progress lines on stderr
     try:
         print(server_binary())
     except ServerBuildError as exc:

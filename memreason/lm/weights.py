@@ -13,12 +13,15 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import importlib.util
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .cache import cache_dir
 from .llama_build import ServerBuildError, can_build, server_binary
+
+log = logging.getLogger(__name__)
 
 
 class EmbeddedModelMissing(RuntimeError):
@@ -90,7 +93,7 @@ def embedded_model_path(parts: ModelParts = QWEN_CODER_1_5B, *, progress: bool =
         if _verified(target, parts):
             return target
         if progress:
-            print(f"assembling the embedded model into {target} (once) ...", flush=True)
+            log.info("assembling the embedded model into %s (once) ...", target)
         partial = target.with_suffix(".partial")
         digest = hashlib.sha256()
         with open(partial, "wb") as out:

@@ -18,8 +18,7 @@ import argparse
 import sys
 
 from memreason.datasets.experience_transfer import RuleTableError
-from memreason.eval.cli.options import log_to_stderr
-from memreason.eval.cli.options import Parser, UsageError, run_cli
+from memreason.eval.cli.options import Parser, UsageError, log_to_stderr, run_cli
 from memreason.programs import PROGRAMS
 
 from ..space import SpaceError

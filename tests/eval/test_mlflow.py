@@ -15,11 +15,9 @@ mlflow = pytest.importorskip("mlflow")
 
 import dspy  # noqa: E402
 
-import memreason.eval.arc.sandbox as arc_sandbox
-from memreason.eval.cli import main as eval_main  # noqa: E402
 import memreason.eval.cli as eval_cli  # noqa: E402
-import memreason.eval.experience_transfer.tables as tables  # noqa: E402
 import memreason.optimize.cli as optimize_cli  # noqa: E402
+from memreason.eval.cli import main as eval_main  # noqa: E402
 from memreason.eval.harness.runs import comparable  # noqa: E402
 from memreason.eval.harness.tracking import flat_params, run_metrics, store_uri  # noqa: E402
 from memreason.lm import LMChoice, ScriptedEngine  # noqa: E402

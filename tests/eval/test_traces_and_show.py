@@ -4,11 +4,8 @@ import gzip
 import json
 
 import pytest
-from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, recolor_task, small_sandbox, write_tasks
-from scripted_answers import Script, first_entry_labeller, oracle_counter, perceiver, scene_of
 
 import memreason.eval.arc.sandbox as arc_sandbox
-from memreason.eval.cli import main as eval_main
 import memreason.eval.cli as cli
 from memreason.eval.cli import main as eval_main
 from memreason.eval.harness.runs import comparable
@@ -16,6 +13,9 @@ from memreason.eval.harness.traces import TraceStore, example_unit, memory_unit
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import ConceptMemory, save_memory
 from memreason.signatures import PSConcept
+
+from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, recolor_task, small_sandbox, write_tasks
+from scripted_answers import Script, first_entry_labeller, oracle_counter, perceiver, scene_of
 
 
 def off_by_one_on_four_objects():

@@ -10,18 +10,19 @@ import dspy
 import pytest
 
 import memreason.eval.arc.sandbox as arc_sandbox
-from memreason.eval.cli import main as eval_main
-from memreason.eval.cli import build_parser as et_parser
 from memreason.eval.cli import build_parser
+from memreason.eval.cli import build_parser as et_parser
+from memreason.eval.cli import main as eval_main
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import resolve_lms
 from memreason.lm import LMChoice, LMConfigError, ScriptedEngine, resolve_lm
 from memreason.lm import server as server_module
 from memreason.lm.resolve import with_generation
+
 from arc_helpers import FLIP, memory_file, small_sandbox, tiny  # noqa: F401
 from scripted_answers import Script, outputs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class RecordingEngine(ScriptedEngine):

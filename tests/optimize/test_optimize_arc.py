@@ -14,15 +14,25 @@ from optuna.trial import TrialState
 
 import memreason.eval.arc.sandbox as arc_sandbox
 import memreason.optimize.cli as cli
-from memreason.eval.cli import main as eval_main
 from memreason.datasets.arc import puzzle_text
+from memreason.eval.cli import main as eval_main
 from memreason.optimize.demos import arc_training_tasks
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
 from memreason.programs import build_program
 from memreason.programs.arcmemo import arc_solver
 
-from arc_helpers import CRASH, FLIP, RECOLOR, flip_task, recolor_task, sandbox, small_sandbox, \
-    memory_file, puzzle_of, with_pair, write_tasks  # noqa: F401
+from arc_helpers import (
+    CRASH,
+    FLIP,
+    RECOLOR,
+    flip_task,
+    memory_file,  # noqa: F401
+    puzzle_of,
+    recolor_task,
+    small_sandbox,
+    with_pair,
+    write_tasks,
+)
 
 TASK, MEMORY, ORACLE = (f"scripted:optimize_arc_lms:{name}" for name in ("task", "memory", "oracle"))
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]

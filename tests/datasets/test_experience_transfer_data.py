@@ -12,7 +12,7 @@ from memreason.datasets.experience_transfer import CANVAS, RuleTable, RuleTableE
 
 from custom_table import CUSTOM
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAPER = RuleTable.paper()
 
 

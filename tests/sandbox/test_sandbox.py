@@ -32,7 +32,7 @@ LIMITS = Limits(cpu_seconds=1, wall_seconds=1.0, memory_mb=256, file_size_mb=1,
 IDENTITY = "def transform(grid):\n    return grid\n"
 GRID = [[1, 2, 3], [4, 5, 6]]
 SECRET_NAME, SECRET_VALUE = "SANDBOX_TEST_SECRET", "s3cr3t-7f1d2c"
-PROJECT_FILE = Path(__file__).resolve().parents[1] / "pyproject.toml"
+PROJECT_FILE = Path(__file__).resolve().parents[2] / "pyproject.toml"
 _UID_BASES = itertools.count(62000, 100)  # each sandbox here runs programs under its own uids
 
 

@@ -13,17 +13,18 @@ import pytest
 from dspy.utils.exceptions import LMRateLimitError, LMServerError
 
 import memreason.eval.arc.sandbox as arc_sandbox
-from memreason.eval.cli import main as eval_main
 from memreason.datasets.arc import puzzle_text
-from memreason.lm import LMChoice, ScriptedEngine
+from memreason.eval.cli import main as eval_main
 from memreason.eval.cli import main as report_main
 from memreason.eval.harness.runs import comparable
+from memreason.lm import LMChoice, ScriptedEngine
 
 from arc_helpers import FLIP, IDENTITY, RECOLOR, four_tasks, small_sandbox, write_tasks
 from scripted_answers import Script, outputs
 
-ROOT = Path(__file__).resolve().parents[1]
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = Path(__file__).resolve().parents[1]  # the shared helpers
+HERE = Path(__file__).resolve().parent
 PNG = b"\x89PNG\r\n\x1a\n"
 # arcmemo_ps from an empty memory, written every 2 problems; the recolours need their retry
 ARGV = ["arcmemo_ps", "--attempts", "1", "--retries", "1", "--continual-every", "2", "--no-progress", "--no-report",
@@ -83,7 +84,7 @@ def uninterrupted(monkeypatch, tmp_path, split, *extra):
 
 DRIVER = """
 import sys, time
-sys.path[:0] = [{root!r}, {tests!r}]
+sys.path[:0] = [{root!r}, {tests!r}, {here!r}]
 import memreason.eval.arc.sandbox as arc_sandbox
 from memreason.eval.cli import main as eval_main
 from memreason.lm import LMChoice, ScriptedEngine
@@ -106,7 +107,7 @@ sys.exit(eval_main(sys.argv[1:]))
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, split, monkeypatch):
     killed = tmp_path / "killed"
     driver = tmp_path / "driver.py"
-    driver.write_text(textwrap.dedent(DRIVER.format(root=str(ROOT), tests=str(TESTS))))
+    driver.write_text(textwrap.dedent(DRIVER.format(root=str(ROOT), tests=str(TESTS), here=str(HERE))))
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     process = subprocess.Popen([sys.executable, str(driver), *ARGV, "--split", str(split), "--out", str(killed)], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -13,14 +13,14 @@ import pytest
 import memreason.eval.cli as cli
 from memreason.datasets.experience_transfer import make_level
 from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
-from memreason.lm import LMChoice, ScriptedEngine
-from memreason.lm.stub_server import StubServer
 from memreason.eval.harness.resume import RunDirError, read_examples, resumed_program
 from memreason.eval.harness.runs import comparable
+from memreason.lm import LMChoice, ScriptedEngine
+from memreason.lm.stub_server import StubServer
 
 from scripted_answers import oracle_counter
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def lines(out):

@@ -25,7 +25,7 @@ from memreason.optimize.space import SpaceError, default_space
 
 TASK, MEMORY = "scripted:optimize_lms:task", "scripted:optimize_lms:memory"
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from annotated_types import Len
 from memreason.lm import LlamaServer, resolve_lm
 
 pytestmark = pytest.mark.local_lm
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Inventory(dspy.Signature):

@@ -5,7 +5,17 @@ import json
 import pytest
 from PIL import Image
 
-from memreason.datasets.arc import SEED_SOLUTIONS, SPLITS, ArcDataError, ArcTask, grid_text, load_split, puzzle_text, split_ids, task_image
+from memreason.datasets.arc import (
+    SEED_SOLUTIONS,
+    SPLITS,
+    ArcDataError,
+    ArcTask,
+    grid_text,
+    load_split,
+    puzzle_text,
+    split_ids,
+    task_image,
+)
 
 from arc_helpers import flip_task, write_tasks
 

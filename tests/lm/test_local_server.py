@@ -21,12 +21,12 @@ import pytest
 
 from memreason.datasets.experience_transfer import make_level
 from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
-from memreason.lm.faults import RetryPolicy, fault_kind
 from memreason.lm import EngineDied, LlamaServer, LMConfigError, resolve_lm
 from memreason.lm import server as server_module
+from memreason.lm.faults import RetryPolicy, fault_kind
 from memreason.lm.server import server_command
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

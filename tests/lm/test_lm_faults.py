@@ -12,8 +12,8 @@ from dspy.utils.exceptions import LMRateLimitError, LMServerError, LMTimeoutErro
 
 import memreason.eval.cli as cli
 from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
-from memreason.lm.faults import ErrorBudget, GuardedLM, LMFailure, RetryPolicy, fault_kind
 from memreason.lm import LMChoice, ScriptedEngine
+from memreason.lm.faults import ErrorBudget, GuardedLM, LMFailure, RetryPolicy, fault_kind
 from memreason.lm.stub_server import StubServer
 
 from scripted_answers import oracle_counter

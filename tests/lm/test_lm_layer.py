@@ -133,8 +133,8 @@ def test_an_answer_cut_at_the_token_cap_keeps_its_finished_list_items_and_drops_
 
 def test_local_and_arc_routes_use_the_bounded_json_adapter():
     from memreason.eval.harness.session import shared_adapter
-    from memreason.lm.faults import ResilientAdapter
     from memreason.lm.bounded_json import BoundedJSONAdapter
+    from memreason.lm.faults import ResilientAdapter
     from memreason.lm.resolve import LMChoice
 
     local = LMChoice("embedded", dspy.LM("openai/x"), local=True)

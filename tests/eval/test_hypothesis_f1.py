@@ -6,8 +6,8 @@ import dspy
 import pytest
 
 from memreason.datasets.experience_transfer import RuleTable, make_level
-from memreason.lm import ScriptedEngine
 from memreason.eval.metrics import f1_score, hypothesis_f1, hypothesis_match_f1
+from memreason.lm import ScriptedEngine
 from memreason.programs import HypothesisInterpreter, HypothesisJudge, parse_implications
 from memreason.programs.hdr.hypothesis_interpreter import describe
 

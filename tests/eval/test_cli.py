@@ -18,7 +18,7 @@ from memreason.optimize.cli import build_parser as optimize_parser
 from arc_helpers import four_tasks, small_sandbox, write_tasks
 from scripted_answers import oracle_counter
 
-SAVED = Path(__file__).parent / "data" / "saved_runs"
+SAVED = Path(__file__).resolve().parents[1] / "data" / "saved_runs"
 
 # Command lines the README showed before the command line became one root parser per entry point
 # (each as it was printed, continuation lines dropped, shell variables given a value).

@@ -221,9 +221,9 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
 
 
 def test_a_table_and_a_study_start_from_the_compiled_consolidator(tmp_path, monkeypatch, capsys):
-    from optimize_lms import NOISE
-
     import memreason.eval.experience_transfer.tables as tables
+
+    from optimize_lms import NOISE
 
     out = tmp_path / "compiled"
     assert compile_(out) == 0

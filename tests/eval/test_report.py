@@ -5,8 +5,8 @@ import json
 import pytest
 
 import memreason.eval.cli as cli
-from memreason.lm import LMChoice, ScriptedEngine
 from memreason.eval.cli import main as report_main
+from memreason.lm import LMChoice, ScriptedEngine
 
 from scripted_answers import oracle_counter
 

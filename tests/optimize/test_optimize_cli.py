@@ -21,7 +21,7 @@ from memreason.optimize.consolidator import ConsolidatorOptions
 from memreason.optimize.tune import StudyOptions
 from memreason.programs import PROGRAMS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OPTIMIZE = ROOT / "optimize"
 COMMANDS = [[], ["compile"], ["compile", "consolidator"], *([name] for name in PROGRAMS),
             *(["compile", name] for name in PROGRAMS)]

@@ -4,11 +4,10 @@ import json
 
 import pytest
 
-import memreason.eval.cli as cli
-from memreason.eval.cli import main as eval_main
 import memreason.eval.experience_transfer.tables as tables
 from memreason.datasets.experience_transfer import make_level
-from memreason.lm import LMConfigError, LMChoice, ScriptedEngine
+from memreason.eval.cli import main as eval_main
+from memreason.lm import LMChoice, LMConfigError, ScriptedEngine
 
 from scripted_answers import Script, approve_all, given, oracle_counter
 

@@ -8,8 +8,9 @@ import pytest
 
 import memreason.eval.arc.sandbox as arc_sandbox
 from memreason.eval.cli import main as eval_main
-from memreason.lm import ScriptedEngine
 from memreason.eval.harness.runs import comparable
+from memreason.lm import ScriptedEngine
+
 from arc_helpers import FLIP, IDENTITY, RECOLOR, choice, memory_file, small_sandbox, tiny  # noqa: F401
 from scripted_answers import Script
 

@@ -11,12 +11,12 @@ import re
 import dspy
 import pytest
 
+from memreason.lm import ScriptedEngine
 from memreason.programs import ConceptMemory, build_program
 from memreason.programs.arcmemo.arc_program import RESELECTED
 from memreason.signatures import PSConcept
 
 from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, puzzle_of, recolor_task, sandbox  # noqa: F401
-from memreason.lm import ScriptedEngine
 from scripted_answers import Script, given
 
 CONCEPT = "recolor ones to twos"
@@ -162,12 +162,11 @@ def test_reselect_needs_a_program_that_selects_and_retry_mode_is_checked():
 
 import json  # noqa: E402
 
-import memreason.eval.arc.sandbox as arc_sandbox
-from memreason.eval.cli import main as eval_main  # noqa: E402
-from memreason.eval.harness.runs import comparable  # noqa: E402
-
 from test_arc_resume import ARGV, Crash, lines, results, snapshots, split, use  # noqa: E402,F401
 from test_arc_resume import script as resume_script  # noqa: E402
+
+from memreason.eval.cli import main as eval_main  # noqa: E402
+from memreason.eval.harness.runs import comparable  # noqa: E402
 
 PASSES = [*ARGV, "--retry-mode", "passes"]
 
