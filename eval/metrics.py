@@ -46,8 +46,13 @@ class HypothesisScore:
     covered: tuple[bool, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
-                "correct": list(self.correct), "covered": list(self.covered)}
+        return {
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "correct": list(self.correct),
+            "covered": list(self.covered),
+        }
 
 
 def f1_score(precision: float, recall: float) -> float:
@@ -75,9 +80,7 @@ def hypothesis_f1(implications: Sequence[Sequence[str | None]], truth: Sequence[
         any(label is not None for label in row) and all(label in (None, t) for label, t in zip(row, truth))
         for row in implications
     )
-    covered = tuple(
-        any(ok and row[j] == t for ok, row in zip(correct, implications)) for j, t in enumerate(truth)
-    )
+    covered = tuple(any(ok and row[j] == t for ok, row in zip(correct, implications)) for j, t in enumerate(truth))
     return _score(correct, covered)
 
 
@@ -195,8 +198,7 @@ def sample_scores(verify: Sequence[Sequence[Sequence[bool]]]) -> list[float]:
     return [sum(sum(map(bool, rows[s])) / len(rows[s]) for rows in verify) / len(verify) for s in range(n)]
 
 
-def dataset_oracle_at_k(verify: Sequence[Sequence[Sequence[bool]]], k: int, *,
-                        max_subsets: int = MAX_SUBSETS) -> SubsetScore:
+def dataset_oracle_at_k(verify: Sequence[Sequence[Sequence[bool]]], k: int, *, max_subsets: int = MAX_SUBSETS) -> SubsetScore:
     """ArcMemo's oracle@k of a dataset under its sampling protocol: the mean, over all k-subsets C of the
     pool of n samples, of the dataset score z(C) (the mean over problems of the fraction of test cases
     some sample in C gets), with the sample standard deviation over the subsets.

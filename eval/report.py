@@ -37,7 +37,11 @@ class ReportError(ValueError):
 def load_results(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "results.json"
     if not path.exists():
-        hint = " (unfinished? continue it with: python -m eval --resume {})".format(run_dir) if (run_dir / "config.json").exists() else ""
+        hint = (
+            " (unfinished? continue it with: python -m eval --resume {})".format(run_dir)
+            if (run_dir / "config.json").exists()
+            else ""
+        )
         raise ReportError(f"no results.json in {run_dir}{hint}")
     try:
         results = json.loads(path.read_text())
@@ -66,10 +70,12 @@ def cost_of(results: dict[str, Any]) -> dict[str, Any]:
     """The results' cost, or one computed from their tokens when they predate it."""
     if isinstance(results.get("cost"), dict):
         return results["cost"]
-    return role_costs({
-        "memory": (results.get("memory_lm") or results.get("lm"), role_tokens(results, "memory")),
-        "task": (results.get("lm"), role_tokens(results, "task")),
-    })
+    return role_costs(
+        {
+            "memory": (results.get("memory_lm") or results.get("lm"), role_tokens(results, "memory")),
+            "task": (results.get("lm"), role_tokens(results, "task")),
+        }
+    )
 
 
 def label(results: dict[str, Any], several_lms: bool = False) -> str:
@@ -146,19 +152,49 @@ def _overview(runs, labels) -> list[str]:
         value, std = score(r)
         mem, task = role_tokens(r, "memory"), role_tokens(r, "task")
         wall = r.get("wall_seconds")
-        rows.append([
-            name, str(r.get("task", "experience_transfer")), str(r.get("lm", DASH)), str(r.get("memory_lm", DASH)),
-            str(r.get("examples", DASH)), str(r.get("runs", 1)), _pct(value, std),
-            f"{mem.total:,}", f"{task.total:,}", _money(cost_of(r).get("total")),
-            DASH if wall is None else f"{wall:.0f}", f"`{directory}`",
-        ])
-    header = ["run", "task", "task LM", "memory LM", "examples", "runs", "score % (mean ± std)",
-              "memory tokens", "task tokens", "cost", "wall s", "directory"]
+        rows.append(
+            [
+                name,
+                str(r.get("task", "experience_transfer")),
+                str(r.get("lm", DASH)),
+                str(r.get("memory_lm", DASH)),
+                str(r.get("examples", DASH)),
+                str(r.get("runs", 1)),
+                _pct(value, std),
+                f"{mem.total:,}",
+                f"{task.total:,}",
+                _money(cost_of(r).get("total")),
+                DASH if wall is None else f"{wall:.0f}",
+                f"`{directory}`",
+            ]
+        )
+    header = [
+        "run",
+        "task",
+        "task LM",
+        "memory LM",
+        "examples",
+        "runs",
+        "score % (mean ± std)",
+        "memory tokens",
+        "task tokens",
+        "cost",
+        "wall s",
+        "directory",
+    ]
     lines = ["## Results", "", "Score: accuracy for Experience-Transfer, the official score for ARC.", ""]
     lines += _table(header, rows)
-    per_run = [(n, r["accuracy"]["per_run"]) for (_, r), n in zip(runs, labels) if len((r.get("accuracy") or {}).get("per_run") or []) > 1]
+    per_run = [
+        (n, r["accuracy"]["per_run"])
+        for (_, r), n in zip(runs, labels)
+        if len((r.get("accuracy") or {}).get("per_run") or []) > 1
+    ]
     if per_run:
-        lines += ["Accuracy of each repetition (%): " + "; ".join(f"{n}: " + ", ".join(f"{100 * a:.1f}" for a in acc) for n, acc in per_run), ""]
+        lines += [
+            "Accuracy of each repetition (%): "
+            + "; ".join(f"{n}: " + ", ".join(f"{100 * a:.1f}" for a in acc) for n, acc in per_run),
+            "",
+        ]
     return lines
 
 
@@ -169,10 +205,13 @@ def _failures(runs, labels) -> list[str]:
         retries = r.get("lm_retries", r.get("retries"))  # ARC results: "retries" is the solver's feedback depth
         retries = retries if isinstance(retries, dict) else None
         rows.append([name, str(sum((failures or {}).values())), _counts(failures), _counts(r.get("faults")), _counts(retries)])
-    return ["## Failures and retries", "",
-            "Failed: examples scored wrong because the LM never gave a usable answer. Faults: every failed LM "
-            "answer (rate limit, server error, timeout, empty, unparseable). Retries: the faults that were asked again.", ""] + \
-        _table(["run", "failed examples", "failures by kind", "faults by kind", "retries by kind"], rows)
+    return [
+        "## Failures and retries",
+        "",
+        "Failed: examples scored wrong because the LM never gave a usable answer. Faults: every failed LM "
+        "answer (rate limit, server error, timeout, empty, unparseable). Retries: the faults that were asked again.",
+        "",
+    ] + _table(["run", "failed examples", "failures by kind", "faults by kind", "retries by kind"], rows)
 
 
 def _tokens(runs, labels) -> list[str]:
@@ -187,7 +226,12 @@ def _tokens(runs, labels) -> list[str]:
             for step, t in sorted(by_step.items()):
                 t = Tokens.of(t)
                 steps.append([name, role, step, f"{t.prompt:,}", f"{t.completion:,}", f"{t.calls:,}"])
-    lines = ["## Tokens and cost", "", "Cost from LiteLLM's offline price list; \"unknown\" for local models and unlisted ones.", ""]
+    lines = [
+        "## Tokens and cost",
+        "",
+        'Cost from LiteLLM\'s offline price list; "unknown" for local models and unlisted ones.',
+        "",
+    ]
     lines += _table(["run", "role", "model", "prompt", "completion", "calls", "cost"], rows)
     if steps:
         lines += ["### By program step", ""] + _table(["run", "role", "step", "prompt", "completion", "calls"], steps)
@@ -208,8 +252,11 @@ def _arc(runs, labels) -> list[str]:
     if not found:
         return []
     ks = sorted({k for _, r in found for k in (r.get("oracle_at_k") or {})}, key=_numeric)
-    rows = [[n, _pct(_scaled(r.get("official_score"))), _pct(_scaled(r.get("strict_score")))]
-            + [_pct(_scaled((r.get("oracle_at_k") or {}).get(k))) for k in ks] for n, r in found]
+    rows = [
+        [n, _pct(_scaled(r.get("official_score"))), _pct(_scaled(r.get("strict_score")))]
+        + [_pct(_scaled((r.get("oracle_at_k") or {}).get(k))) for k in ks]
+        for n, r in found
+    ]
     lines = ["## ARC scores (%)", ""] + _table(["run", "official", "strict"] + [f"oracle@{k}" for k in ks], rows)
     retries = sorted({k for _, r in found for k in (r.get("score_by_retries") or {})}, key=_numeric)
     if retries:
@@ -333,8 +380,11 @@ def _whole_ticks(ax) -> None:
 
 
 def _plot_curve(ax, runs, labels, key: str, xlabel: str) -> bool:
-    found = [(n, {k: v for k, v in r[key].items() if v is not None})  # oracle@3 is null with 2 attempts
-             for (_, r), n in zip(runs, labels) if r.get("task") == "arc" and isinstance(r.get(key), dict)]
+    found = [
+        (n, {k: v for k, v in r[key].items() if v is not None})  # oracle@3 is null with 2 attempts
+        for (_, r), n in zip(runs, labels)
+        if r.get("task") == "arc" and isinstance(r.get(key), dict)
+    ]
     found = [(n, curve) for n, curve in found if curve]
     if not found:
         return False

@@ -143,8 +143,13 @@ def show(args: ShowOptions, console: Console | None = None) -> None:
         for r in sorted({r_ for r_, _ in run.examples} | {0}):
             if args.run is None or r == args.run:
                 calls = [c for c in run.traces.read(memory_unit(r)) if _step_matches(c, args.step)]
-                console.print(Panel(Group(*_calls(calls, args), *([] if calls else [Text("no such call")])),
-                                    title=f"memory build, run {r}: step {escape(args.step)}", box=box.ROUNDED))
+                console.print(
+                    Panel(
+                        Group(*_calls(calls, args), *([] if calls else [Text("no such call")])),
+                        title=f"memory build, run {r}: step {escape(args.step)}",
+                        box=box.ROUNDED,
+                    )
+                )
         wanted = []
     else:
         for r in sorted({r_ for r_, _ in run.examples} | {0}):
@@ -163,9 +168,11 @@ def _header(run: Run) -> Panel:
     c = run.config
     lines = [f"[bold]{escape(run.program)}[/bold]  ({run.task.replace('_', '-')})  {escape(str(run.dir))}"]
     if run.task == "experience_transfer":
-        lines.append(f"level {c.get('level')}, {c.get('modality', 'text')} modality, seed {c.get('seed', 0)}"
-                     + (f", rules {c['rules']}" if c.get("rules") else ", rules: the paper's Table 1")
-                     + (f", knobs {json.dumps(c['knobs'])}" if c.get("knobs") else ""))
+        lines.append(
+            f"level {c.get('level')}, {c.get('modality', 'text')} modality, seed {c.get('seed', 0)}"
+            + (f", rules {c['rules']}" if c.get("rules") else ", rules: the paper's Table 1")
+            + (f", knobs {json.dumps(c['knobs'])}" if c.get("knobs") else "")
+        )
     else:
         lines.append(f"split {c.get('split')}, retries {c.get('retries')}, attempts {c.get('attempts')}")
     lines.append(f"task LM {c.get('lm')}, memory LM {c.get('memory_lm')}")
@@ -176,8 +183,10 @@ def _header(run: Run) -> Panel:
         else:
             acc = results.get("accuracy") or {}
             f1 = results.get("hypothesis_f1") or {}
-            lines.append(f"accuracy {100 * acc.get('mean', 0):.1f}% on {results.get('examples')} examples"
-                         + (f", hypothesis F1 {f1['mean']:.2f} ({f1.get('mode')})" if f1.get("mean") is not None else ""))
+            lines.append(
+                f"accuracy {100 * acc.get('mean', 0):.1f}% on {results.get('examples')} examples"
+                + (f", hypothesis F1 {f1['mean']:.2f} ({f1.get('mode')})" if f1.get("mean") is not None else "")
+            )
     else:
         lines.append(f"unfinished: {len(run.examples)} examples so far")
     return Panel("\n".join(lines), box=box.ROUNDED)
@@ -217,22 +226,45 @@ def _memory_record(record: dict[str, Any], semantic: bool) -> list[Any]:
             parts.extend(Text(f"  - {str(x)[:300]}") for x in record[name][:20])
     rules = record.get("rules")
     if isinstance(rules, list) and rules:
-        table = Table("rule proposed", "label", "covers", "counterexamples", "kept", box=box.SIMPLE, title="rules checked against the episodes")
+        table = Table(
+            "rule proposed",
+            "label",
+            "covers",
+            "counterexamples",
+            "kept",
+            box=box.SIMPLE,
+            title="rules checked against the episodes",
+        )
         for rule in rules:
             counter = rule.get("counterexamples") or []
-            table.add_row(escape(str(rule.get("statement", rule))), str(rule.get("label", "")), str(len(rule.get("coverage") or [])),
-                          str(len(counter)), "yes" if rule.get("statement") in hypotheses else "no")
+            table.add_row(
+                escape(str(rule.get("statement", rule))),
+                str(rule.get("label", "")),
+                str(len(rule.get("coverage") or [])),
+                str(len(counter)),
+                "yes" if rule.get("statement") in hypotheses else "no",
+            )
         parts.append(table)
     if record.get("unexplained"):
         parts.append(Text(f"episodes left unexplained: {record['unexplained']}"))
     tokens = record.get("tokens") or {}
     if record.get("wall_seconds") is not None and tokens.get("calls"):
-        parts.append(Text(f"built in {record['wall_seconds']:.0f} s, {tokens.get('calls', 0)} calls, "
-                          f"{tokens.get('prompt', 0):,} + {tokens.get('completion', 0):,} tokens", style="dim"))
+        parts.append(
+            Text(
+                f"built in {record['wall_seconds']:.0f} s, {tokens.get('calls', 0)} calls, "
+                f"{tokens.get('prompt', 0):,} + {tokens.get('completion', 0):,} tokens",
+                style="dim",
+            )
+        )
     cut = record.get("cut") or {}
     if cut:
-        parts.append(Text("answers that stopped at the token cap (--max-tokens) instead of ending: "
-                          + ", ".join(f"{step} {n}" for step, n in cut.items()), style="yellow"))
+        parts.append(
+            Text(
+                "answers that stopped at the token cap (--max-tokens) instead of ending: "
+                + ", ".join(f"{step} {n}" for step, n in cut.items()),
+                style="yellow",
+            )
+        )
     return parts
 
 
@@ -242,9 +274,14 @@ def _step_table(calls: list[dict[str, Any]], *, title: str) -> Table:
     for call in calls:
         steps.setdefault(call.get("step", "?"), []).append(call)
     for step, group in steps.items():
-        table.add_row(step, str(len(group)), f"{sum(c.get('prompt_tokens', 0) for c in group):,}",
-                      f"{sum(c.get('completion_tokens', 0) for c in group):,}", f"{sum(c.get('latency_s', 0) for c in group):.1f}",
-                      str(sum(bool(c.get("cache_hit")) for c in group)))
+        table.add_row(
+            step,
+            str(len(group)),
+            f"{sum(c.get('prompt_tokens', 0) for c in group):,}",
+            f"{sum(c.get('completion_tokens', 0) for c in group):,}",
+            f"{sum(c.get('latency_s', 0) for c in group):.1f}",
+            str(sum(bool(c.get("cache_hit")) for c in group)),
+        )
     return table
 
 
@@ -253,15 +290,27 @@ def _overview(run: Run, records: list[dict[str, Any]]) -> Table:
         table = Table("run", "task", "official", "passed train", "attempts", "tokens", box=box.SIMPLE_HEAD)
         for r in records:
             tokens = sum((t or {}).get("total", 0) for t in (r.get("tokens") or {}).values())
-            table.add_row(str(r["run"]), str(r["id"]), _mark(run.correct(r), f"{(r.get('scores') or {}).get('official_score', 0):.2f}"),
-                          "yes" if r.get("passed_train") else "no", str(len(r.get("attempts") or [])), f"{tokens:,}")
+            table.add_row(
+                str(r["run"]),
+                str(r["id"]),
+                _mark(run.correct(r), f"{(r.get('scores') or {}).get('official_score', 0):.2f}"),
+                "yes" if r.get("passed_train") else "no",
+                str(len(r.get("attempts") or [])),
+                f"{tokens:,}",
+            )
         return table
     table = Table("run", "scene", "objects", "target", "prediction", "tokens", "error", box=box.SIMPLE_HEAD)
     for r in records:
-        tokens = (r.get("tokens") or {})
-        table.add_row(str(r["run"]), str(r["id"]), str(r.get("objects", "")), str(r.get("target")),
-                      _mark(run.correct(r), str(r.get("prediction"))),
-                      f"{tokens.get('prompt', 0) + tokens.get('completion', 0):,}", escape(str(r.get("error") or "")))
+        tokens = r.get("tokens") or {}
+        table.add_row(
+            str(r["run"]),
+            str(r["id"]),
+            str(r.get("objects", "")),
+            str(r.get("target")),
+            _mark(run.correct(r), str(r.get("prediction"))),
+            f"{tokens.get('prompt', 0) + tokens.get('completion', 0):,}",
+            escape(str(r.get("error") or "")),
+        )
     return table
 
 
@@ -311,12 +360,19 @@ def _scene_example(run: Run, record: dict[str, Any], r: int) -> list[Any]:
         true_labels = record.get("true_labels") or scene.labels
         objects = record.get("object_labels")
         if objects:
-            table = Table("#", "object (as the model saw it)", "evidence", "label", "true label", box=box.SIMPLE, title="per-object labels")
+            table = Table(
+                "#", "object (as the model saw it)", "evidence", "label", "true label", box=box.SIMPLE, title="per-object labels"
+            )
             for i, (obj, truth) in enumerate(zip(objects, true_labels), 1):
                 obj = obj if isinstance(obj, dict) else {"label": obj}
                 label = str(obj.get("label"))
-                table.add_row(str(i), escape(str(obj.get("object_and_background", ""))), escape(str(obj.get("evidence", ""))),
-                              _mark(label == truth, label), truth)
+                table.add_row(
+                    str(i),
+                    escape(str(obj.get("object_and_background", ""))),
+                    escape(str(obj.get("evidence", ""))),
+                    _mark(label == truth, label),
+                    truth,
+                )
             parts.append(table)
         else:
             parts.append(Text("true labels: " + ", ".join(true_labels)))
@@ -345,9 +401,19 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
     if "selected" in read:
         selected = read.get("selected")
         shown = ", ".join(map(str, selected)) if isinstance(selected, list) else str(selected)
-        parts.append(Text(f"concepts selected: {shown or 'none'}" + (f" (read failed: {read['failed']})" if read.get("failed") else "")))
-    given = next((v for c in calls if str(c.get("step", "")).startswith("arc_solver")
-                  for v in [_input_field(c, "concepts")] if v is not None), None)
+        parts.append(
+            Text(f"concepts selected: {shown or 'none'}" + (f" (read failed: {read['failed']})" if read.get("failed") else ""))
+        )
+    given = next(
+        (
+            v
+            for c in calls
+            if str(c.get("step", "")).startswith("arc_solver")
+            for v in [_input_field(c, "concepts")]
+            if v is not None
+        ),
+        None,
+    )
     if given is not None:  # the memory exactly as the solver's prompt carried it
         parts.append(Text.assemble(("memory in the solver's prompt: ", "bold"), _short(given.strip() or "(empty)")))
     for attempt in record.get("attempts") or []:
@@ -355,8 +421,10 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
         for n, step in enumerate(steps, 1):
             train = step.get("train") or []
             passed = sum(bool(c.get("correct")) for c in train)
-            head = f"attempt {attempt.get('index')}, {'retry ' + str(step.get('retry')) if step.get('retry') else 'first program'}: " \
-                   f"{passed}/{len(train)} train pairs right"
+            head = (
+                f"attempt {attempt.get('index')}, {'retry ' + str(step.get('retry')) if step.get('retry') else 'first program'}: "
+                f"{passed}/{len(train)} train pairs right"
+            )
             body: list[Any] = [Text(head, style="bold")]
             body.extend(_step_read(step.get("read") or {}))
             if step.get("error"):
@@ -365,8 +433,13 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
                 body.append(Text(step["program"].rstrip()))
             for i, check in enumerate(train):
                 if not check.get("correct"):
-                    body.append(Text(f"train pair {i}: " + (f"{check.get('failure')}: {check.get('detail', '')}" if check.get("failure")
-                                                           else "wrong output"), style="yellow"))
+                    body.append(
+                        Text(
+                            f"train pair {i}: "
+                            + (f"{check.get('failure')}: {check.get('detail', '')}" if check.get("failure") else "wrong output"),
+                            style="yellow",
+                        )
+                    )
             if step.get("feedback") and n < len(steps):  # the last step's feedback went to no one
                 body.append(Text("feedback given to the next retry: " + step["feedback"][:FIELD_CHARS], style="dim"))
             parts.append(Panel(Group(*body), box=box.SIMPLE))
@@ -398,10 +471,13 @@ def _calls(calls: list[dict[str, Any]], args: ShowOptions, tabled: tuple[str, ..
     for i, call in enumerate(calls, 1):
         signature = call.get("signature")
         named = f"{signature}, " if signature and signature != "StringSignature" else ""  # built on the fly: no name
-        head = (f"{i}. {call.get('step')} ({named}{call.get('role')} LM): "
-                f"{call.get('prompt_tokens', 0):,} + {call.get('completion_tokens', 0):,} tokens, {call.get('latency_s', 0):.1f} s"
-                + (", from the cache" if call.get("cache_hit") else "") + (f", attempt {call['attempt'] + 1}" if call.get("attempt") else "")
-                + (f", retry pass {call['pass']}" if call.get("pass") else ""))
+        head = (
+            f"{i}. {call.get('step')} ({named}{call.get('role')} LM): "
+            f"{call.get('prompt_tokens', 0):,} + {call.get('completion_tokens', 0):,} tokens, {call.get('latency_s', 0):.1f} s"
+            + (", from the cache" if call.get("cache_hit") else "")
+            + (f", attempt {call['attempt'] + 1}" if call.get("attempt") else "")
+            + (f", retry pass {call['pass']}" if call.get("pass") else "")
+        )
         body: list[Any] = [Text(head, style="bold cyan")]
         if args.messages:
             for message in call.get("messages") or []:
@@ -426,14 +502,17 @@ def _input_field(call: dict[str, Any], name: str) -> str | None:
     users = [m for m in call.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
     if not users:
         return None
-    match = re.search(rf"\[\[ ## {re.escape(name)} ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", _text(users[-1].get("content")), re.S)
+    match = re.search(
+        rf"\[\[ ## {re.escape(name)} ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", _text(users[-1].get("content")), re.S
+    )
     return match.group(1) if match else None
 
 
 def _text(content: Any) -> str:
     if isinstance(content, list):  # multi-part content: text parts and image notes
-        return "\n".join(str(part.get("text") or part.get("image_url") or part) if isinstance(part, dict) else str(part)
-                         for part in content)
+        return "\n".join(
+            str(part.get("text") or part.get("image_url") or part) if isinstance(part, dict) else str(part) for part in content
+        )
     return str(content)
 
 

@@ -29,11 +29,29 @@ __version__ = "0.2.0"
 
 _PROGRAMS = (
     # programs
-    "HDR", "HDRGrounded", "ArcMemo", "ArcMemoOE", "ArcMemoPS", "Baseline", "Cheatsheet",
-    "MemoryProgram", "ArcProgram", "PROGRAMS", "build_program",
+    "HDR",
+    "HDRGrounded",
+    "ArcMemo",
+    "ArcMemoOE",
+    "ArcMemoPS",
+    "Baseline",
+    "Cheatsheet",
+    "MemoryProgram",
+    "ArcProgram",
+    "PROGRAMS",
+    "build_program",
     # modules and memory stores
-    "FactorExtractor", "HypothesisGenerator", "HypothesisVerifier", "MemoryConsolidator", "GroundedConsolidator",
-    "Reasoner", "ConceptAbstractor", "ConceptMemory", "ConceptSelector", "ExperienceMemory", "CheatsheetMemory",
+    "FactorExtractor",
+    "HypothesisGenerator",
+    "HypothesisVerifier",
+    "MemoryConsolidator",
+    "GroundedConsolidator",
+    "Reasoner",
+    "ConceptAbstractor",
+    "ConceptMemory",
+    "ConceptSelector",
+    "ExperienceMemory",
+    "CheatsheetMemory",
 )
 _LAZY = {
     **dict.fromkeys(_PROGRAMS, "memreason.programs"),

@@ -66,9 +66,15 @@ class ArcObjective(Objective):
         """The ``python -m eval`` config of these knobs: those it has flags for set them, the rest go to the constructor."""
         setup = self.setup
         fields = {"temperature": setup.temperature or 0.7, **{k: v for k, v in knobs.items() if k in KNOB_FIELDS}}
-        return ArcConfig(program=setup.program, split=setup.split or "val100", limit=setup.limit,
-                         memory=setup.memory_file, threads=setup.threads, **fields,
-                         knobs={k: v for k, v in knobs.items() if k not in KNOB_FIELDS})
+        return ArcConfig(
+            program=setup.program,
+            split=setup.split or "val100",
+            limit=setup.limit,
+            memory=setup.memory_file,
+            threads=setup.threads,
+            **fields,
+            knobs={k: v for k, v in knobs.items() if k not in KNOB_FIELDS},
+        )
 
     def build(self, knobs: dict[str, Any]):
         """The program with these knobs, the memory file and the memory LM (what bootstrapping runs)."""
@@ -83,10 +89,13 @@ class ArcObjective(Objective):
 
     def bootstrap(self, program, demos: int):
         """``program`` with up to ``demos`` demonstrations from training tasks it solves."""
-        train = [dspy.Example(task=t).with_inputs("task")
-                 for t in arc_training_tasks([t.id for t in self.tasks], limit=self.setup.train_size)]
-        optimizer = dspy.BootstrapFewShot(metric=lambda e, p, t=None: arc_score(e, p) >= 1.0,
-                                          max_bootstrapped_demos=demos, max_labeled_demos=0)
+        train = [
+            dspy.Example(task=t).with_inputs("task")
+            for t in arc_training_tasks([t.id for t in self.tasks], limit=self.setup.train_size)
+        ]
+        optimizer = dspy.BootstrapFewShot(
+            metric=lambda e, p, t=None: arc_score(e, p) >= 1.0, max_bootstrapped_demos=demos, max_labeled_demos=0
+        )
         with dspy.context(lm=self.task.lm, adapter=shared_adapter(self.task, self.memory)):
             return optimizer.compile(program, trainset=train)
 
@@ -100,12 +109,27 @@ class ArcObjective(Objective):
         initial = config.load_memory()
         outcome: dict[str, Any] = {"memory_cache": "n/a"}
         for limit in chunk_limits(len(self.tasks), self.setup.chunks):
-            results = evaluate_arc(config, task=self.task, memory=self.memory, run_dir=config_dir, sandbox=self.sandbox,
-                                   progress=False, tasks=self.tasks[:limit], initial_memory=initial, policy=self.policy)
+            results = evaluate_arc(
+                config,
+                task=self.task,
+                memory=self.memory,
+                run_dir=config_dir,
+                sandbox=self.sandbox,
+                progress=False,
+                tasks=self.tasks[:limit],
+                initial_memory=initial,
+                policy=self.policy,
+            )
             write_json(config_dir / "results.json", results)
             memory_tokens, task_tokens = (results["tokens"][role]["total"] for role in ("memory", "task"))
-            outcome.update(accuracy=results["official_score"], tokens=memory_tokens + task_tokens, examples=limit,
-                           memory_tokens=memory_tokens, task_tokens=task_tokens, failed=sum(results["failures"].values()))
+            outcome.update(
+                accuracy=results["official_score"],
+                tokens=memory_tokens + task_tokens,
+                examples=limit,
+                memory_tokens=memory_tokens,
+                task_tokens=task_tokens,
+                failed=sum(results["failures"].values()),
+            )
             if limit < len(self.tasks):
                 self.report(trial, outcome["accuracy"], limit, outcome)
         return outcome

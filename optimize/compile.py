@@ -42,8 +42,16 @@ from .metrics import ArcFeedback, CountFeedback
 from .objective import build_memory
 from .space import _value
 
-__all__ = ["OPTIMIZERS", "CompileOptions", "CompileOutcome", "OptimizerOptions", "compile_program", "make_optimizer",
-           "parse_knobs", "run_optimizer"]
+__all__ = [
+    "OPTIMIZERS",
+    "CompileOptions",
+    "CompileOutcome",
+    "OptimizerOptions",
+    "compile_program",
+    "make_optimizer",
+    "parse_knobs",
+    "run_optimizer",
+]
 
 OPTIMIZERS = ("bootstrap", "mipro", "gepa", "simba")
 
@@ -127,16 +135,33 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
         report = compile_arc(options, program, knobs, task, memory, out)
     else:
         report = compile_experience_transfer(options, program, knobs, task, memory, out)
-    report.update(program=options.program, optimizer=options.optimizer, knobs=knobs, lm=task.spec, memory_lm=memory.spec,
-                  wall_seconds=round(time.perf_counter() - started, 2))
-    write_json(out / "config.json", {"program": options.program, "level": options.level, "split": options.split,
-                                     "memory": options.memory, "knobs": knobs})
+    report.update(
+        program=options.program,
+        optimizer=options.optimizer,
+        knobs=knobs,
+        lm=task.spec,
+        memory_lm=memory.spec,
+        wall_seconds=round(time.perf_counter() - started, 2),
+    )
+    write_json(
+        out / "config.json",
+        {"program": options.program, "level": options.level, "split": options.split, "memory": options.memory, "knobs": knobs},
+    )
     write_json(out / "compile.json", report)
     return CompileOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report)
 
 
-def make_optimizer(name: str, metric, *, task: LMChoice, memory: LMChoice, options: OptimizerOptions, trainset_size: int,
-                   labeled_demos: int | None = None, threshold: float | None = None):
+def make_optimizer(
+    name: str,
+    metric,
+    *,
+    task: LMChoice,
+    memory: LMChoice,
+    options: OptimizerOptions,
+    trainset_size: int,
+    labeled_demos: int | None = None,
+    threshold: float | None = None,
+):
     """The DSPy optimizer ``name`` with small, explicit budgets (construct it inside the task LM's context).
 
     ``labeled_demos`` (default ``options.max_demos``): demos taken as they are from the trainset (0 where its
@@ -145,20 +170,42 @@ def make_optimizer(name: str, metric, *, task: LMChoice, memory: LMChoice, optio
     demos = options.max_demos
     labeled = demos if labeled_demos is None else labeled_demos
     if name == "bootstrap":
-        return dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=demos, max_labeled_demos=labeled,
-                                     metric_threshold=threshold)
+        return dspy.BootstrapFewShot(
+            metric=metric, max_bootstrapped_demos=demos, max_labeled_demos=labeled, metric_threshold=threshold
+        )
     if name == "mipro":
         budget = dict(auto="light") if options.candidates is None else dict(auto=None, num_candidates=options.candidates)
-        return dspy.MIPROv2(metric=metric, prompt_model=memory.lm, task_model=task.lm, max_bootstrapped_demos=demos,
-                            max_labeled_demos=labeled, num_threads=options.threads, verbose=False, metric_threshold=threshold,
-                            **budget)
+        return dspy.MIPROv2(
+            metric=metric,
+            prompt_model=memory.lm,
+            task_model=task.lm,
+            max_bootstrapped_demos=demos,
+            max_labeled_demos=labeled,
+            num_threads=options.threads,
+            verbose=False,
+            metric_threshold=threshold,
+            **budget,
+        )
     if name == "gepa":
-        return dspy.GEPA(metric=metric, reflection_lm=memory.lm, max_metric_calls=options.budget or 20 * trainset_size,
-                         num_threads=options.threads, reflection_minibatch_size=min(3, trainset_size), use_merge=False,
-                         track_stats=False)
+        return dspy.GEPA(
+            metric=metric,
+            reflection_lm=memory.lm,
+            max_metric_calls=options.budget or 20 * trainset_size,
+            num_threads=options.threads,
+            reflection_minibatch_size=min(3, trainset_size),
+            use_merge=False,
+            track_stats=False,
+        )
     if name == "simba":
-        return dspy.SIMBA(metric=metric, bsize=min(4, trainset_size), num_candidates=options.candidates or 2, max_steps=2,
-                          max_demos=demos, prompt_model=memory.lm, num_threads=options.threads)
+        return dspy.SIMBA(
+            metric=metric,
+            bsize=min(4, trainset_size),
+            num_candidates=options.candidates or 2,
+            max_steps=2,
+            max_demos=demos,
+            prompt_model=memory.lm,
+            num_threads=options.threads,
+        )
     raise ValueError(f"unknown optimizer {name!r}; choose from: {', '.join(OPTIMIZERS)}")
 
 
@@ -174,30 +221,38 @@ def run_optimizer(optimizer, name: str, student, trainset, valset, options: Opti
     return optimizer.compile(student, trainset=trainset)
 
 
-def compile_experience_transfer(options: CompileOptions, program, knobs, task: LMChoice, memory: LMChoice, out: Path) -> dict[str, Any]:
+def compile_experience_transfer(
+    options: CompileOptions, program, knobs, task: LMChoice, memory: LMChoice, out: Path
+) -> dict[str, Any]:
     rules = RuleTable.from_json(options.rules) if options.rules else RuleTable.paper()
     data = make_level(options.level, seed=options.seed, rules=rules)
     train_level = training_level(data, seed=options.seed)
     examples = scene_examples(train_level, lambda s: observation(s, "text"), limit=2 * options.trainset_size)
     trainset = examples[: options.trainset_size]
-    valset = examples[options.trainset_size:][: options.limit or max(1, options.trainset_size // 2)]
+    valset = examples[options.trainset_size :][: options.limit or max(1, options.trainset_size // 2)]
     episodes = level_episodes(data.episodes, "text")
     record = build_memory(program, episodes, data, memory, retry_policy(options))
     write_json(out / "memory.json", record)
     metric = CountFeedback(data, program.hypotheses, scenes=train_level.test)
     with dspy.context(lm=task.lm, adapter=task.adapter()):  # optimizers see the reasoner only (and the memory, kept)
-        optimizer = make_optimizer(options.optimizer, metric, task=task, memory=memory, options=options,
-                                   trainset_size=len(trainset))
+        optimizer = make_optimizer(
+            options.optimizer, metric, task=task, memory=memory, options=options, trainset_size=len(trainset)
+        )
         compiled = run_optimizer(optimizer, options.optimizer, program, trainset, valset, options)
         scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
     program.reasoner = compiled.reasoner
     strip_memory(program)
     program.save(str(out / "program.json"))
-    return {"level": options.level, "trainset": len(trainset), "valset": len(valset), "hypotheses": program.hypotheses,
-            "wrong_hypotheses": metric.wrong, "train_score": sum(scores) / len(scores),
-            "demos": {name: len(p.demos) for name, p in program.named_predictors()},
-            "instructions": {name: p.signature.instructions for name, p in program.named_predictors()
-                             if name.startswith("reasoner")}}
+    return {
+        "level": options.level,
+        "trainset": len(trainset),
+        "valset": len(valset),
+        "hypotheses": program.hypotheses,
+        "wrong_hypotheses": metric.wrong,
+        "train_score": sum(scores) / len(scores),
+        "demos": {name: len(p.demos) for name, p in program.named_predictors()},
+        "instructions": {name: p.signature.instructions for name, p in program.named_predictors() if name.startswith("reasoner")},
+    }
 
 
 def compile_arc(options: CompileOptions, program, knobs, task: LMChoice, memory: LMChoice, out: Path) -> dict[str, Any]:
@@ -218,16 +273,21 @@ def compile_arc(options: CompileOptions, program, knobs, task: LMChoice, memory:
         program.set_memory_lm(memory.lm)
     examples = [dspy.Example(task=t).with_inputs("task") for t in tasks]
     trainset = examples[: options.trainset_size]
-    valset = examples[options.trainset_size:][: options.limit or max(1, options.trainset_size // 2)]
+    valset = examples[options.trainset_size :][: options.limit or max(1, options.trainset_size // 2)]
     metric = ArcFeedback()
     with dspy.context(lm=task.lm, adapter=shared_adapter(task, memory)):
-        optimizer = make_optimizer(options.optimizer, metric, task=task, memory=memory, options=options,
-                                   trainset_size=len(trainset))
+        optimizer = make_optimizer(
+            options.optimizer, metric, task=task, memory=memory, options=options, trainset_size=len(trainset)
+        )
         compiled = run_optimizer(optimizer, options.optimizer, program, trainset, valset, options)
         scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
     for _, predictor in compiled.named_predictors():  # demos keep predictor fields only, never the task object
         predictor.demos = [d for d in predictor.demos if "task" not in d]
     save_state(compiled, out / "program.json")  # without the memory LM set on the memory predictors
-    return {"split": options.split or "val100", "trainset": len(trainset), "valset": len(valset),
-            "train_score": sum(scores) / len(scores),
-            "demos": {name: len(p.demos) for name, p in compiled.named_predictors()}}
+    return {
+        "split": options.split or "val100",
+        "trainset": len(trainset),
+        "valset": len(valset),
+        "train_score": sum(scores) / len(scores),
+        "demos": {name: len(p.demos) for name, p in compiled.named_predictors()},
+    }

@@ -77,9 +77,21 @@ PROGRAMS_WITH_CONSOLIDATORS = ("hdr", "hdr_grounded")
 LABELLED_RULES = ("general", "specific")  # the hypotheses of a labelled demo: see labelled()
 
 
-__all__ = ["LABELLED_RULES", "PROGRAMS_WITH_CONSOLIDATORS", "ConsolidatorOptions", "ConsolidatorOutcome", "F1Feedback",
-           "MemoryWriter", "combination_rules", "compile_consolidator", "judged", "labelled", "specific_rule", "summary",
-           "validation_f1"]
+__all__ = [
+    "LABELLED_RULES",
+    "PROGRAMS_WITH_CONSOLIDATORS",
+    "ConsolidatorOptions",
+    "ConsolidatorOutcome",
+    "F1Feedback",
+    "MemoryWriter",
+    "combination_rules",
+    "compile_consolidator",
+    "judged",
+    "labelled",
+    "specific_rule",
+    "summary",
+    "validation_f1",
+]
 
 log = logging.getLogger(__name__)
 
@@ -147,10 +159,15 @@ def labelled(data: ExperienceTransferLevel, table: str, rules: str = "general") 
         raise ValueError(f"rules must be one of {', '.join(LABELLED_RULES)}, got {rules!r}")
     episodes = level_episodes(data.episodes, "text")
     truth = list(data.oracle_hypotheses) if rules == "general" else combination_rules(episodes)
-    return dspy.Example(episodes=episodes, table=table, current_factors=[],
-                        factors=list(data.rules.attributes), previous_hypotheses=[], hypotheses=truth,
-                        verdicts=[_valid(h) for h in truth],
-                        ).with_inputs("episodes")
+    return dspy.Example(
+        episodes=episodes,
+        table=table,
+        current_factors=[],
+        factors=list(data.rules.attributes),
+        previous_hypotheses=[],
+        hypotheses=truth,
+        verdicts=[_valid(h) for h in truth],
+    ).with_inputs("episodes")
 
 
 def combination_rules(episodes) -> list[str]:
@@ -177,11 +194,18 @@ def judged(data: ExperienceTransferLevel, table: str) -> dspy.Example:
         label = episode.label if i % 3 else next(other for other in data.rules.labels if other != episode.label)
         rule = specific_rule(episode.attributes, label)
         hypotheses.append(rule)
-        verdicts.append(_valid(rule) if label == episode.label else
-                        {"hypothesis": rule, "reason": f"the episode \"{episode.observation}\" is labelled {episode.label}",
-                         "verdict": "invalid"})
-    return dspy.Example(episodes=episodes, table=table, factors=list(data.rules.attributes), hypotheses=hypotheses,
-                        verdicts=verdicts).with_inputs("episodes", "factors", "hypotheses")
+        verdicts.append(
+            _valid(rule)
+            if label == episode.label
+            else {
+                "hypothesis": rule,
+                "reason": f'the episode "{episode.observation}" is labelled {episode.label}',
+                "verdict": "invalid",
+            }
+        )
+    return dspy.Example(
+        episodes=episodes, table=table, factors=list(data.rules.attributes), hypotheses=hypotheses, verdicts=verdicts
+    ).with_inputs("episodes", "factors", "hypotheses")
 
 
 def _valid(hypothesis: str) -> dict[str, str]:
@@ -219,8 +243,11 @@ class F1Feedback:
         hypotheses = list(record.get("hypotheses") or [])
         wrong = [h for h, ok in zip(hypotheses, score.correct) if not ok]
         combinations, truth = scored_combinations(data)
-        missed = [f"{c.get('color')} {c.get('shape')} on {c.get('background', 'any')} background is {label}"
-                  for c, label, covered in zip(combinations, truth, score.covered) if not covered]
+        missed = [
+            f"{c.get('color')} {c.get('shape')} on {c.get('background', 'any')} background is {label}"
+            for c, label, covered in zip(combinations, truth, score.covered)
+            if not covered
+        ]
         text = f"Hypothesis F1 {score.f1:.2f} against the true rules ({len(hypotheses)} hypotheses written)."
         if wrong:
             text += " Wrong or unreadable hypotheses: " + " | ".join(wrong) + "."
@@ -241,8 +268,10 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
     if options.labeled_demos and options.optimizer not in ("bootstrap", "mipro"):
         raise UsageError(f"--labeled-demos is for bootstrap and mipro; {options.optimizer} takes no labelled demos")
     if options.labeled_demos and options.program != "hdr":
-        raise UsageError("--labeled-demos is for hdr's consolidator (its labels are factors, hypotheses and verdicts); "
-                         f"{options.program} writes other fields")
+        raise UsageError(
+            "--labeled-demos is for hdr's consolidator (its labels are factors, hypotheses and verdicts); "
+            f"{options.program} writes other fields"
+        )
     if options.labeled_rules != "general" and not options.labeled_demos:
         raise UsageError("--labeled-rules says how the labelled demos state their rules; give --labeled-demos N too")
     if options.labeled_verdicts and not options.labeled_demos:
@@ -253,8 +282,9 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{options.program} does not take these knobs {knobs}: {exc}") from None
     try:
-        start_sha256 = state_digest(program, f"{options.program}'s consolidator", options.program_state,
-                                    load="load_consolidation")
+        start_sha256 = state_digest(
+            program, f"{options.program}'s consolidator", options.program_state, load="load_consolidation"
+        )
     except TunedError as exc:
         raise UsageError(str(exc)) from None
     _, memory = resolve_lms(options, resolve=resolve)
@@ -263,48 +293,74 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
     use_response_cache(options.cache or out / "dspy_cache")
 
     def tables(kind: str, count: int) -> dict[str, ExperienceTransferLevel]:
-        return {t.name: make_level(options.level, seed=options.seed, rules=t) for t in random_tables(kind, count, seed=options.seed)}
+        return {
+            t.name: make_level(options.level, seed=options.seed, rules=t) for t in random_tables(kind, count, seed=options.seed)
+        }
 
     train, val = tables("train", options.train_tables), tables("validation", options.val_tables)
     held_out = tables("test", options.test_tables)
     held_out.update({f"paper Table 1, L{level}": make_level(level, seed=options.seed) for level in options.paper_levels})
     metric = F1Feedback({**train, **val})
     examples = [labelled(d, name, options.labeled_rules) for name, d in train.items()]
-    valset = [dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
-              for name, d in val.items()]
+    valset = [
+        dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes") for name, d in val.items()
+    ]
 
-    before = validation_f1(program, {**val, **held_out}, memory, options,
-                           label="at start" if options.program_state else "uncompiled")
+    before = validation_f1(
+        program, {**val, **held_out}, memory, options, label="at start" if options.program_state else "uncompiled"
+    )
     started = time.perf_counter()
     session = RunSession.start(memory, memory, policy=retry_policy(options))
     guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
     meter = Meter()
     with session.memory_context(), metering(meter):
-        optimizer = make_optimizer(options.optimizer, metric, task=guarded, memory=guarded, options=options,
-                                   trainset_size=len(examples), labeled_demos=options.labeled_demos,
-                                   threshold=options.threshold)
+        optimizer = make_optimizer(
+            options.optimizer,
+            metric,
+            task=guarded,
+            memory=guarded,
+            options=options,
+            trainset_size=len(examples),
+            labeled_demos=options.labeled_demos,
+            threshold=options.threshold,
+        )
         compiled = run_optimizer(optimizer, options.optimizer, MemoryWriter(program), examples, valset, options)
         if options.labeled_verdicts:  # the verifier's demos from its own labelled calls, some rules false
             consolidator = compiled.program.consolidator
             consolidator.verify = dspy.LabeledFewShot(k=options.labeled_demos).compile(
-                consolidator.verify, trainset=[judged(d, name) for name, d in train.items()])
+                consolidator.verify, trainset=[judged(d, name) for name, d in train.items()]
+            )
     spent = meter.tokens()
     compile_seconds = round(time.perf_counter() - started, 2)
     compiled_program = compiled.program
     after = validation_f1(compiled_program, {**val, **held_out}, memory, options, label="compiled")
 
     # the consolidator's predictors alone (no reasoner, no memory), so the state fits any reader's knobs
-    write_json(out / "program.json", {**compiled_program.consolidation_state(),
-                                      "metadata": {"dependency_versions": get_dependency_versions()}})
+    write_json(
+        out / "program.json",
+        {**compiled_program.consolidation_state(), "metadata": {"dependency_versions": get_dependency_versions()}},
+    )
     report = {
-        "program": options.program, "optimizer": options.optimizer, "level": options.level, "seed": options.seed,
+        "program": options.program,
+        "optimizer": options.optimizer,
+        "level": options.level,
+        "seed": options.seed,
         "knobs": knobs,
-        "labeled_demos": options.labeled_demos, "labeled_rules": options.labeled_rules,
-        "labeled_verdicts": options.labeled_verdicts, "memory_lm": memory.spec,
-        "start_state": str(options.program_state) if options.program_state else None, "start_state_sha256": start_sha256,
-        "train_tables": list(train), "val_tables": list(val), "test_tables": list(held_out),
-        "compile": {"calls": spent.calls, "prompt_tokens": spent.prompt, "completion_tokens": spent.completion,
-                    "wall_seconds": compile_seconds},
+        "labeled_demos": options.labeled_demos,
+        "labeled_rules": options.labeled_rules,
+        "labeled_verdicts": options.labeled_verdicts,
+        "memory_lm": memory.spec,
+        "start_state": str(options.program_state) if options.program_state else None,
+        "start_state_sha256": start_sha256,
+        "train_tables": list(train),
+        "val_tables": list(val),
+        "test_tables": list(held_out),
+        "compile": {
+            "calls": spent.calls,
+            "prompt_tokens": spent.prompt,
+            "completion_tokens": spent.completion,
+            "wall_seconds": compile_seconds,
+        },
         "validation": {"uncompiled": _subset(before, val), "compiled": _subset(after, val)},
         "test": {"uncompiled": _subset(before, held_out), "compiled": _subset(after, held_out)},
         "optimizer_candidates": _candidate_scores(compiled),
@@ -318,8 +374,9 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
     return ConsolidatorOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report, summary=text)
 
 
-def validation_f1(program, levels: dict[str, ExperienceTransferLevel], memory: LMChoice, options: ConsolidatorOptions, *,
-                  label: str) -> dict[str, Any]:
+def validation_f1(
+    program, levels: dict[str, ExperienceTransferLevel], memory: LMChoice, options: ConsolidatorOptions, *, label: str
+) -> dict[str, Any]:
     """The memory ``program`` writes for every table in ``levels``, scored: F1 per table and the mean, with what it spent.
 
     ``options.threads`` tables are consolidated at once, each by its own copy of ``program``.
@@ -331,17 +388,43 @@ def validation_f1(program, levels: dict[str, ExperienceTransferLevel], memory: L
             record = build_memory(program.deepcopy(), level_episodes(data.episodes, "text"), data, memory, retry_policy(options))
         except Exception as exc:  # a memory that could not be built (a call that failed for good) scores 0
             failure = failure_of(exc)
-            log.warning("[%s %d/%d] %s: F1 0.00 (no memory: %s: %s)", label, next(done), len(levels), name,
-                        failure["kind"], failure["reason"])
-            return {"f1": 0.0, "precision": 0.0, "recall": 0.0, "hypotheses": [],
-                    "failure": f"{failure['kind']}: {failure['reason']}"}
+            log.warning(
+                "[%s %d/%d] %s: F1 0.00 (no memory: %s: %s)",
+                label,
+                next(done),
+                len(levels),
+                name,
+                failure["kind"],
+                failure["reason"],
+            )
+            return {
+                "f1": 0.0,
+                "precision": 0.0,
+                "recall": 0.0,
+                "hypotheses": [],
+                "failure": f"{failure['kind']}: {failure['reason']}",
+            }
         found = memory_score(record, data)
         cut = sum((record.get("cut") or {}).values())
-        log.info("[%s %d/%d] %s: F1 %.2f (%d calls%s)", label, next(done), len(levels), name, found.f1,
-                 (record.get("tokens") or {}).get("calls", 0), f", {cut} cut at the token cap" if cut else "")
-        return {"f1": found.f1, "precision": found.precision, "recall": found.recall,
-                "hypotheses": record.get("hypotheses", []), "tokens": record.get("tokens"),
-                "cut": record.get("cut") or {}, "wall_seconds": record.get("wall_seconds")}
+        log.info(
+            "[%s %d/%d] %s: F1 %.2f (%d calls%s)",
+            label,
+            next(done),
+            len(levels),
+            name,
+            found.f1,
+            (record.get("tokens") or {}).get("calls", 0),
+            f", {cut} cut at the token cap" if cut else "",
+        )
+        return {
+            "f1": found.f1,
+            "precision": found.precision,
+            "recall": found.recall,
+            "hypotheses": record.get("hypotheses", []),
+            "tokens": record.get("tokens"),
+            "cut": record.get("cut") or {},
+            "wall_seconds": record.get("wall_seconds"),
+        }
 
     with ThreadPoolExecutor(max(1, min(options.threads, len(levels)))) as pool:
         per_table = dict(zip(levels, pool.map(lambda item: score(*item), levels.items())))
@@ -353,7 +436,6 @@ def _subset(scores: dict[str, Any], levels: dict[str, Any]) -> dict[str, Any]:
     tables = {name: scores["tables"][name] for name in levels}
     f1s = [t["f1"] for t in tables.values()]
     return {"mean_f1": sum(f1s) / len(f1s) if f1s else 0.0, "tables": tables}
-
 
 
 def _candidate_scores(compiled) -> list[float]:
@@ -372,8 +454,11 @@ def _started(report: dict[str, Any]) -> list[str]:
     """The line naming the state the compile started from, if it did not start from the hand-written consolidator."""
     if not report.get("start_state"):
         return []
-    return [f"Started from `{report['start_state']}` (sha256 {report['start_state_sha256'][:12]}): "
-            "\"at start\" is that state, and the compiled program keeps what the optimizer did not change.", ""]
+    return [
+        f"Started from `{report['start_state']}` (sha256 {report['start_state_sha256'][:12]}): "
+        '"at start" is that state, and the compiled program keeps what the optimizer did not change.',
+        "",
+    ]
 
 
 def _cut_lines(report: dict[str, Any], start: str) -> list[str]:
@@ -395,10 +480,16 @@ def summary(report: dict[str, Any]) -> str:
     """``summary.md``: F1 before and after on every validation table, and what compiling cost."""
     before, after = report["validation"]["uncompiled"], report["validation"]["compiled"]
     start = "at start" if report.get("start_state") else "uncompiled"
-    lines = [f"# Compiled consolidator: {report['program']} with {report['optimizer']}", "",
-             f"Level {report['level']}, seed {report['seed']}, memory LM {report['memory_lm']}, knobs {json.dumps(report['knobs'])}; "
-             f"{len(report['train_tables'])} training tables, {len(report['val_tables'])} validation tables{_labelled(report)}.", "",
-             *_started(report), f"| validation table | F1 {start} | F1 compiled |", "|---|---|---|"]
+    lines = [
+        f"# Compiled consolidator: {report['program']} with {report['optimizer']}",
+        "",
+        f"Level {report['level']}, seed {report['seed']}, memory LM {report['memory_lm']}, knobs {json.dumps(report['knobs'])}; "
+        f"{len(report['train_tables'])} training tables, {len(report['val_tables'])} validation tables{_labelled(report)}.",
+        "",
+        *_started(report),
+        f"| validation table | F1 {start} | F1 compiled |",
+        "|---|---|---|",
+    ]
     for name in report["val_tables"]:
         lines.append(f"| {name} | {before['tables'][name]['f1']:.2f} | {after['tables'][name]['f1']:.2f} |")
     lines.append(f"| **mean** | **{before['mean_f1']:.2f}** | **{after['mean_f1']:.2f}** |")
@@ -410,9 +501,12 @@ def summary(report: dict[str, Any]) -> str:
         lines.append(f"| **mean** | **{test_before['mean_f1']:.2f}** | **{test_after['mean_f1']:.2f}** |")
     lines += _cut_lines(report, start)
     spent = report["compile"]
-    lines += ["", f"Compiling: {spent['calls']} LM calls, {spent['prompt_tokens']:,} + {spent['completion_tokens']:,} tokens "
-                  f"(prompt + completion), {spent['wall_seconds']:.0f} s.",
-              f"Demos per predictor: {json.dumps(report['demos'])}."]
+    lines += [
+        "",
+        f"Compiling: {spent['calls']} LM calls, {spent['prompt_tokens']:,} + {spent['completion_tokens']:,} tokens "
+        f"(prompt + completion), {spent['wall_seconds']:.0f} s.",
+        f"Demos per predictor: {json.dumps(report['demos'])}.",
+    ]
     if report["optimizer_candidates"]:
         lines.append(f"The optimizer's candidate scores (mean F1 on what it evaluated): {report['optimizer_candidates']}.")
     return "\n".join(lines) + "\n"

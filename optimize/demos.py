@@ -34,8 +34,9 @@ def training_level(data: ExperienceTransferLevel, *, seed: int, offset: int = TR
     return train
 
 
-def scene_examples(level: ExperienceTransferLevel, observe: Callable[[Any], Any], limit: int | None = None,
-                   shuffle_seed: int = 0) -> list[dspy.Example]:
+def scene_examples(
+    level: ExperienceTransferLevel, observe: Callable[[Any], Any], limit: int | None = None, shuffle_seed: int = 0
+) -> list[dspy.Example]:
     """One ``dspy.Example(query, scene -> count)`` per scene, shuffled (object counts mixed), first ``limit``.
 
     Each also carries the task's ``labels`` and the scene's ``objects`` with their true labels,
@@ -45,9 +46,20 @@ def scene_examples(level: ExperienceTransferLevel, observe: Callable[[Any], Any]
     random.Random(shuffle_seed).shuffle(scenes)
     scenes = scenes[:limit] if limit is not None else scenes
     labels = list(level.rules.labels)
-    return [dspy.Example(query=level.query, labels=labels, scene=observe(s), count=s.target, scene_id=s.id,
-                         objects=[{"object_and_background": f"{o.color} {o.shape} on {s.background}", "evidence": "", "label": label} for o, label in zip(s.objects, s.labels)])
-            .with_inputs("query", "scene") for s in scenes]
+    return [
+        dspy.Example(
+            query=level.query,
+            labels=labels,
+            scene=observe(s),
+            count=s.target,
+            scene_id=s.id,
+            objects=[
+                {"object_and_background": f"{o.color} {o.shape} on {s.background}", "evidence": "", "label": label}
+                for o, label in zip(s.objects, s.labels)
+            ],
+        ).with_inputs("query", "scene")
+        for s in scenes
+    ]
 
 
 def count_metric(example, prediction, trace=None) -> float:

@@ -49,8 +49,7 @@ class CountFeedback:
             text = f"Correct: the scene holds {example.count} {self.data.rules.count_label} objects."
         else:
             shown = "no whole number" if answer is None else str(answer)
-            text = (f"Miscounted: answered {shown}, the scene holds {example.count} "
-                    f"{self.data.rules.count_label} objects.")
+            text = f"Miscounted: answered {shown}, the scene holds {example.count} {self.data.rules.count_label} objects."
         if labels:
             text += " The objects' labels: " + "; ".join(labels) + "."
         if self.wrong:
@@ -87,6 +86,7 @@ class ArcFeedback:
                 lines.append(f"Attempt {attempt.index}: no program ({step.error}).")
                 continue
             failed = [f"train pair {i + 1} ({c.failure or 'wrong output'})" for i, c in enumerate(step.train) if not c.correct]
-            lines.append(f"Attempt {attempt.index}: " + ("passes every train pair." if not failed else
-                                                         "fails " + ", ".join(failed) + "."))
+            lines.append(
+                f"Attempt {attempt.index}: " + ("passes every train pair." if not failed else "fails " + ", ".join(failed) + ".")
+            )
         return " ".join(lines)

@@ -99,8 +99,16 @@ def chunk_limits(total: int, chunks: int) -> list[int]:
 class Objective:
     """Shared by the tasks' objectives: the trial loop around ``evaluate(params, trial)``."""
 
-    def __init__(self, setup: Setup, space: Space, study_dir: Path, task: LMChoice, memory: LMChoice,
-                 policy: RetryPolicy | None = None, on_trial: Callable[[int, dict[str, Any]], None] | None = None):
+    def __init__(
+        self,
+        setup: Setup,
+        space: Space,
+        study_dir: Path,
+        task: LMChoice,
+        memory: LMChoice,
+        policy: RetryPolicy | None = None,
+        on_trial: Callable[[int, dict[str, Any]], None] | None = None,
+    ):
         self.setup, self.space, self.study_dir = setup, space, Path(study_dir)
         self.task, self.memory = task, memory
         self.policy = policy or RetryPolicy()
@@ -177,16 +185,29 @@ class ExperienceTransferObjective(Objective):
         outcome: dict[str, Any] = {"memory_cache": cache}
         for limit in chunk_limits(total, setup.chunks):
             config = ExperienceTransferConfig(
-                program=setup.program, level=setup.level, modality=setup.modality, limit=limit, seed=setup.seed,
-                rules=setup.rules, threads=setup.threads, knobs=knobs, program_state=str(state))
-            results = evaluate_experience_transfer(config, task=self.task, memory=self.memory, run_dir=config_dir,
-                                                   progress=False, data=self.data, policy=self.policy)
+                program=setup.program,
+                level=setup.level,
+                modality=setup.modality,
+                limit=limit,
+                seed=setup.seed,
+                rules=setup.rules,
+                threads=setup.threads,
+                knobs=knobs,
+                program_state=str(state),
+            )
+            results = evaluate_experience_transfer(
+                config, task=self.task, memory=self.memory, run_dir=config_dir, progress=False, data=self.data, policy=self.policy
+            )
             write_json(config_dir / "results.json", results)
             tokens = results["tokens"]["memory"]["total"] + results["tokens"]["task"]["total"]
-            outcome.update(accuracy=results["accuracy"]["mean"], tokens=tokens, examples=limit,
-                           memory_tokens=results["tokens"]["memory"]["total"],
-                           task_tokens=results["tokens"]["task"]["total"],
-                           failed=sum(results["failures"].values()))
+            outcome.update(
+                accuracy=results["accuracy"]["mean"],
+                tokens=tokens,
+                examples=limit,
+                memory_tokens=results["tokens"]["memory"]["total"],
+                task_tokens=results["tokens"]["task"]["total"],
+                failed=sum(results["failures"].values()),
+            )
             if limit < total:
                 self.report(trial, outcome["accuracy"], limit, outcome)
         return outcome
@@ -194,9 +215,16 @@ class ExperienceTransferObjective(Objective):
     def fetch_memory(self, program, knobs: dict[str, Any], memory_path: Path) -> str:
         """Copy the cached memory for these knobs into ``memory_path``, or build it and cache it: "hit" or "built"."""
         setup = self.setup
-        identity = {"program": setup.program, "level": setup.level, "seed": setup.seed, "modality": setup.modality,
-                    "rules": setup.rules, "memory_lm": setup.memory_lm, "temperature": setup.temperature,
-                    "max_tokens": setup.max_tokens}
+        identity = {
+            "program": setup.program,
+            "level": setup.level,
+            "seed": setup.seed,
+            "modality": setup.modality,
+            "rules": setup.rules,
+            "memory_lm": setup.memory_lm,
+            "temperature": setup.temperature,
+            "max_tokens": setup.max_tokens,
+        }
         if setup.program_state_sha256:  # a compiled consolidator writes other memories (absent: the keys of before)
             identity["program_state_sha256"] = setup.program_state_sha256
         key = self.memories.key(knobs=knobs, **identity)
@@ -211,12 +239,17 @@ class ExperienceTransferObjective(Objective):
             return "built"
 
 
-def build_memory(program, episodes: list[Episode], data: ExperienceTransferLevel, memory: LMChoice,
-                 policy: RetryPolicy) -> dict[str, Any]:
+def build_memory(
+    program, episodes: list[Episode], data: ExperienceTransferLevel, memory: LMChoice, policy: RetryPolicy
+) -> dict[str, Any]:
     """``program.memorize`` under the memory LM, metered: the record ``python -m eval`` saves as memory-run0.json."""
     meter = Meter(root=program)
     started = time.perf_counter()
     with RunSession.start(memory, memory, policy=policy).memory_context(), metering(meter):
         record = program.memorize(episodes, data.oracle_hypotheses)
-    return {**record, **meter.record(), "tokens": meter.tokens().as_dict(),
-            "wall_seconds": round(time.perf_counter() - started, 2)}
+    return {
+        **record,
+        **meter.record(),
+        "tokens": meter.tokens().as_dict(),
+        "wall_seconds": round(time.perf_counter() - started, 2),
+    }

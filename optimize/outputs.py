@@ -1,13 +1,13 @@
 """What a study leaves for people and for ``python -m eval``: best configuration(s), state, plots, summary.
 
-    <study dir>/best.json        the best trial (single objective) or the most accurate front trial
-    <study dir>/pareto.json      every Pareto-front trial (accuracy up, tokens down), two-objective studies
-    <study dir>/best_program.json  the best configuration's DSPy state (its demos), for --program-state
-    <study dir>/history.png      every trial's accuracy by trial number, and the best so far
-    <study dir>/pareto.png       accuracy against tokens, the front marked
-    <study dir>/summary.md       the study in a table
+<study dir>/best.json        the best trial (single objective) or the most accurate front trial
+<study dir>/pareto.json      every Pareto-front trial (accuracy up, tokens down), two-objective studies
+<study dir>/best_program.json  the best configuration's DSPy state (its demos), for --program-state
+<study dir>/history.png      every trial's accuracy by trial number, and the best so far
+<study dir>/pareto.png       accuracy against tokens, the front marked
+<study dir>/summary.md       the study in a table
 
-    python -m eval hdr --level 1 --config best.json --program-state best_program.json
+python -m eval hdr --level 1 --config best.json --program-state best_program.json
 """
 
 from __future__ import annotations
@@ -50,9 +50,16 @@ def best_trials(study: optuna.Study) -> list[FrozenTrial]:
 def config_of(trial: FrozenTrial, setup: dict[str, Any]) -> dict[str, Any]:
     """A best.json: what ``python -m eval --config`` reads (``knobs``), and where it came from."""
     knobs = {k: v for k, v in trial.params.items() if k != "demos"}
-    return {**setup, "knobs": knobs, "demos": trial.params.get("demos", 0), "trial": trial.number,
-            "accuracy": trial.user_attrs.get("accuracy"), "tokens": trial.user_attrs.get("tokens"),
-            "examples": trial.user_attrs.get("examples"), "config_dir": trial.user_attrs.get("config_dir")}
+    return {
+        **setup,
+        "knobs": knobs,
+        "demos": trial.params.get("demos", 0),
+        "trial": trial.number,
+        "accuracy": trial.user_attrs.get("accuracy"),
+        "tokens": trial.user_attrs.get("tokens"),
+        "examples": trial.user_attrs.get("examples"),
+        "config_dir": trial.user_attrs.get("config_dir"),
+    }
 
 
 def write_outputs(study: optuna.Study, study_dir: Path, setup: dict[str, Any]) -> dict[str, Path]:
@@ -78,24 +85,37 @@ def write_outputs(study: optuna.Study, study_dir: Path, setup: dict[str, Any]) -
 def summary(study: optuna.Study, setup: dict[str, Any], best: list[FrozenTrial]) -> str:
     trials = study.get_trials(deepcopy=False)
     counts = {s.name: sum(t.state == s for t in trials) for s in TrialState if any(t.state == s for t in trials)}
-    lines = [f"# Study {study.study_name}", "",
-             f"Program `{setup.get('program')}`, " + ", ".join(f"{k} {v}" for k, v in setup.items() if k != "program"
-                                                             and v not in (None, {}, [])), "",
-             "Trials: " + ", ".join(f"{n} {s.lower()}" for s, n in counts.items()), ""]
+    lines = [
+        f"# Study {study.study_name}",
+        "",
+        f"Program `{setup.get('program')}`, "
+        + ", ".join(f"{k} {v}" for k, v in setup.items() if k != "program" and v not in (None, {}, [])),
+        "",
+        "Trials: " + ", ".join(f"{n} {s.lower()}" for s, n in counts.items()),
+        "",
+    ]
     if best:
         title = "Best configuration" if len(best) == 1 else f"Pareto front ({len(best)} trials)"
         lines += [f"## {title}", ""]
         for t in best:
-            lines.append(f"- trial {t.number}: {_params(t.params)}: accuracy {_pct(t.user_attrs.get('accuracy'))}, "
-                         f"{t.user_attrs.get('tokens', 0):,} tokens")
+            lines.append(
+                f"- trial {t.number}: {_params(t.params)}: accuracy {_pct(t.user_attrs.get('accuracy'))}, "
+                f"{t.user_attrs.get('tokens', 0):,} tokens"
+            )
         lines.append("")
-    lines += ["## Trials", "", "| # | state | parameters | accuracy | examples | tokens | memory | wall s |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "## Trials",
+        "",
+        "| # | state | parameters | accuracy | examples | tokens | memory | wall s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for t in trials:
         r = trial_row(t)
         tokens = "" if r["tokens"] is None else f"{r['tokens']:,}"
-        lines.append(f"| {t.number} | {t.state.name.lower()} | {_params(t.params)} | {_pct(r['accuracy'])} | "
-                     f"{r['examples'] or ''} | {tokens} | {r['memory_cache'] or ''} | {r['wall_seconds'] or ''} |")
+        lines.append(
+            f"| {t.number} | {t.state.name.lower()} | {_params(t.params)} | {_pct(r['accuracy'])} | "
+            f"{r['examples'] or ''} | {tokens} | {r['memory_cache'] or ''} | {r['wall_seconds'] or ''} |"
+        )
     lines += ["", "Plots: `history.png` (accuracy by trial), `pareto.png` (accuracy against tokens).", ""]
     return "\n".join(lines)
 
@@ -143,9 +163,16 @@ def plot(study: optuna.Study, study_dir: Path) -> dict[str, Path]:
     if complete:
         front = {t.number for t in best_trials(study)} if len(study.directions) > 1 else set()
         if not front:  # single objective: the front of (accuracy, tokens) among complete trials, for the picture
-            front = {r["number"] for r in complete if not any(
-                o["accuracy"] >= r["accuracy"] and o["tokens"] <= r["tokens"]
-                and (o["accuracy"], -o["tokens"]) != (r["accuracy"], -r["tokens"]) for o in complete)}
+            front = {
+                r["number"]
+                for r in complete
+                if not any(
+                    o["accuracy"] >= r["accuracy"]
+                    and o["tokens"] <= r["tokens"]
+                    and (o["accuracy"], -o["tokens"]) != (r["accuracy"], -r["tokens"])
+                    for o in complete
+                )
+            }
         fig, ax = plt.subplots(figsize=(6, 3.5))
         ax.scatter([r["tokens"] for r in complete], [100 * r["accuracy"] for r in complete], c="lightgray", label="trials")
         on = sorted((r for r in complete if r["number"] in front), key=lambda r: r["tokens"])

@@ -81,8 +81,9 @@ def open_storage(url: str, *, heartbeat: int | None = 60, retries: int = 2) -> o
     raise StudyError(f"cannot open storage {url!r}: {first}")
 
 
-def make_sampler(name: str, *, space_grid: dict[str, list[Any]] | None = None, seed: int | None = None,
-                 multi: bool = False) -> optuna.samplers.BaseSampler:
+def make_sampler(
+    name: str, *, space_grid: dict[str, list[Any]] | None = None, seed: int | None = None, multi: bool = False
+) -> optuna.samplers.BaseSampler:
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed, n_startup_trials=4 if not multi else 6)
     if name == "random":
@@ -105,13 +106,16 @@ def make_pruner(name: str, *, multi: bool) -> optuna.pruners.BasePruner:
 def load_study(name: str, storage, objectives: tuple[str, ...], sampler, pruner) -> optuna.Study:
     directions = [DIRECTIONS[o] for o in objectives]
     try:
-        study = optuna.create_study(study_name=name, storage=storage, sampler=sampler, pruner=pruner,
-                                    directions=directions, load_if_exists=True)
+        study = optuna.create_study(
+            study_name=name, storage=storage, sampler=sampler, pruner=pruner, directions=directions, load_if_exists=True
+        )
     except Exception as exc:
         raise StudyError(f"cannot open study {name!r}: {exc}") from None
     if [d.name.lower() for d in study.directions] != directions:
-        raise StudyError(f"study {name!r} optimises {[d.name.lower() for d in study.directions]}, "
-                         f"not {directions} (--objectives {','.join(objectives)}): use another --study")
+        raise StudyError(
+            f"study {name!r} optimises {[d.name.lower() for d in study.directions]}, "
+            f"not {directions} (--objectives {','.join(objectives)}): use another --study"
+        )
     saved = study.user_attrs.get("objectives")
     if saved is None:
         study.set_user_attr("objectives", list(objectives))
@@ -143,8 +147,9 @@ class Budget:
             study.stop()
 
 
-def run_workers(study: optuna.Study, objective: Callable, *, trials: int, n_jobs: int = 1,
-                enqueue: list[dict[str, Any]] = ()) -> int:
+def run_workers(
+    study: optuna.Study, objective: Callable, *, trials: int, n_jobs: int = 1, enqueue: list[dict[str, Any]] = ()
+) -> int:
     """Run trials until the study holds ``trials`` finished ones; returns how many this process finished."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -173,6 +178,13 @@ def run_workers(study: optuna.Study, objective: Callable, *, trials: int, n_jobs
         budget.callback(study_, frozen)
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study.optimize(guarded, n_trials=None, n_jobs=n_jobs, callbacks=[count_pruned], catch=(Surplus,),
-                   gc_after_trial=False, show_progress_bar=False)
+    study.optimize(
+        guarded,
+        n_trials=None,
+        n_jobs=n_jobs,
+        callbacks=[count_pruned],
+        catch=(Surplus,),
+        gc_after_trial=False,
+        show_progress_bar=False,
+    )
     return done

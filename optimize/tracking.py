@@ -30,9 +30,13 @@ def trial_runs(objective: Callable[[optuna.Trial], Any], run) -> Callable[[optun
         import mlflow
 
         names = trial.study.user_attrs.get("objectives") or ["value"]
-        mlflow.start_run(experiment_id=run.info.experiment_id, run_name=f"trial {trial.number}", nested=True,
-                         parent_run_id=run.info.run_id, tags={"optuna.study": trial.study.study_name,
-                                                               "optuna.trial": str(trial.number)})
+        mlflow.start_run(
+            experiment_id=run.info.experiment_id,
+            run_name=f"trial {trial.number}",
+            nested=True,
+            parent_run_id=run.info.run_id,
+            tags={"optuna.study": trial.study.study_name, "optuna.trial": str(trial.number)},
+        )
         state, status, values = "COMPLETE", "FINISHED", {}
         try:
             value = objective(trial)
@@ -54,8 +58,7 @@ def trial_runs(objective: Callable[[optuna.Trial], Any], run) -> Callable[[optun
 def _log_trial(mlflow, trial: optuna.Trial, state: str, values: dict[str, Any]) -> None:
     from memreason.eval.harness.tracking import flat_params
 
-    numbers = {k: v for k, v in {**trial.user_attrs, **values}.items()
-               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    numbers = {k: v for k, v in {**trial.user_attrs, **values}.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     mlflow.log_params(flat_params(trial.params))
     mlflow.log_metrics({k: float(v) for k, v in numbers.items()})
     mlflow.set_tags({"optuna.state": state, **flat_params({k: v for k, v in trial.user_attrs.items() if k not in numbers})})

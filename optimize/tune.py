@@ -116,8 +116,11 @@ def run_study(options: StudyOptions) -> StudyOutcome:
 
     if task_kind == "experience_transfer":
         if options.level not in LEVELS:
-            raise UsageError(f"{options.program} needs --level {{1,2,3}}" if options.level is None
-                             else f"--level must be 1, 2 or 3, got {options.level}")
+            raise UsageError(
+                f"{options.program} needs --level {{1,2,3}}"
+                if options.level is None
+                else f"--level must be 1, 2 or 3, got {options.level}"
+            )
         rules = RuleTable.from_json(options.rules) if options.rules else RuleTable.paper()
         data = make_level(options.level, seed=options.seed, rules=rules)
         default_name = f"L{options.level}"
@@ -143,13 +146,27 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
     use_response_cache(options.cache or study_dir / "dspy_cache")
 
-    setup = Setup(program=options.program, level=options.level, split=options.split, modality=options.modality,
-                  rules=options.rules, seed=options.seed, limit=options.limit, objectives=objectives,
-                  chunks=options.chunks, demo_source=options.demo_source, train_size=options.train_size,
-                  threads=options.threads, lm=task.spec, memory_lm=memory.spec, temperature=options.temperature,
-                  max_tokens=options.max_tokens, memory_file=options.memory,
-                  program_state=str(options.program_state) if options.program_state else None,
-                  program_state_sha256=state)
+    setup = Setup(
+        program=options.program,
+        level=options.level,
+        split=options.split,
+        modality=options.modality,
+        rules=options.rules,
+        seed=options.seed,
+        limit=options.limit,
+        objectives=objectives,
+        chunks=options.chunks,
+        demo_source=options.demo_source,
+        train_size=options.train_size,
+        threads=options.threads,
+        lm=task.spec,
+        memory_lm=memory.spec,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        memory_file=options.memory,
+        program_state=str(options.program_state) if options.program_state else None,
+        program_state_sha256=state,
+    )
     policy = retry_policy(options)
     if task_kind == "experience_transfer":
         from .objective import ExperienceTransferObjective
@@ -165,18 +182,39 @@ def run_study(options: StudyOptions) -> StudyOutcome:
     log.info("study %s in %s: %s trials over %s", study_name, study_dir, options.trials, space.describe())
     from .outputs import best_trials, write_outputs
 
-    setup_record = {"program": options.program, "level": options.level, "split": options.split, "memory": options.memory,
-                    "modality": options.modality, "rules": options.rules, "seed": options.seed, "limit": options.limit,
-                    "lm": task.spec, "memory_lm": memory.spec, "objectives": list(objectives), "study": study_name,
-                    "storage": options.storage or "sqlite (study.db)"}
-    with tracking(options, study_dir, name=study_name,
-                  params={**setup_record, "trials": options.trials, "space": space.describe()},
-                  artifacts=("summary.md", "*.png", "best.json", "pareto.json")) as run:
-        ran = run_workers(study, trial_runs(objective, run), trials=options.trials, n_jobs=options.n_jobs,
-                          enqueue=enqueue)
+    setup_record = {
+        "program": options.program,
+        "level": options.level,
+        "split": options.split,
+        "memory": options.memory,
+        "modality": options.modality,
+        "rules": options.rules,
+        "seed": options.seed,
+        "limit": options.limit,
+        "lm": task.spec,
+        "memory_lm": memory.spec,
+        "objectives": list(objectives),
+        "study": study_name,
+        "storage": options.storage or "sqlite (study.db)",
+    }
+    with tracking(
+        options,
+        study_dir,
+        name=study_name,
+        params={**setup_record, "trials": options.trials, "space": space.describe()},
+        artifacts=("summary.md", "*.png", "best.json", "pareto.json"),
+    ) as run:
+        ran = run_workers(study, trial_runs(objective, run), trials=options.trials, n_jobs=options.n_jobs, enqueue=enqueue)
         written = write_outputs(study, study_dir, setup_record)
-    return StudyOutcome(name=study_name, directory=study_dir, ran=ran, memories_built=objective.memories.builds,
-                        memories_reused=objective.memories.hits, best=best_trials(study), written=written)
+    return StudyOutcome(
+        name=study_name,
+        directory=study_dir,
+        ran=ran,
+        memories_built=objective.memories.builds,
+        memories_reused=objective.memories.hits,
+        best=best_trials(study),
+        written=written,
+    )
 
 
 def parse_objectives(text: str) -> tuple[str, ...]:
@@ -206,8 +244,12 @@ def parse_enqueue(text: str, space: Space) -> dict[str, Any]:
     missing = [n for n in space.names if n not in params]
     unknown = [n for n in params if n not in space.names]
     if missing or unknown:
-        raise UsageError(f"--enqueue {text!r}: " + "; ".join(
-            ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])))
+        raise UsageError(
+            f"--enqueue {text!r}: "
+            + "; ".join(
+                ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])
+            )
+        )
     return params
 
 
@@ -225,8 +267,7 @@ def load_arc(options: StudyOptions) -> list[ArcTask]:
     from memreason.datasets.arc import ArcDataError
     from memreason.eval.arc import ArcConfig
 
-    config = ArcConfig(program=options.program, split=options.split or "val100", limit=options.limit,
-                       memory=options.memory)
+    config = ArcConfig(program=options.program, split=options.split or "val100", limit=options.limit, memory=options.memory)
     try:
         tasks = config.load_tasks()
         config.load_memory()

@@ -40,7 +40,9 @@ class ObjectLabel(BaseModel):
     """One object of a scene and the label given to it (``label`` is narrowed to the task's labels per call)."""
 
     object_and_background: str = Field(description="the object in a few words (its colour and shape) and the background it is on")
-    evidence: str = Field(description="the memory that decides its label, copied: the rule or past episode with the same colour, shape and background")
+    evidence: str = Field(
+        description="the memory that decides its label, copied: the rule or past episode with the same colour, shape and background"
+    )
     label: str = Field(description="the label the memory implies for this object")
 
 

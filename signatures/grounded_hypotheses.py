@@ -26,7 +26,8 @@ class GroundedRule(BaseModel):
     """One hypothesis as a checkable rule (``conditions`` and ``label`` are narrowed per call)."""
 
     conditions: dict[str, list[str]] = Field(
-        description="for each attribute, the values the rule allows; an empty list means any value")
+        description="for each attribute, the values the rule allows; an empty list means any value"
+    )
     label: str = Field(description="the label every object matching the conditions carries")
     sentence: str = Field(description="the rule in one plain sentence")
 
@@ -57,8 +58,11 @@ class GroundedHypothesisGeneration(dspy.Signature):
     verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
     rejected: list[Rejection] = dspy.InputField(desc="rules that failed the check, with the episodes that contradict them")
     to_explain: list[dict[str, str]] = dspy.InputField(
-        desc="the labelled episodes no verified rule matches yet (all of them at first), as attributes and label")
-    rules: list[GroundedRule] = dspy.OutputField(desc="new rules, one per hypothesis, at most 8 (more can follow in the next round)")
+        desc="the labelled episodes no verified rule matches yet (all of them at first), as attributes and label"
+    )
+    rules: list[GroundedRule] = dspy.OutputField(
+        desc="new rules, one per hypothesis, at most 8 (more can follow in the next round)"
+    )
 
 
 class PerceiveAttributes(dspy.Signature):

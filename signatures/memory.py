@@ -22,8 +22,9 @@ class Episode(BaseModel):
 
     observation: Observation = Field(description="the observation, as a text or an image")
     label: str | None = Field(default=None, description="the label or outcome it had; None when the text states it")
-    attributes: dict[str, str] | None = Field(default=None, exclude=True,
-                                              description="its structured description, for code only (never in a prompt)")
+    attributes: dict[str, str] | None = Field(
+        default=None, exclude=True, description="its structured description, for code only (never in a prompt)"
+    )
 
     @model_serializer(mode="wrap")
     def _without_missing_label(self, handler: SerializerFunctionWrapHandler) -> dict:

@@ -1,7 +1,7 @@
 """Reflexion-style signatures (Shinn et al. 2023) for the HDR paper's reflection baselines.
 
-    r_ind,i = Reflect(e_i)             one reflection per episode
-    r_all   = Reflect(M_episodic)      one reflection over all episodes
+r_ind,i = Reflect(e_i)             one reflection per episode
+r_all   = Reflect(M_episodic)      one reflection over all episodes
 """
 
 from __future__ import annotations

@@ -21,17 +21,23 @@ _UIDS = itertools.count(63000, 50)  # our own program uids, apart from other san
 
 
 def flip_task(task_id: str = "flip") -> ArcTask:
-    return ArcTask.from_json(task_id, {
-        "train": [{"input": [[1, 2]], "output": [[2, 1]]}, {"input": [[3, 0, 0]], "output": [[0, 0, 3]]}],
-        "test": [{"input": [[5, 6]], "output": [[6, 5]]}, {"input": [[7, 8, 9]], "output": [[9, 8, 7]]}],
-    })
+    return ArcTask.from_json(
+        task_id,
+        {
+            "train": [{"input": [[1, 2]], "output": [[2, 1]]}, {"input": [[3, 0, 0]], "output": [[0, 0, 3]]}],
+            "test": [{"input": [[5, 6]], "output": [[6, 5]]}, {"input": [[7, 8, 9]], "output": [[9, 8, 7]]}],
+        },
+    )
 
 
 def recolor_task(task_id: str = "recolor") -> ArcTask:
-    return ArcTask.from_json(task_id, {
-        "train": [{"input": [[1, 0]], "output": [[2, 0]]}, {"input": [[0, 1, 1]], "output": [[0, 2, 2]]}],
-        "test": [{"input": [[1, 1]], "output": [[2, 2]]}],
-    })
+    return ArcTask.from_json(
+        task_id,
+        {
+            "train": [{"input": [[1, 0]], "output": [[2, 0]]}, {"input": [[0, 1, 1]], "output": [[0, 2, 2]]}],
+            "test": [{"input": [[1, 1]], "output": [[2, 2]]}],
+        },
+    )
 
 
 def write_tasks(folder: Path, *tasks: ArcTask) -> Path:
@@ -46,8 +52,7 @@ def choice(engine: ScriptedEngine, spec: str = "scripted") -> LMChoice:
 
 
 def small_sandbox() -> Sandbox:
-    return Sandbox(workers=1, limits=Limits(wall_seconds=2.0, cpu_seconds=2),
-                   isolation=Isolation(uid_base=next(_UIDS)))
+    return Sandbox(workers=1, limits=Limits(wall_seconds=2.0, cpu_seconds=2), isolation=Isolation(uid_base=next(_UIDS)))
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +67,13 @@ def solves(call) -> str:
 
 
 PS_CONCEPT = {
-    "title": "flip rows", "description": "mirror left-right", "kind": "routine",
+    "title": "flip rows",
+    "description": "mirror left-right",
+    "kind": "routine",
     "parameters": [{"name": "grid", "type": "Grid", "description": "the input"}],
-    "output_typing": "Grid", "relevance_cues": ["outputs are mirror images"], "implementation_notes": ["row[::-1]"],
+    "output_typing": "Grid",
+    "relevance_cues": ["outputs are mirror images"],
+    "implementation_notes": ["row[::-1]"],
 }
 
 
@@ -98,8 +107,12 @@ def with_pair(task: ArcTask, task_id: str, grid_in, grid_out) -> ArcTask:
 
 def four_tasks() -> list[ArcTask]:
     """Two flips and two recolours, each puzzle text distinct (a, b, c, d in task order)."""
-    return [flip_task("a_flip"), recolor_task("b_recolor"), with_pair(flip_task(), "c_flip", [[4, 5]], [[5, 4]]),
-            with_pair(recolor_task(), "d_recolor", [[0, 0, 1]], [[0, 0, 2]])]
+    return [
+        flip_task("a_flip"),
+        recolor_task("b_recolor"),
+        with_pair(flip_task(), "c_flip", [[4, 5]], [[5, 4]]),
+        with_pair(recolor_task(), "d_recolor", [[0, 0, 1]], [[0, 0, 2]]),
+    ]
 
 
 @pytest.fixture

@@ -30,8 +30,10 @@ def pytest_collection_modifyitems(config, items):
     if not os.environ.get("MEMREASON_LLAMA_SERVER") and not cached_binary().is_file():
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_line(f"building llama-server for the local_lm tests into {cached_binary().parent} "
-                                "(once, about 5-8 minutes on 2 cores) ...")
+            reporter.write_line(
+                f"building llama-server for the local_lm tests into {cached_binary().parent} "
+                "(once, about 5-8 minutes on 2 cores) ..."
+            )
         try:
             server_binary(progress=False)
         except ServerBuildError as exc:

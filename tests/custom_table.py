@@ -7,7 +7,9 @@ CUSTOM = {
     "count_label": "toxic",
     "rules": [
         {"shape": s, "color": c, "background": b, "label": "toxic" if (s == "triangle") != (b == "ivory") else "safe"}
-        for s in ["triangle", "circle"] for c in ["purple", "orange"] for b in ["gray", "ivory"]
+        for s in ["triangle", "circle"]
+        for c in ["purple", "orange"]
+        for b in ["gray", "ivory"]
     ],
     "level3_mask": [{"shape": "circle", "color": "orange", "background": "ivory"}],
 }

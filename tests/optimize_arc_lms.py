@@ -34,6 +34,7 @@ def tiny_solution(puzzle: str) -> str:
 
 def task():
     """Crash on the first try, the right program on a retry."""
+
     def respond(call):
         if outputs(call)[-1] != "program":
             return memory_answer(call)
@@ -67,12 +68,14 @@ def training_tables() -> dict[str, str]:
     for item in load_split("arc1-training"):
         table = {str(p.input): p.output for p in [*item.train, *item.test]}
         tables[puzzle_text(item).strip()] = (
-            f"TABLE = {table!r}\n\n\ndef transform(grid):\n    return TABLE[str([[int(c) for c in row] for row in grid])]\n")
+            f"TABLE = {table!r}\n\n\ndef transform(grid):\n    return TABLE[str([[int(c) for c in row] for row in grid])]\n"
+        )
     return tables
 
 
 def oracle():
     """Right on the first try: a lookup table for a training task, FLIP or RECOLOR for a tiny one."""
+
     def respond(call):
         if outputs(call)[-1] != "program":
             return memory_answer(call)

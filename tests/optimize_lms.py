@@ -117,6 +117,7 @@ NOISE = ["Bigger objects are rarer.", "Objects near the top are special.", "Labe
 def consolidator():
     """Writes one true hypothesis per combination its episodes show, plus three unreadable ones,
     unless a demonstration is in the prompt (then the true ones only): compiling with demos raises F1."""
+
     def respond(call):
         name = outputs(call)[-1]
         last = lambda field: given_last(call.user_text, field)  # noqa: E731  this call's inputs, not a demo's

@@ -62,8 +62,11 @@ class Module:
 def package_modules(root: Path = ROOT) -> dict[str, Module]:
     """Every module of the installed package, by name, read from the folders pyproject maps."""
     config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
-    folders = {name: root / folder for name, folder in config.get("package-dir", {}).items()
-               if name == PACKAGE or name.startswith(PACKAGE + ".")}
+    folders = {
+        name: root / folder
+        for name, folder in config.get("package-dir", {}).items()
+        if name == PACKAGE or name.startswith(PACKAGE + ".")
+    }
     data = config.get("package-data", {})
     claimed = {folder.resolve() for folder in folders.values()}
     modules: dict[str, Module] = {}
@@ -88,7 +91,8 @@ def package_modules(root: Path = ROOT) -> dict[str, Module]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def import_time_statements(tree: ast.Module):
@@ -137,8 +141,10 @@ def imported_modules(module: Module, node: ast.Import | ast.ImportFrom, modules:
 
 
 def import_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
-    return {name: set().union(*(imported_modules(module, node, modules) for node in import_time_statements(module.tree)))
-            for name, module in modules.items()}
+    return {
+        name: set().union(*(imported_modules(module, node, modules) for node in import_time_statements(module.tree)))
+        for name, module in modules.items()
+    }
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -211,8 +217,16 @@ def modules() -> dict[str, Module]:
 
 
 def test_the_package_is_read_whole(modules):
-    for name in ("memreason", "memreason.lm", "memreason.sandbox.bootstrap", "memreason.eval", "memreason.programs",
-                 "memreason.signatures", "memreason.datasets", "memreason.optimize"):
+    for name in (
+        "memreason",
+        "memreason.lm",
+        "memreason.sandbox.bootstrap",
+        "memreason.eval",
+        "memreason.programs",
+        "memreason.signatures",
+        "memreason.datasets",
+        "memreason.optimize",
+    ):
         assert name in modules, f"{name} not found: is pyproject's package-dir read right?"
     assert not any(".seed_solutions." in name for name in modules)  # package data, not modules
 
@@ -221,21 +235,28 @@ def test_no_import_circles(modules):
     graph = import_graph(modules)
     found = [(_a_cycle(component, graph), component) for component in circular_components(graph)]
     assert not found, "import circles (module-level imports):\n" + "\n".join(
-        "  " + " -> ".join(cycle) + (f"   (the same circle also holds {', '.join(sorted(component - set(cycle)))})"
-                                     if component - set(cycle) else "")
-        for cycle, component in found)
+        "  "
+        + " -> ".join(cycle)
+        + (f"   (the same circle also holds {', '.join(sorted(component - set(cycle)))})" if component - set(cycle) else "")
+        for cycle, component in found
+    )
 
 
 def test_only_the_command_line_layer_imports_argparse(modules):
     offenders = sorted(
-        name for name, module in modules.items()
-        if not in_command_line_layer(name) and any(
+        name
+        for name, module in modules.items()
+        if not in_command_line_layer(name)
+        and any(
             (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "argparse" for a in node.names))
             or (isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "argparse")
-            for node in all_import_statements(module.tree))
+            for node in all_import_statements(module.tree)
+        )
     )
-    assert not offenders, ("argparse is imported outside the command-line layer (COMMAND_LINE_LAYER in "
-                           "tests/test_architecture.py) by: " + ", ".join(offenders))
+    assert not offenders, (
+        "argparse is imported outside the command-line layer (COMMAND_LINE_LAYER in "
+        "tests/test_architecture.py) by: " + ", ".join(offenders)
+    )
 
 
 # -- the graph builder itself, on a made-up package ------------------------------------------------------------
@@ -244,11 +265,11 @@ def test_only_the_command_line_layer_imports_argparse(modules):
 def test_the_graph_counts_what_runs_at_import_and_nothing_else(tmp_path):
     files = {
         "pyproject.toml": '[tool.setuptools.package-dir]\n"memreason" = "pkg"\n"memreason.tools" = "tools"\n'
-                          '[tool.setuptools.package-data]\n"memreason" = ["data/*.py"]\n',
+        '[tool.setuptools.package-data]\n"memreason" = ["data/*.py"]\n',
         "pkg/__init__.py": "from . import a\nfrom .b import thing\n",
         "pkg/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import c\nelse:\n    import json\n"
-                    "def later():\n    from . import c\n"
-                    "class K:\n    from memreason.tools import x\n",
+        "def later():\n    from . import c\n"
+        "class K:\n    from memreason.tools import x\n",
         "pkg/b.py": "try:\n    from .sub import deep\nexcept ImportError:\n    deep = None\nthing = 1\n",
         "pkg/c.py": "import memreason.sub.deep\nimport memreason.gone\nfrom .moved import it\n",
         "pkg/sub/__init__.py": "from .. import c\n",
@@ -260,8 +281,15 @@ def test_the_graph_counts_what_runs_at_import_and_nothing_else(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     modules = package_modules(tmp_path)
-    assert sorted(modules) == ["memreason", "memreason.a", "memreason.b", "memreason.c", "memreason.sub",
-                               "memreason.sub.deep", "memreason.tools.x"]
+    assert sorted(modules) == [
+        "memreason",
+        "memreason.a",
+        "memreason.b",
+        "memreason.c",
+        "memreason.sub",
+        "memreason.sub.deep",
+        "memreason.tools.x",
+    ]
     assert import_graph(modules) == {
         "memreason": {"memreason.a", "memreason.b"},
         "memreason.a": {"memreason.tools.x"},  # not c: TYPE_CHECKING and a function

@@ -42,4 +42,3 @@ def test_console_script_anywhere_and_python_m_eval_from_the_repository_root(tmp_
     assert from_root.returncode == 2 and from_root.stderr.strip() == "error: --level must be 1, 2 or 3, got 9"
     optimize = run([str(script.with_name("memreason-optimize")), "nothing"], cwd=tmp_path)
     assert optimize.returncode == 2 and optimize.stderr.startswith("error: unknown program 'nothing'")
-

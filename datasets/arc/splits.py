@@ -74,9 +74,7 @@ def _files(name: str) -> dict:
     if path.is_file() and path.suffix == ".json":
         return {path.stem: lambda: ArcTask.from_file(path)}
     if not path.is_dir():
-        raise ArcDataError(
-            f"unknown split {name!r}: choose from {', '.join(SPLITS)}, or give a directory of ARC JSON files"
-        )
+        raise ArcDataError(f"unknown split {name!r}: choose from {', '.join(SPLITS)}, or give a directory of ARC JSON files")
     files = sorted(path.glob("*.json"))
     if not files:
         raise ArcDataError(f"no ARC task files (*.json) in {path}")

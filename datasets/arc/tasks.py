@@ -73,8 +73,11 @@ def _pairs(task_id: str, data: dict, key: str, *, need_output: bool) -> tuple[Ar
         if need_output and "output" not in item:
             raise ArcDataError(f"{where} has no 'output'")
         output = item.get("output")
-        pairs.append(ArcPair(check_grid(item["input"], f"{where}.input"),
-                             None if output is None else check_grid(output, f"{where}.output")))
+        pairs.append(
+            ArcPair(
+                check_grid(item["input"], f"{where}.input"), None if output is None else check_grid(output, f"{where}.output")
+            )
+        )
     return tuple(pairs)
 
 

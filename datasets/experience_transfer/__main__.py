@@ -18,7 +18,9 @@ from .rules import RuleTable, RuleTableError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memreason.datasets.experience_transfer", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m memreason.datasets.experience_transfer", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--level", type=int, choices=LEVELS, required=True)
     parser.add_argument("--out", type=Path, required=True, help="directory to write images and manifest.json into")
     parser.add_argument("--seed", type=int, default=0)

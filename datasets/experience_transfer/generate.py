@@ -95,10 +95,7 @@ class ExperienceTransferLevel:
             "masked": [self.rules.as_dict(c) for c in self.masked],
             "oracle_hypotheses": self.oracle_hypotheses,
             "episodes": [{"id": e.id, **e.description, "label": e.label, "text": e.text()} for e in self.episodes],
-            "test": [
-                {"id": s.id, **s.description, "labels": s.labels, "target": s.target, "text": s.text()}
-                for s in self.test
-            ],
+            "test": [{"id": s.id, **s.description, "labels": s.labels, "target": s.target, "text": s.text()} for s in self.test],
         }
 
 

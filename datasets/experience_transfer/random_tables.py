@@ -70,8 +70,9 @@ def random_table(rng: np.random.Generator, *, name: str = "random") -> RuleTable
             hit = not hit
         return counted if hit else other
 
-    rules = [{"shape": s, "color": c, "background": b, "label": label(s, c, b)}
-             for b, c, s in product(backgrounds, colors, shapes)]
+    rules = [
+        {"shape": s, "color": c, "background": b, "label": label(s, c, b)} for b, c, s in product(backgrounds, colors, shapes)
+    ]
     if structure == "exception":  # one combination with the key colour's label the other way
         candidates = [r for r in rules if r["color"] != key_color]
         flipped = candidates[int(rng.integers(len(candidates)))]
@@ -86,14 +87,25 @@ def random_table(rng: np.random.Generator, *, name: str = "random") -> RuleTable
             mask.append({k: rule[k] for k in ("shape", "color", "background")})
         if len(mask) == 2:
             break
-    return RuleTable.from_dict({
-        "name": f"{name} ({structure})", "structure": structure,
-        "attributes": {"shape": shapes, "color": colors, "background": backgrounds},
-        "labels": [other, counted], "count_label": counted, "rules": rules, "level3_mask": mask,
-    }, source=name)
+    return RuleTable.from_dict(
+        {
+            "name": f"{name} ({structure})",
+            "structure": structure,
+            "attributes": {"shape": shapes, "color": colors, "background": backgrounds},
+            "labels": [other, counted],
+            "count_label": counted,
+            "rules": rules,
+            "level3_mask": mask,
+        },
+        source=name,
+    )
 
 
 def fingerprint(table: RuleTable) -> tuple[Any, ...]:
     """What makes two tables the same task: attribute values, labels, the counted label and every row."""
-    return (tuple((k, tuple(v)) for k, v in table.attributes.items()), tuple(sorted(table.labels)), table.count_label,
-            tuple(sorted(table.rows.items())))
+    return (
+        tuple((k, tuple(v)) for k, v in table.attributes.items()),
+        tuple(sorted(table.labels)),
+        table.count_label,
+        tuple(sorted(table.rows.items())),
+    )

@@ -56,6 +56,23 @@ from .scoring import KS, lm_failure, pooled_oracle_at_k, task_record, task_score
 from .seeding import build_memory, passes_all
 from .summary import summarise
 
-__all__ = ["KNOB_FIELDS", "KS", "MEMORY_FORMAT", "ArcConfig", "ArcEvalOptions", "BuildConfig", "BuildOptions", "build_memory",
-           "evaluate_arc", "lm_failure", "run_arc", "run_build",
-           "passes_all", "pooled_oracle_at_k", "summarise", "task_record", "task_scores", "verify_matrix"]
+__all__ = [
+    "KNOB_FIELDS",
+    "KS",
+    "MEMORY_FORMAT",
+    "ArcConfig",
+    "ArcEvalOptions",
+    "BuildConfig",
+    "BuildOptions",
+    "build_memory",
+    "evaluate_arc",
+    "lm_failure",
+    "run_arc",
+    "run_build",
+    "passes_all",
+    "pooled_oracle_at_k",
+    "summarise",
+    "task_record",
+    "task_scores",
+    "verify_matrix",
+]

@@ -26,8 +26,26 @@ __all__ = ["BUILD_IDENTITY", "BuildOptions", "BuildOutcome", "run_build"]
 
 log = logging.getLogger(__name__)
 
-BUILD_IDENTITY = ("program", "format", "out", "split", "tasks", "limit", "solutions", "unverified", "attempts", "retries",
-                  "cot", "temperature", "timeout", "lm", "memory_lm", "max_tokens", "memory_temperature", "memory_max_tokens")
+BUILD_IDENTITY = (
+    "program",
+    "format",
+    "out",
+    "split",
+    "tasks",
+    "limit",
+    "solutions",
+    "unverified",
+    "attempts",
+    "retries",
+    "cot",
+    "temperature",
+    "timeout",
+    "lm",
+    "memory_lm",
+    "max_tokens",
+    "memory_temperature",
+    "memory_max_tokens",
+)
 
 
 @dataclass(kw_only=True)
@@ -53,25 +71,44 @@ def run_build(options: BuildOptions) -> BuildOutcome:
     """Solve (or read) the seed tasks' solutions, verify them, and abstract them into ``options.out``."""
     check_mlflow(options)
     config = BuildConfig(
-        format=options.format, out=str(options.out), split=options.split, tasks=options.tasks, limit=options.limit,
-        solutions=options.solutions, unverified=options.unverified, attempts=options.attempts, retries=options.retries,
-        cot=options.cot, temperature=options.temperature, threads=options.threads,
+        format=options.format,
+        out=str(options.out),
+        split=options.split,
+        tasks=options.tasks,
+        limit=options.limit,
+        solutions=options.solutions,
+        unverified=options.unverified,
+        attempts=options.attempts,
+        retries=options.retries,
+        cot=options.cot,
+        temperature=options.temperature,
+        threads=options.threads,
     )
     config.load()  # bad splits, ids, solution folders fail here, before any model loads
-    continuing = check_run_dir(options.run_dir, RunConfig.of(options, config, program="build_memory").to_json(),
-                               BUILD_IDENTITY, "--run-dir")
-    task, memory = resolve_lms(options, temperature=0.0, memory_temperature=options.memory_temperature,
-                               memory_max_tokens=options.memory_max_tokens)
+    continuing = check_run_dir(
+        options.run_dir, RunConfig.of(options, config, program="build_memory").to_json(), BUILD_IDENTITY, "--run-dir"
+    )
+    task, memory = resolve_lms(
+        options, temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens
+    )
     run_dir = open_run_dir(options.run_dir, f"build_memory-{options.format}-{split_name(options.split)}", options.cache)
     if continuing:
         log.info("continuing the build in %s", run_dir)
     else:
-        RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, program="build_memory",
-                     run_dir=str(run_dir)).write(run_dir)
+        RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, program="build_memory", run_dir=str(run_dir)).write(
+            run_dir
+        )
     with tracking(options, run_dir):
         with sandbox.make_sandbox(max(1, min(options.threads, 4)), options.timeout) as box:
-            results = build_memory(config, task=task, memory=memory, run_dir=run_dir, sandbox=box,
-                                   progress=not options.no_progress, policy=retry_policy(options),
-                                   max_errors=options.max_errors)
+            results = build_memory(
+                config,
+                task=task,
+                memory=memory,
+                run_dir=run_dir,
+                sandbox=box,
+                progress=not options.no_progress,
+                policy=retry_policy(options),
+                max_errors=options.max_errors,
+            )
         save_results(run_dir, results, report=not options.no_report)
     return BuildOutcome(run_dir, results)

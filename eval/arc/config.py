@@ -10,11 +10,27 @@ from memreason.datasets.arc import ArcDataError, ArcTask, load_split
 from memreason.programs import PROGRAMS
 from memreason.programs.arcmemo.memory_file import Memory, empty_memory, load_memory
 
-MEMORY_FORMAT = {"baseline": None, "cheatsheet": "cheatsheet", "arcmemo_oe": "oe", "arcmemo_ps": "ps",
-                 "arcmemo_ps_noselect": "ps"}
+MEMORY_FORMAT = {
+    "baseline": None,
+    "cheatsheet": "cheatsheet",
+    "arcmemo_oe": "oe",
+    "arcmemo_ps": "ps",
+    "arcmemo_ps_noselect": "ps",
+}
 # ArcConfig fields that are program knobs (a --config's knobs by these names set them, the rest go to the constructor)
-KNOB_FIELDS = ("attempts", "retries", "top_k", "continual_every", "write_gate", "cot", "modality", "temperature",
-               "retry_mode", "reselect", "reselect_k")
+KNOB_FIELDS = (
+    "attempts",
+    "retries",
+    "top_k",
+    "continual_every",
+    "write_gate",
+    "cot",
+    "modality",
+    "temperature",
+    "retry_mode",
+    "reselect",
+    "reselect_k",
+)
 
 
 @dataclass
@@ -68,9 +84,15 @@ class ArcConfig:
         return memory
 
     def program_knobs(self, run: int) -> dict[str, Any]:
-        knobs: dict[str, Any] = dict(attempts=self.attempts, retries=self.retries, cot=self.cot,
-                                     temperature=self.temperature, seed=run, write_gate=self.write_gate,
-                                     retry_mode=self.retry_mode)
+        knobs: dict[str, Any] = dict(
+            attempts=self.attempts,
+            retries=self.retries,
+            cot=self.cot,
+            temperature=self.temperature,
+            seed=run,
+            write_gate=self.write_gate,
+            retry_mode=self.retry_mode,
+        )
         if self.reselect:
             knobs.update(reselect=True, reselect_k=self.reselect_k)
         if self.memory_format is not None:

@@ -31,23 +31,69 @@ from . import sandbox
 from .config import KNOB_FIELDS, ArcConfig
 from .run import evaluate_arc
 
-__all__ = ["DEFAULTS", "IDENTITY", "MEMORY_GENERATION", "ArcEvalOptions", "ArcOutcome", "arc_programs", "open_run_dir",
-           "run_arc", "split_name"]
+__all__ = [
+    "DEFAULTS",
+    "IDENTITY",
+    "MEMORY_GENERATION",
+    "ArcEvalOptions",
+    "ArcOutcome",
+    "arc_programs",
+    "open_run_dir",
+    "run_arc",
+    "split_name",
+]
 
 log = logging.getLogger(__name__)
 
 # What decides an ARC run's results (checked when a run directory is continued), with the
 # defaults of configs saved before a key existed; the rest (threads, LM retries, the cache,
 # the server's address) only decides how it runs.
-IDENTITY = ("program", "split", "tasks", "task_ids", "limit", "memory", "attempts", "retries", "top_k", "continual_every",
-            "write_gate", "cot", "modality", "temperature", "timeout", "runs", "lm", "memory_lm", "max_tokens", "knobs",
-            "program_state_sha256",  # the content of --program-state (demos, instructions), not its path
-            "retry_mode", "reselect", "reselect_k", "memory_temperature", "memory_max_tokens")
+IDENTITY = (
+    "program",
+    "split",
+    "tasks",
+    "task_ids",
+    "limit",
+    "memory",
+    "attempts",
+    "retries",
+    "top_k",
+    "continual_every",
+    "write_gate",
+    "cot",
+    "modality",
+    "temperature",
+    "timeout",
+    "runs",
+    "lm",
+    "memory_lm",
+    "max_tokens",
+    "knobs",
+    "program_state_sha256",  # the content of --program-state (demos, instructions), not its path
+    "retry_mode",
+    "reselect",
+    "reselect_k",
+    "memory_temperature",
+    "memory_max_tokens",
+)
 # Before --memory-temperature and --memory-max-tokens, memory calls ran at temperature 0 with the solver's --max-tokens (None).
 MEMORY_GENERATION = {"memory_temperature": 0.0, "memory_max_tokens": None}
-DEFAULTS: dict[str, Any] = {"split": "val100", "attempts": 2, "retries": 0, "write_gate": "train", "cot": False,
-                            "modality": "text", "temperature": 0.7, "timeout": 4.0, "runs": 1, "knobs": {},
-                            "retry_mode": "inline", "reselect": False, "reselect_k": None, **MEMORY_GENERATION}
+DEFAULTS: dict[str, Any] = {
+    "split": "val100",
+    "attempts": 2,
+    "retries": 0,
+    "write_gate": "train",
+    "cot": False,
+    "modality": "text",
+    "temperature": 0.7,
+    "timeout": 4.0,
+    "runs": 1,
+    "knobs": {},
+    "retry_mode": "inline",
+    "reselect": False,
+    "reselect_k": None,
+    **MEMORY_GENERATION,
+}
 
 
 def arc_programs() -> list[str]:
@@ -126,11 +172,25 @@ def run_arc(options: ArcEvalOptions) -> ArcOutcome:
         raise UsageError(f"--out {options.out} is a file, not a directory")
     knobs = _config_knobs(options)
     config = ArcConfig(
-        program=options.program, split=options.split, tasks=options.tasks, limit=options.limit, memory=options.memory,
-        attempts=options.attempts, retries=options.retries, top_k=options.top_k, continual_every=options.continual_every,
-        write_gate=options.write_gate, cot=options.cot, modality=options.modality, temperature=options.temperature,
-        retry_mode=options.retry_mode, reselect=options.reselect, reselect_k=options.reselect_k,
-        runs=options.runs, threads=options.threads, knobs=knobs,
+        program=options.program,
+        split=options.split,
+        tasks=options.tasks,
+        limit=options.limit,
+        memory=options.memory,
+        attempts=options.attempts,
+        retries=options.retries,
+        top_k=options.top_k,
+        continual_every=options.continual_every,
+        write_gate=options.write_gate,
+        cot=options.cot,
+        modality=options.modality,
+        temperature=options.temperature,
+        retry_mode=options.retry_mode,
+        reselect=options.reselect,
+        reselect_k=options.reselect_k,
+        runs=options.runs,
+        threads=options.threads,
+        knobs=knobs,
         program_state=str(options.program_state) if options.program_state else None,
     )
     if config.memory_format is None and (options.continual_every or options.top_k):
@@ -150,9 +210,12 @@ def run_arc(options: ArcEvalOptions) -> ArcOutcome:
             raise
         raise UsageError(str(exc)) from None
     tuned = dict(task_ids=[t.id for t in tasks], knobs=knobs, program_state_sha256=digest)
-    continuing = check_run_dir(options.out, RunConfig.of(options, config, **tuned).to_json(), IDENTITY, "--out")  # before any model loads
-    task, memory = resolve_lms(options, temperature=0.0, memory_temperature=options.memory_temperature,
-                               memory_max_tokens=options.memory_max_tokens)
+    continuing = check_run_dir(
+        options.out, RunConfig.of(options, config, **tuned).to_json(), IDENTITY, "--out"
+    )  # before any model loads
+    task, memory = resolve_lms(
+        options, temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens
+    )
     if options.modality == "image" and memory.local:
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")
     run_dir = open_run_dir(options.out, f"{options.program}-{split_name(options.split)}", options.cache)
@@ -162,10 +225,19 @@ def run_arc(options: ArcEvalOptions) -> ArcOutcome:
         RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
     with tracking(options, run_dir):
         with sandbox.make_sandbox(max(1, min(options.threads, 4)), options.timeout) as box:
-            results = evaluate_arc(config, task=task, memory=memory, run_dir=run_dir, sandbox=box,
-                                   progress=not options.no_progress, tasks=tasks, initial_memory=memory_store,
-                                   policy=retry_policy(options), max_errors=options.max_errors,
-                                   retry_failed=options.retry_failed)
+            results = evaluate_arc(
+                config,
+                task=task,
+                memory=memory,
+                run_dir=run_dir,
+                sandbox=box,
+                progress=not options.no_progress,
+                tasks=tasks,
+                initial_memory=memory_store,
+                policy=retry_policy(options),
+                max_errors=options.max_errors,
+                retry_failed=options.retry_failed,
+            )
         report = save_results(run_dir, results, report=not options.no_report)
     return ArcOutcome(run_dir, results, report)
 

@@ -50,8 +50,9 @@ def evaluate_arc(
     run_dir.mkdir(parents=True, exist_ok=True)
     passed = {run: finished_pass(run_dir, run) for run in range(config.runs)}
     # a record of pass 0, or of a retry pass its run finished (a pass cut short is done again)
-    finished = read_examples(run_dir / "examples.jsonl",
-                             keep=lambda r: int(r.get("pass", 0)) <= max(0, passed.get(int(r["run"]), -1)))
+    finished = read_examples(
+        run_dir / "examples.jsonl", keep=lambda r: int(r.get("pass", 0)) <= max(0, passed.get(int(r["run"]), -1))
+    )
     if retry_failed:
         finished = {key: r for key, r in finished.items() if not r.get("failure") and not r.get("error")}
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True)
@@ -61,19 +62,34 @@ def evaluate_arc(
     kept = 0
     try:
         for run in range(config.runs):
-            records, run_writes, run_kept = _run(config, run, tasks, initial, finished, session, sandbox, run_dir,
-                                                 writer, progress)
+            records, run_writes, run_kept = _run(
+                config, run, tasks, initial, finished, session, sandbox, run_dir, writer, progress
+            )
             per_run.append(records)
             writes.append(run_writes)
             kept += run_kept
     finally:
         writer.close()
-    return session.finish(summarise(config, tasks, per_run, writes, task, memory), threads=config.threads, resumed=kept,
-                          answered=sum(len(r) for r in per_run) - kept)
+    return session.finish(
+        summarise(config, tasks, per_run, writes, task, memory),
+        threads=config.threads,
+        resumed=kept,
+        answered=sum(len(r) for r in per_run) - kept,
+    )
 
 
-def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | None, finished, session: RunSession,
-         sandbox, run_dir: Path, writer: JsonlWriter, progress: bool):
+def _run(
+    config: ArcConfig,
+    run: int,
+    tasks: list[ArcTask],
+    initial: Memory | None,
+    finished,
+    session: RunSession,
+    sandbox,
+    run_dir: Path,
+    writer: JsonlWriter,
+    progress: bool,
+):
     """Run ``run`` of Algorithm 1 (and its retry passes), continuing from what ``finished`` holds;
     (records, writes, tasks kept)."""
     program = build_program(config.program, **config.program_knobs(run), sandbox=sandbox)
@@ -96,8 +112,7 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
         done = {index[i]: r for i, r in ours.items()}
         if initial is not None:
             restore_pass(program, snapshots, passed)
-        resume = PassesDone(passed + 1, [_prediction(done[i]) for i in range(len(tasks))],
-                            _written(snapshots / "writes.jsonl"))
+        resume = PassesDone(passed + 1, [_prediction(done[i]) for i in range(len(tasks))], _written(snapshots / "writes.jsonl"))
     else:  # in pass 0: continue from the last snapshot at a batch boundary, as an inline run does
         done = {index[i]: r for i, r in ours.items() if int(r.get("pass", 0)) == 0}
         start = _resume_point(config, len(tasks), done, initial, snapshots)
@@ -125,8 +140,9 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
                 predictions[i] = _prediction(done[i])
             else:
                 todo.append(item)
-        solved = _solve_batch(program, todo, index, run, config, session, writer, traces,
-                              bar(0, len(tasks), len(done)), retry_pass=None)
+        solved = _solve_batch(
+            program, todo, index, run, config, session, writer, traces, bar(0, len(tasks), len(done)), retry_pass=None
+        )
         for i, prediction in solved.items():
             predictions[i] = prediction
             done[i] = prediction.record
@@ -136,8 +152,9 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
     def retry_batch(p: int, batch: list[tuple[ArcTask, dspy.Prediction]]) -> list[dspy.Prediction]:
         before = {item.id: prediction for item, prediction in batch}
         progress = bars[p] if p in bars else bar(p, sum(unfinished(_prediction(r)) for r in done.values()))  # counted once a pass
-        solved = _solve_batch(program, [item for item, _ in batch], index, run, config, session, writer, traces,
-                              progress, retry_pass=(p, before))
+        solved = _solve_batch(
+            program, [item for item, _ in batch], index, run, config, session, writer, traces, progress, retry_pass=(p, before)
+        )
         for i, prediction in solved.items():
             done[i] = prediction.record
         _stop_if_asked(session)
@@ -165,8 +182,9 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
 
     try:
         with session.task_context(), metering(write_meter):
-            program.solve_all(tasks, solve_batch=solve_batch, retry_batch=retry_batch, on_write=on_write,
-                              on_pass=on_pass, resume=resume)
+            program.solve_all(
+                tasks, solve_batch=solve_batch, retry_batch=retry_batch, on_write=on_write, on_pass=on_pass, resume=resume
+            )
     finally:
         for open_bar in bars.values():
             open_bar.close()
@@ -178,8 +196,12 @@ def _run(config: ArcConfig, run: int, tasks: list[ArcTask], initial: Memory | No
 
 def _prediction(record: dict[str, Any]) -> dspy.Prediction:
     """A task as a finished record holds it: what the program's loop and its retry passes need."""
-    return dspy.Prediction(attempts=[Attempt.from_json(a) for a in record["attempts"]], read=record.get("read") or {},
-                           concepts=record.get("concepts", ""), record=record)
+    return dspy.Prediction(
+        attempts=[Attempt.from_json(a) for a in record["attempts"]],
+        read=record.get("read") or {},
+        concepts=record.get("concepts", ""),
+        record=record,
+    )
 
 
 def _written(log: Path) -> set[str]:
@@ -192,9 +214,18 @@ def _stop_if_asked(session: RunSession) -> None:
         raise RunAborted(session.errors.why())
 
 
-def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int, config: ArcConfig,
-                 session: RunSession, writer: JsonlWriter, traces: TraceStore, bar,
-                 retry_pass: tuple[int, dict[str, dspy.Prediction]] | None) -> dict[int, dspy.Prediction]:
+def _solve_batch(
+    program,
+    batch: list[ArcTask],
+    index: dict[str, int],
+    run: int,
+    config: ArcConfig,
+    session: RunSession,
+    writer: JsonlWriter,
+    traces: TraceStore,
+    bar,
+    retry_pass: tuple[int, dict[str, dspy.Prediction]] | None,
+) -> dict[int, dspy.Prediction]:
     """Solve ``batch`` in parallel (``config.threads``), writing each record as it finishes; by task index.
 
     ``retry_pass`` (p, predictions by task id): instead of solving, give each task's unfinished
@@ -222,8 +253,9 @@ def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int,
         earlier = before.record if before else {}
         if earlier:
             spent = {key: _add(earlier.get(key) or {}, spent.get(key) or {}) for key in ("usage", "faults", "retries")}
-        record = task_record(item, attempts, read, run=run, index=index[item.id], retries=config.retries,
-                             failure=failure, spent=spent)
+        record = task_record(
+            item, attempts, read, run=run, index=index[item.id], retries=config.retries, failure=failure, spent=spent
+        )
         record["seconds"] = round(time.perf_counter() - started + (earlier.get("seconds") or 0), 2)
         if program.passes:
             record["pass"] = retry_pass[0] if retry_pass else 0
@@ -243,8 +275,10 @@ def _solve_batch(program, batch: list[ArcTask], index: dict[str, int], run: int,
     def official(done: list[dspy.Prediction]) -> dict[str, str]:
         return {"official": f"{sum(p.record['scores']['official_score'] for p in done) / len(done):.0%}"}
 
-    return {index[item.id]: solved for item, solved in run_each(batch, solve, threads=config.threads, bar=bar,
-                                                                errors=session.errors, postfix=official)}
+    return {
+        index[item.id]: solved
+        for item, solved in run_each(batch, solve, threads=config.threads, bar=bar, errors=session.errors, postfix=official)
+    }
 
 
 def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

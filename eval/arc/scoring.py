@@ -37,20 +37,25 @@ def lm_failure(attempts: Sequence[Attempt]) -> dict[str, str] | None:
     return {"kind": _KINDS.get(kind, kind), "reason": reason}
 
 
-def verify_matrix(task: ArcTask, attempts: Sequence[Attempt], retries: int | None = None, *,
-                  step: Literal["any", "last"] = "any") -> list[list[bool]]:
+def verify_matrix(
+    task: ArcTask, attempts: Sequence[Attempt], retries: int | None = None, *, step: Literal["any", "last"] = "any"
+) -> list[list[bool]]:
     """``verify[a][t]``: attempt a, stopped after ``retries`` retries (all its programs by default), gets test t.
 
     ``step="any"``: some program of the attempt gets it (the release's step selection "all");
     ``"last"``: the program the attempt ends on does."""
     rows = []
     for attempt in attempts:
-        steps = attempt.steps if retries is None else attempt.steps[:retries + 1]
+        steps = attempt.steps if retries is None else attempt.steps[: retries + 1]
         if step == "last":
             steps = steps[-1:]
         outputs = [s.test_outputs for s in steps]
-        rows.append([any(t < len(out) and out[t] is not None and out[t] == pair.output for out in outputs)
-                     for t, pair in enumerate(task.test)])
+        rows.append(
+            [
+                any(t < len(out) and out[t] is not None and out[t] == pair.output for out in outputs)
+                for t, pair in enumerate(task.test)
+            ]
+        )
     return rows
 
 
@@ -60,8 +65,12 @@ def task_scores(verify: list[list[bool]], strict: list[list[bool]] | None = None
     strict = verify if strict is None else strict
     n = len(verify)
     if n == 0:  # the task failed before any attempt: nothing solved
-        return {"oracle_at_k": {str(k): 0.0 for k in KS}, "official_score": 0.0, "strict_score": 0.0,
-                "strict_at_k": {str(k): 0.0 for k in KS}}
+        return {
+            "oracle_at_k": {str(k): 0.0 for k in KS},
+            "official_score": 0.0,
+            "strict_score": 0.0,
+            "strict_at_k": {str(k): 0.0 for k in KS},
+        }
     return {
         "oracle_at_k": {str(k): oracle_at_k(verify, k) if k <= n else None for k in KS},
         "official_score": official_score(verify),
@@ -70,16 +79,27 @@ def task_scores(verify: list[list[bool]], strict: list[list[bool]] | None = None
     }
 
 
-def task_record(item: ArcTask, attempts: list[Attempt], read: dict[str, Any], *, run: int, index: int, retries: int,
-                failure: dict[str, str] | None, spent: dict[str, Any]) -> dict[str, Any]:
+def task_record(
+    item: ArcTask,
+    attempts: list[Attempt],
+    read: dict[str, Any],
+    *,
+    run: int,
+    index: int,
+    retries: int,
+    failure: dict[str, str] | None,
+    spent: dict[str, Any],
+) -> dict[str, Any]:
     """One line of ``examples.jsonl``: everything about one task in one run.
 
     ``failure`` (kind, reason) marks a task whose LM calls failed; ``spent`` is its :class:`Meter`
     record (tokens by role and step, faults, retries)."""
     verify = verify_matrix(item, attempts)
     scores = task_scores(verify, verify_matrix(item, attempts, step="last"))
-    by_retries = {str(r): task_scores(verify_matrix(item, attempts, r), verify_matrix(item, attempts, r, step="last"))
-                  for r in range(retries + 1)}
+    by_retries = {
+        str(r): task_scores(verify_matrix(item, attempts, r), verify_matrix(item, attempts, r, step="last"))
+        for r in range(retries + 1)
+    }
     scores["score_by_retries"] = {r: s["official_score"] for r, s in by_retries.items()}
     scores["by_retries"] = by_retries
     usage = spent.get("usage") or {}
@@ -117,6 +137,7 @@ def _mean_std_keyed(values: list[dict[str, float | None]]) -> tuple[dict[str, fl
 
 def _run_scores(records: list[dict[str, Any]], retries: int) -> dict[str, Any]:
     """One run's scores: each task's scores averaged over tasks."""
+
     def avg(get):
         values = [get(r) for r in records]
         return None if any(v is None for v in values) else sum(values) / len(values)
@@ -167,5 +188,8 @@ def sampling(pools: Sequence[list[list[bool]]], *, pool: int) -> dict[str, Any]:
     :data:`memreason.eval.metrics.MAX_SUBSETS` subsets) and their count; ``None`` for k > ``pool``."""
     if not pools:
         return {"pool": pool, "samples": [], "oracle_at_k": {str(k): None for k in KS}}
-    return {"pool": pool, "samples": sample_scores(pools),
-            "oracle_at_k": {str(k): dataset_oracle_at_k(pools, k).as_dict() if k <= pool else None for k in KS}}
+    return {
+        "pool": pool,
+        "samples": sample_scores(pools),
+        "oracle_at_k": {str(k): dataset_oracle_at_k(pools, k).as_dict() if k <= pool else None for k in KS},
+    }

@@ -33,19 +33,35 @@ def passes_all(task: ArcTask, program: str, sandbox) -> bool:
     return all(o.output is not None and o.output == p.output for o, p in zip(outcomes, pairs))
 
 
-def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_dir: Path, sandbox,
-                 progress: bool = True, policy: RetryPolicy | None = None, max_errors: int | None = None) -> dict[str, Any]:
+def build_memory(
+    config: BuildConfig,
+    *,
+    task: LMChoice,
+    memory: LMChoice,
+    run_dir: Path,
+    sandbox,
+    progress: bool = True,
+    policy: RetryPolicy | None = None,
+    max_errors: int | None = None,
+) -> dict[str, Any]:
     """Seed a memory file from verified solutions (solved here, or the user's); returns the results.
 
     Continues what ``run_dir`` holds: tasks already recorded are not solved again and the memory
     is restored from the snapshot taken after the last of them that was written."""
     tasks, given = config.load()
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True)
-    writer_program = build_program({"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
-                                   sandbox=sandbox)
+    writer_program = build_program(
+        {"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format], sandbox=sandbox
+    )
     writer_program.set_memory_lm(session.memory_lm)
-    solver = build_program("baseline", attempts=config.attempts, retries=config.retries, cot=config.cot,
-                           temperature=config.temperature, sandbox=sandbox)
+    solver = build_program(
+        "baseline",
+        attempts=config.attempts,
+        retries=config.retries,
+        cot=config.cot,
+        temperature=config.temperature,
+        sandbox=sandbox,
+    )
     solver.solver.parallel = config.threads > 1
     run_dir.mkdir(parents=True, exist_ok=True)
     finished = read_examples(run_dir / "examples.jsonl")
@@ -55,8 +71,9 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
             break
         kept.append(finished[(0, item.id)])
     snapshot = max((i for i in range(1, len(kept) + 1) if (run_dir / "memory" / f"step-{i:04d}.json").exists()), default=0)
-    writer_program.use_memory(load_memory(run_dir / "memory" / f"step-{snapshot:04d}.json") if snapshot
-                              else empty_memory(config.format))
+    writer_program.use_memory(
+        load_memory(run_dir / "memory" / f"step-{snapshot:04d}.json") if snapshot else empty_memory(config.format)
+    )
     out = Path(config.out)
     save_memory(writer_program.memory, out)
     writer = JsonlWriter(run_dir / "examples.jsonl")
@@ -77,14 +94,30 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
                 attempts = solver(task=item).attempts
             except Exception as exc:
                 failure = failure_of(exc)
-                return {"run": 0, "id": item.id, "source": "solved", "solution": None, "verified": False, "attempts": [],
-                        "failure": failure, "error": f"{failure['kind']}: {failure['reason']}"}
-        solution = next((a.final.program for a in attempts
-                         if a.final.passed_train and all(verify_matrix(item, [a], step="last")[0])), None)
+                return {
+                    "run": 0,
+                    "id": item.id,
+                    "source": "solved",
+                    "solution": None,
+                    "verified": False,
+                    "attempts": [],
+                    "failure": failure,
+                    "error": f"{failure['kind']}: {failure['reason']}",
+                }
+        solution = next(
+            (a.final.program for a in attempts if a.final.passed_train and all(verify_matrix(item, [a], step="last")[0])), None
+        )
         failure = lm_failure(attempts)
-        return {"run": 0, "id": item.id, "source": "solved", "solution": solution, "verified": solution is not None,
-                "attempts": [a.to_json() for a in attempts], "failure": failure,
-                "error": f"{failure['kind']}: {failure['reason']}" if failure else None}
+        return {
+            "run": 0,
+            "id": item.id,
+            "source": "solved",
+            "solution": solution,
+            "verified": solution is not None,
+            "attempts": [a.to_json() for a in attempts],
+            "failure": failure,
+            "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
+        }
 
     def keep(item: ArcTask, solved: tuple[dict[str, Any], Meter]) -> None:  # in task order: memory grows
         record, meter = solved
@@ -106,10 +139,11 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
         writer.write(record)
         records.append(record)
 
-    todo = tasks[len(kept):]
+    todo = tasks[len(kept) :]
     try:
-        with tqdm(total=len(tasks), initial=len(kept), desc=f"build_memory {config.format}", disable=not progress,
-                  unit="task") as bar:
+        with tqdm(
+            total=len(tasks), initial=len(kept), desc=f"build_memory {config.format}", disable=not progress, unit="task"
+        ) as bar:
             run_each(todo, solve, threads=config.threads, bar=bar, errors=session.errors, ordered=True, on_result=keep)
         if session.errors.stopping:
             raise RunAborted(session.errors.why())
@@ -119,8 +153,9 @@ def build_memory(config: BuildConfig, *, task: LMChoice, memory: LMChoice, run_d
     return session.finish(results, threads=config.threads, resumed=len(kept), answered=len(records) - len(kept))
 
 
-def _build_results(config: BuildConfig, tasks: list[ArcTask], records: list[dict[str, Any]], writer_program, out: Path,
-                   session: RunSession) -> dict[str, Any]:
+def _build_results(
+    config: BuildConfig, tasks: list[ArcTask], records: list[dict[str, Any]], writer_program, out: Path, session: RunSession
+) -> dict[str, Any]:
     errors, failures = Counter(), Counter()
     tally = UsageTally()
     verified = written = 0

@@ -14,8 +14,14 @@ from .config import ArcConfig
 from .scoring import KS, _aggregate, _run_scores, pooled_oracle_at_k, sample_pool, sampling
 
 
-def summarise(config: ArcConfig, tasks: Sequence[ArcTask], per_run: list[list[dict[str, Any]]],
-              writes: list[list[dict[str, Any]]], task: LMChoice, memory: LMChoice) -> dict[str, Any]:
+def summarise(
+    config: ArcConfig,
+    tasks: Sequence[ArcTask],
+    per_run: list[list[dict[str, Any]]],
+    writes: list[list[dict[str, Any]]],
+    task: LMChoice,
+    memory: LMChoice,
+) -> dict[str, Any]:
     """The results of a run from its task records and memory writes (per run) alone.
 
     ``sampling`` follows the paper's sampling protocol (Appendix B) over every attempt of every run
@@ -24,16 +30,26 @@ def summarise(config: ArcConfig, tasks: Sequence[ArcTask], per_run: list[list[di
     run_scores = [_run_scores(records, config.retries) for records in per_run]
     by_retries = {}
     for r in range(config.retries + 1):
-        by_retries[str(r)] = _aggregate([{**s["by_retries"][str(r)], "score_by_retries": {}, "passed_train": 0.0}
-                                         for s in run_scores])
+        by_retries[str(r)] = _aggregate(
+            [{**s["by_retries"][str(r)], "score_by_retries": {}, "passed_train": 0.0} for s in run_scores]
+        )
         for key in ("score_by_retries", "score_by_retries_std", "passed_train", "passed_train_std"):
             by_retries[str(r)].pop(key)
     pooled_n = config.attempts * config.runs
-    pooled = {str(k): sum(pooled_oracle_at_k([records[i]["verify"] for records in per_run], attempts=config.attempts,
-                                             tests=len(item.test), k=k) for i, item in enumerate(tasks)) / len(tasks)
-              if k <= pooled_n and tasks else None for k in KS}
-    pools = [sample_pool([records[i]["verify"] for records in per_run], attempts=config.attempts, tests=len(item.test))
-             for i, item in enumerate(tasks)]
+    pooled = {
+        str(k): sum(
+            pooled_oracle_at_k([records[i]["verify"] for records in per_run], attempts=config.attempts, tests=len(item.test), k=k)
+            for i, item in enumerate(tasks)
+        )
+        / len(tasks)
+        if k <= pooled_n and tasks
+        else None
+        for k in KS
+    }
+    pools = [
+        sample_pool([records[i]["verify"] for records in per_run], attempts=config.attempts, tests=len(item.test))
+        for i, item in enumerate(tasks)
+    ]
     errors, program_failures, failures = Counter(), Counter(), Counter()
     tally = UsageTally()
     hallucinated = selected = 0

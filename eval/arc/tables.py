@@ -35,8 +35,19 @@ def setting(results: dict[str, Any]) -> str:
 
 def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     """Oracle@k by retry depth for each results dict (``results.json`` of ``evaluate_arc``)."""
-    header = ["retry", "setting", "k=1", "k=2 (official)", "k=3", "strict", "tasks", "runs",
-              "memory tokens", "task tokens", "wall s"]
+    header = [
+        "retry",
+        "setting",
+        "k=1",
+        "k=2 (official)",
+        "k=3",
+        "strict",
+        "tasks",
+        "runs",
+        "memory tokens",
+        "task tokens",
+        "wall s",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     depth = max(r["retries"] for r in rows)
     for retry in range(depth + 1):
@@ -48,8 +59,14 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
             mem, task = r["tokens"]["memory"], r["tokens"]["task"]
             cells = [str(retry), setting(r)]
             cells += [_pct(oracle[k], std[k] if r["runs"] > 1 else None) for k in ("1", "2", "3")]
-            cells += [_pct(level["strict_score"]), str(r["examples"]), str(r["runs"]),
-                      f"{mem['total']:,}", f"{task['total']:,}", f"{r['wall_seconds']:.0f}"]
+            cells += [
+                _pct(level["strict_score"]),
+                str(r["examples"]),
+                str(r["runs"]),
+                f"{mem['total']:,}",
+                f"{task['total']:,}",
+                f"{r['wall_seconds']:.0f}",
+            ]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

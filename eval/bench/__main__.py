@@ -3,7 +3,11 @@
 import sys
 from importlib import import_module
 
-BENCHES = {"local_lm": "memreason.eval.bench.local_lm", "sandbox": "memreason.eval.bench.sandbox", "threads": "memreason.eval.bench.threads"}
+BENCHES = {
+    "local_lm": "memreason.eval.bench.local_lm",
+    "sandbox": "memreason.eval.bench.sandbox",
+    "threads": "memreason.eval.bench.threads",
+}
 
 
 def main(argv: list[str]) -> int:

@@ -30,10 +30,16 @@ SLOTS = 16
 
 
 def _complete(server: LlamaServer, text: str, max_tokens: int) -> dict:
-    body = {"messages": [{"role": "user", "content": text}], "max_tokens": max_tokens, "temperature": 0.0,
-            "ignore_eos": True, "cache_prompt": False}
-    request = urllib.request.Request(f"{server.url}/chat/completions", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+    body = {
+        "messages": [{"role": "user", "content": text}],
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "ignore_eos": True,
+        "cache_prompt": False,
+    }
+    request = urllib.request.Request(
+        f"{server.url}/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=900) as answer:
         return json.load(answer)
 
@@ -41,7 +47,8 @@ def _complete(server: LlamaServer, text: str, max_tokens: int) -> dict:
 def prompt_rate(server: LlamaServer) -> float:
     """Prompt tokens/s on a ~600-token prompt no slot has seen (the server's own timing)."""
     text = f"Summarise this list ({time.time()}). " + " ".join(
-        f"item {i} is a {['red', 'blue', 'green'][i % 3]} square;" for i in range(90))
+        f"item {i} is a {['red', 'blue', 'green'][i % 3]} square;" for i in range(90)
+    )
     return _complete(server, text, 1)["timings"]["prompt_per_second"]
 
 
@@ -87,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
             results = evaluate_experience_transfer(config, task=choice, memory=choice, run_dir=Path(run_dir), progress=False)
         seconds[threads] = results["wall_seconds"]
         tokens = results["tokens"]["task"]
-        print(f"{args.program} L{args.level}, {args.scenes} scenes, --threads {threads:2d}: {seconds[threads]:6.1f} s, "
-              f"{tokens['prompt']:,} + {tokens['completion']:,} tokens, accuracy {results['accuracy']['mean']:.0%}")
+        print(
+            f"{args.program} L{args.level}, {args.scenes} scenes, --threads {threads:2d}: {seconds[threads]:6.1f} s, "
+            f"{tokens['prompt']:,} + {tokens['completion']:,} tokens, accuracy {results['accuracy']['mean']:.0%}"
+        )
     print(f"scene wall-time ratio (threads 1 / 16): {seconds[1] / seconds[16]:.2f}x")
     print(f"throughput ratio (16 concurrent / 1): {rates[16] / rates[1]:.2f}x")
     print(f"scene wall-time ratio (threads 1 / 8): {seconds[1] / seconds[8]:.2f}x")

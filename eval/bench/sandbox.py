@@ -78,8 +78,9 @@ def subprocess_check(with_numpy: bool) -> Callable[[], None]:
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OPENBLAS_NUM_THREADS": "1"}
 
     def check() -> None:
-        done = subprocess.run([sys.executable, "-c", runner], input=payload, capture_output=True,
-                              text=True, env=environment, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", runner], input=payload, capture_output=True, text=True, env=environment, check=True
+        )
         if json.loads(done.stdout) != GRID:
             raise RuntimeError(f"baseline check failed: {done.stdout!r}")
 
@@ -96,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     clients = args.clients or 2 * args.workers
     slice_seconds = args.seconds / args.rounds
 
-    print(f"sandbox benchmark: {len(os.sched_getaffinity(0))} CPUs, identity transform on a 3x3 grid, "
-          f"{args.seconds:g} s per variant in {args.rounds} alternating rounds")
+    print(
+        f"sandbox benchmark: {len(os.sched_getaffinity(0))} CPUs, identity transform on a 3x3 grid, "
+        f"{args.seconds:g} s per variant in {args.rounds} alternating rounds"
+    )
     with Sandbox(workers=args.workers) as sandbox:
         print(f"active layers: {', '.join(sorted(sandbox.isolation_report().active_names))}")
         variants = {
@@ -119,14 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     rates = {label: counts[label] / elapsed[label] for label in variants}
     for label, count in counts.items():
         print(f"{label + ':':<52} {rates[label]:8.1f} checks/s ({count} checks)")
-    print(f"{'pool latency, one call at a time:':<52} median {1e3 * latencies[100]:.2f} ms, "
-          f"95th percentile {1e3 * latencies[190]:.2f} ms")
+    print(
+        f"{'pool latency, one call at a time:':<52} median {1e3 * latencies[100]:.2f} ms, "
+        f"95th percentile {1e3 * latencies[190]:.2f} ms"
+    )
     pool_rate, with_numpy, bare = rates.values()
     print(f"{'speed-up over fresh python + numpy (comparable):':<52} {pool_rate / with_numpy:8.1f}x")
     print(f"{'speed-up over fresh python without numpy:':<52} {pool_rate / bare:8.1f}x")
     met = pool_rate >= GOAL_RATE and pool_rate / with_numpy >= GOAL_RATIO
-    print(f"goal (>= {GOAL_RATE:g} checks/s and >= {GOAL_RATIO:g}x the comparable baseline): "
-          f"{'met' if met else 'NOT met'}")
+    print(f"goal (>= {GOAL_RATE:g} checks/s and >= {GOAL_RATIO:g}x the comparable baseline): {'met' if met else 'NOT met'}")
     return 0
 
 

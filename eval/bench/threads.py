@@ -34,8 +34,19 @@ def main(argv: list[str]) -> int:
     from memreason.lm import resolve_lm
 
     server = subprocess.Popen(
-        [sys.executable, "-m", "memreason.lm.stub_server", "--latency", str(args.latency), "--fail-rate", "0", "--lifetime", "900"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "memreason.lm.stub_server",
+            "--latency",
+            str(args.latency),
+            "--fail-rate",
+            "0",
+            "--lifetime",
+            "900",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         url = server.stdout.readline().strip()
@@ -61,7 +72,9 @@ def main(argv: list[str]) -> int:
                 rate = examples / seconds
                 ideal = threads / args.latency
                 rows.append((threads, examples, seconds, rate, ideal, rate / ideal))
-        print(f"threads benchmark: stub server with {args.latency * 1000:.0f} ms latency, episodic program, Experience-Transfer L1, cache off")
+        print(
+            f"threads benchmark: stub server with {args.latency * 1000:.0f} ms latency, episodic program, Experience-Transfer L1, cache off"
+        )
         print(f"{'threads':>7}  {'examples':>8}  {'seconds':>7}  {'examples/s':>10}  {'ideal/s':>7}  {'ratio':>5}")
         for threads, examples, seconds, rate, ideal, ratio in rows:
             print(f"{threads:>7}  {examples:>8}  {seconds:>7.2f}  {rate:>10.1f}  {ideal:>7.1f}  {ratio:>5.2f}")

@@ -35,8 +35,10 @@ BAD_INPUT = (RuleTableError, RunDirError, TunedError, ArcDataError, MemoryFileEr
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="python -m eval", description="Evaluate memory-for-reasoning programs (HDR, ArcMemo), "
-                                                       "reproduce the papers' tables, look inside runs.")
+    parser = Parser(
+        prog="python -m eval",
+        description="Evaluate memory-for-reasoning programs (HDR, ArcMemo), reproduce the papers' tables, look inside runs.",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module in (evaluate, arc, tables, demo, show, report):
         module.register(commands)
@@ -67,8 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         return code
     args = parsed[0]
     args.argv = argv
-    return run_cli(lambda: args.handler(args), bad_input=BAD_INPUT,
-                   continue_hint=getattr(args, "continue_hint", "rerun the same command to continue"))
+    return run_cli(
+        lambda: args.handler(args),
+        bad_input=BAD_INPUT,
+        continue_hint=getattr(args, "continue_hint", "rerun the same command to continue"),
+    )
 
 
 def run() -> None:

@@ -37,23 +37,35 @@ __all__ = ["register"]
 
 def register(commands: argparse._SubParsersAction) -> None:
     for name in arc_programs():
-        parser = commands.add_parser(name, help=f"evaluate {name} on ARC tasks", description=f"Evaluate {name} on ARC tasks (ArcMemo paper).")
+        parser = commands.add_parser(
+            name, help=f"evaluate {name} on ARC tasks", description=f"Evaluate {name} on ARC tasks (ArcMemo paper)."
+        )
         _evaluate_options(parser)
         parser.set_defaults(program=name, handler=lambda args, parser=parser: evaluate(args, parser))
-    build = commands.add_parser("build_memory", help="seed a memory file from verified solutions",
-                                description="Seed a memory file from verified solutions.")
+    build = commands.add_parser(
+        "build_memory",
+        help="seed a memory file from verified solutions",
+        description="Seed a memory file from verified solutions.",
+    )
     _build_options(build)
     build.set_defaults(handler=build_memory)
-    table = commands.add_parser("arc_table", help="ARC results as the paper's tables",
-                                description="Print ARC runs' results as the ArcMemo paper's tables.")
+    table = commands.add_parser(
+        "arc_table",
+        help="ARC results as the paper's tables",
+        description="Print ARC runs' results as the ArcMemo paper's tables.",
+    )
     table.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (or their results.json files)")
     table.set_defaults(handler=arc_table)
 
 
 def _common(parser: Parser, default_split: str) -> None:
     data = parser.add_argument_group("data")
-    add(data, "--split", default=default_split,
-        help=f"{', '.join(SPLITS)}, or a directory of ARC JSON files (default {default_split})")
+    add(
+        data,
+        "--split",
+        default=default_split,
+        help=f"{', '.join(SPLITS)}, or a directory of ARC JSON files (default {default_split})",
+    )
     add(data, "--tasks")
     add(data, "--limit", help="only the first N tasks")
     solve = parser.add_argument_group("solver")
@@ -61,8 +73,9 @@ def _common(parser: Parser, default_split: str) -> None:
     solve.add_argument("--retries", type=whole("--retries", 0), default=0, help="retries per attempt with execution feedback")
     solve.add_argument("--cot", action="store_true", help="reason step by step before writing the program")
     add(solve, "--temperature", default=0.7, help="sampling temperature of attempts (default 0.7)")
-    solve.add_argument("--timeout", type=number("--timeout", 0.001), default=4.0,
-                       help="seconds a program may run per grid (default 4)")
+    solve.add_argument(
+        "--timeout", type=number("--timeout", 0.001), default=4.0, help="seconds a program may run per grid (default 4)"
+    )
     add_lm_options(parser, memory_role="memory reads and writes", sampling=False, memory_generation=True)
     add_fault_options(parser, "tasks")
     add_run_options(parser, "tasks")
@@ -74,27 +87,46 @@ def _evaluate_options(parser: Parser) -> None:
     memory = parser.add_argument_group("memory")
     add(memory, "--memory")
     memory.add_argument("--top-k", type=whole("--top-k"), help="most concepts selected per task (OE default 5)")
-    memory.add_argument("--continual-every", type=whole("--continual-every"),
-                        help="update memory from verified solutions every k problems (default: frozen)")
-    memory.add_argument("--write-gate", default="train", choices=["train", "test"],
-                        help="what verifies a solution for a write: train pairs (default) or test labels")
+    memory.add_argument(
+        "--continual-every",
+        type=whole("--continual-every"),
+        help="update memory from verified solutions every k problems (default: frozen)",
+    )
+    memory.add_argument(
+        "--write-gate",
+        default="train",
+        choices=["train", "test"],
+        help="what verifies a solution for a write: train pairs (default) or test labels",
+    )
     add(memory, "--modality", help="OE captions from text grids or an image")
     retry = parser.add_argument_group("retries (with --retries R)")
-    retry.add_argument("--retry-mode", default="inline", choices=["inline", "passes"],
-                       help="inline: each attempt retries before the next task (default); passes: R passes over the "
-                            "unsolved tasks after a first pass, memory re-read and (with --continual-every) written "
-                            "during and between passes, as the paper's release runs them")
-    retry.add_argument("--reselect", action="store_true",
-                       help="a retry re-selects concepts with the previous program and its feedback in view "
-                            "(arcmemo_oe, arcmemo_ps)")
-    retry.add_argument("--reselect-k", type=whole("--reselect-k"), help="most concepts a re-selection adds (default: --top-k, else 5)")
+    retry.add_argument(
+        "--retry-mode",
+        default="inline",
+        choices=["inline", "passes"],
+        help="inline: each attempt retries before the next task (default); passes: R passes over the "
+        "unsolved tasks after a first pass, memory re-read and (with --continual-every) written "
+        "during and between passes, as the paper's release runs them",
+    )
+    retry.add_argument(
+        "--reselect",
+        action="store_true",
+        help="a retry re-selects concepts with the previous program and its feedback in view (arcmemo_oe, arcmemo_ps)",
+    )
+    retry.add_argument(
+        "--reselect-k", type=whole("--reselect-k"), help="most concepts a re-selection adds (default: --top-k, else 5)"
+    )
     add(parser, "--runs")
     add(parser, "--out", help="run directory (default: runs/<program>-<split>-<time>); continued when it holds this run")
     add(parser, "--resume")
     add(parser, "--retry-failed", help="when continuing a run, solve its failed tasks again")
     tuned = parser.add_argument_group("tuned programs (python -m optimize)")
-    add(tuned, "--config", help="the program's knobs from a JSON file's \"knobs\" (best.json, compile's config.json); "
-                                "they replace --attempts, --retries, --top-k, ...")
+    add(
+        tuned,
+        "--config",
+        help="the program's knobs from a JSON file's \"knobs\" (best.json, compile's config.json); "
+        "they replace --attempts, --retries, --top-k, ...",
+    )
     add(tuned, "--program-state")
 
 
@@ -103,8 +135,11 @@ def _build_options(parser: Parser) -> None:
     add(parser, "--out", required=True, metavar="FILE", help="the memory file to write")
     parser.add_argument("--solutions", help="a directory of <task_id>.py files defining transform (skips solving)")
     parser.add_argument("--unverified", action="store_true", help="also abstract solutions that fail some pair")
-    parser.add_argument("--run-dir", type=Path,
-                        help="where the log goes (default: runs/build_memory-<format>-<split>-<time>); continued when it holds this build")
+    parser.add_argument(
+        "--run-dir",
+        type=Path,
+        help="where the log goes (default: runs/build_memory-<format>-<split>-<time>); continued when it holds this build",
+    )
     _common(parser, "barc_seeds")
     parser.set_defaults(retries=1)
 
@@ -127,8 +162,10 @@ def evaluate(args: argparse.Namespace, parser: Parser) -> int:
 def build_memory(args: argparse.Namespace) -> int:
     outcome = run_build(BuildOptions.from_args(args))
     results = outcome.results
-    print(f"{results['written']} of {results['examples']} tasks abstracted ({results['verified']} verified); "
-          f"{results['concepts']} entries in {args.out}")
+    print(
+        f"{results['written']} of {results['examples']} tasks abstracted ({results['verified']} verified); "
+        f"{results['concepts']} entries in {args.out}"
+    )
     print(f"run directory: {outcome.run_dir}")
     return 0
 

@@ -1,7 +1,7 @@
 """``python -m eval demo``: raw episodes, HDR's checked hypotheses and the true rules, side by side.
 
-    python -m eval demo                                   # embedded model, first 20 Level-1 scenes
-    python -m eval demo --level 2 --limit 60 --lm openai/gpt-4o-mini --threads 8
+python -m eval demo                                   # embedded model, first 20 Level-1 scenes
+python -m eval demo --level 2 --limit 60 --lm openai/gpt-4o-mini --threads 8
 """
 
 from __future__ import annotations
@@ -17,24 +17,44 @@ __all__ = ["register"]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("demo", help="what memory does for a model, side by side, in minutes",
-                                 description="Raw episodes, HDR's memory and the true rules, side by side.")
+    parser = commands.add_parser(
+        "demo",
+        help="what memory does for a model, side by side, in minutes",
+        description="Raw episodes, HDR's memory and the true rules, side by side.",
+    )
     add(parser, "--level", default=1, help="Experience-Transfer level (default 1)")
     add(parser, "--limit", default=20, help="first N test scenes (default 20)")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"programs to compare (default {','.join(ROWS)})")
-    add(parser, "--per-object", action=argparse.BooleanOptionalAction, default=True,
-        help="reasoners label each object; the count is computed in code (default on)")
-    add(parser, "--retrieve-k", type=whole("--retrieve-k", 0), default=3,
+    add(
+        parser,
+        "--per-object",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="reasoners label each object; the count is computed in code (default on)",
+    )
+    add(
+        parser,
+        "--retrieve-k",
+        type=whole("--retrieve-k", 0),
+        default=3,
         help="per-object: each object labelled against its K nearest memory entries "
-             "(default 3; 0: all objects in one call, the whole memory)")
+        "(default 3; 0: all objects in one call, the whole memory)",
+    )
     add(parser, "--lm", help="task and memory LM (default: the embedded model)")
     add(parser, "--api-base")
     add(parser, "--threads", default=16, help="scenes answered in parallel (default 16)")
-    add(parser, "--out", default=DemoOptions.__dataclass_fields__["out"].default,
-        help="where the cells and the report go (default runs/demo)")
+    add(
+        parser,
+        "--out",
+        default=DemoOptions.__dataclass_fields__["out"].default,
+        help="where the cells and the report go (default runs/demo)",
+    )
     add(parser, "--no-progress")
-    add(parser, "--mlflow", help="track the demo in MLflow (bare: mlflow.db in --out's parent, runs/ by default; "
-                                 "one run, a nested run per row)")
+    add(
+        parser,
+        "--mlflow",
+        help="track the demo in MLflow (bare: mlflow.db in --out's parent, runs/ by default; one run, a nested run per row)",
+    )
     parser.set_defaults(handler=run, continue_hint="rerun the same command to finish the missing cells")
 
 

@@ -26,8 +26,9 @@ __all__ = ["register"]
 
 def register(commands: argparse._SubParsersAction) -> None:
     for name in experience_transfer_programs():
-        parser = commands.add_parser(name, help=f"evaluate {name} on Experience-Transfer",
-                                     description=f"Evaluate {name} on Experience-Transfer.")
+        parser = commands.add_parser(
+            name, help=f"evaluate {name} on Experience-Transfer", description=f"Evaluate {name} on Experience-Transfer."
+        )
         _options(parser)
         parser.set_defaults(program=name, handler=lambda args, parser=parser: run(args, parser))
 

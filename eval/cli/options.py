@@ -30,8 +30,21 @@ from memreason.eval.harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
 from memreason.lm import LMConfigError
 from memreason.lm.faults import RunAborted
 
-__all__ = ["OPTIONS", "Parser", "UsageError", "add", "add_fault_options", "add_lm_options", "add_run_options", "log_to_stderr", "number",
-           "parse_levels", "run_cli", "temperature", "whole"]
+__all__ = [
+    "OPTIONS",
+    "Parser",
+    "UsageError",
+    "add",
+    "add_fault_options",
+    "add_lm_options",
+    "add_run_options",
+    "log_to_stderr",
+    "number",
+    "parse_levels",
+    "run_cli",
+    "temperature",
+    "whole",
+]
 
 
 class Parser(argparse.ArgumentParser):
@@ -68,6 +81,7 @@ def _bounded(name: str, kind: type, least: float) -> Callable[[str], int | float
 
 def temperature(name: str = "--temperature") -> Callable[[str], float]:
     """An argparse type: a sampling temperature in [0, 2], with ``name`` in its error."""
+
     def parse(text: str) -> float:
         value = number(name)(text)
         if value > 2:
@@ -101,6 +115,7 @@ def level(text: str) -> int:
 
 def levels(flag: str, *, allow_empty: bool = False) -> Callable[[str], list[int]]:
     """An argparse type: comma-separated levels (see :func:`parse_levels`)."""
+
     def parse(text: str) -> list[int]:
         try:
             return parse_levels(text, flag, allow_empty=allow_empty)
@@ -124,44 +139,67 @@ OPTIONS: dict[str, dict[str, Any]] = {
     # data
     "--level": dict(type=level, metavar="{1,2,3}", help=f"Experience-Transfer level {LEVELS}"),
     "--levels": dict(type=levels("--levels"), default=[1, 2, 3], help="comma-separated levels (default 1,2,3)"),
-    "--modality": dict(default="text", choices=("text", "image"),
-                       help="text (structured descriptions) or image (rendered PNGs)"),
+    "--modality": dict(default="text", choices=("text", "image"), help="text (structured descriptions) or image (rendered PNGs)"),
     "--rules": dict(help="a rule table as JSON (default: the HDR paper's Table 1)"),
     "--limit": dict(type=whole("--limit"), metavar="N", help="only the first N test items"),
     "--seed": dict(type=whole("--seed", 0), default=0, help="data seed (default 0)"),
     "--runs": dict(type=whole("--runs"), default=1, help="repetitions (mean and std)"),
-    "--split": dict(default="val100", help="an ARC split (val100, barc_seeds, ...), or a directory of ARC JSON files (default val100)"),
+    "--split": dict(
+        default="val100", help="an ARC split (val100, barc_seeds, ...), or a directory of ARC JSON files (default val100)"
+    ),
     "--tasks": dict(type=task_ids, help="only these comma-separated task ids of the split"),
     "--memory": dict(help="an ARC concept memory file from build_memory (default: start empty)"),
     # programs
-    "--config": dict(type=Path, metavar="BEST.json",
-                     help="the program's knobs from a JSON file's \"knobs\" (python -m optimize writes best.json)"),
-    "--program-state": dict(type=Path, metavar="STATE.json",
-                            help="a DSPy state file (program.save: demos, instructions) loaded into the program"),
-    "--per-object": dict(action="store_true",
-                         help="the reasoner labels each object of the scene and the count is computed in code"),
-    "--retrieve-k": dict(type=whole("--retrieve-k"), metavar="K",
-                         help="with --per-object: label each object in its own call, against the K memory entries nearest to it"),
+    "--config": dict(
+        type=Path,
+        metavar="BEST.json",
+        help="the program's knobs from a JSON file's \"knobs\" (python -m optimize writes best.json)",
+    ),
+    "--program-state": dict(
+        type=Path, metavar="STATE.json", help="a DSPy state file (program.save: demos, instructions) loaded into the program"
+    ),
+    "--per-object": dict(
+        action="store_true", help="the reasoner labels each object of the scene and the count is computed in code"
+    ),
+    "--retrieve-k": dict(
+        type=whole("--retrieve-k"),
+        metavar="K",
+        help="with --per-object: label each object in its own call, against the K memory entries nearest to it",
+    ),
     # language models
     "--lm": dict(help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)"),
     "--memory-lm": dict(help="LM for memory building (default: the task LM)"),
     "--api-base": dict(help="base URL for a self-hosted OpenAI-compatible server"),
     "--temperature": dict(type=temperature(), default=0.0, help="sampling temperature of LM calls (default 0)"),
     "--max-tokens": dict(type=whole("--max-tokens"), help="generation cap per call"),
-    "--memory-temperature": dict(type=temperature("--memory-temperature"), default=MEMORY_TEMPERATURE,
-                                 help=f"sampling temperature of memory reads and writes (default {MEMORY_TEMPERATURE:g}, the paper's)"),
-    "--memory-max-tokens": dict(type=whole("--memory-max-tokens"), default=MEMORY_MAX_TOKENS,
-                                help=f"generation cap per call of memory reads and writes (default {MEMORY_MAX_TOKENS}, "
-                                     "the paper's; --max-tokens is the solver's)"),
+    "--memory-temperature": dict(
+        type=temperature("--memory-temperature"),
+        default=MEMORY_TEMPERATURE,
+        help=f"sampling temperature of memory reads and writes (default {MEMORY_TEMPERATURE:g}, the paper's)",
+    ),
+    "--memory-max-tokens": dict(
+        type=whole("--memory-max-tokens"),
+        default=MEMORY_MAX_TOKENS,
+        help=f"generation cap per call of memory reads and writes (default {MEMORY_MAX_TOKENS}, "
+        "the paper's; --max-tokens is the solver's)",
+    ),
     "--no-cache": dict(action="store_true", help="do not reuse cached LM answers"),
     "--cache": dict(type=Path, help="DSPy response cache directory (default: <run>/dspy_cache)"),
     # LM faults
-    "--lm-retries": dict(type=whole("--lm-retries", 0), default=3,
-                         help="repeats of a failed LM call: rate limit, timeout, server error, empty or unparseable answer (default 3)"),
-    "--backoff": dict(type=number("--backoff"), default=1.0,
-                      help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)"),
+    "--lm-retries": dict(
+        type=whole("--lm-retries", 0),
+        default=3,
+        help="repeats of a failed LM call: rate limit, timeout, server error, empty or unparseable answer (default 3)",
+    ),
+    "--backoff": dict(
+        type=number("--backoff"),
+        default=1.0,
+        help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)",
+    ),
     "--lm-timeout": dict(type=number("--lm-timeout", 0.001), help="seconds before an LM call counts as timed out"),
-    "--max-errors": dict(type=whole("--max-errors", 0), help="stop the run once more than N items have failed in this process (default: never)"),
+    "--max-errors": dict(
+        type=whole("--max-errors", 0), help="stop the run once more than N items have failed in this process (default: never)"
+    ),
     "--retry-failed": dict(action="store_true", help="when continuing a run, do its failed items again"),
     # run
     "--out": dict(type=Path, metavar="DIR", help="run directory (default: runs/<name>-<time>); continued when it holds this run"),
@@ -169,10 +207,14 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "--threads": dict(type=whole("--threads"), default=1, help="items answered in parallel"),
     "--no-progress": dict(action="store_true", help="no progress bar"),
     "--no-report": dict(action="store_true", help="do not write report.md and its plots"),
-    "--mlflow": dict(nargs="?", const="", metavar="URI",
-                     help="track the run in MLflow: params, metrics, artifacts, a trace per DSPy call (bare: a SQLite "
-                          "mlflow.db in the run directory's parent; or a tracking URI such as http://host:5000, or a .db "
-                          "path); needs pip install -e '.[mlflow]'"),
+    "--mlflow": dict(
+        nargs="?",
+        const="",
+        metavar="URI",
+        help="track the run in MLflow: params, metrics, artifacts, a trace per DSPy call (bare: a SQLite "
+        "mlflow.db in the run directory's parent; or a tracking URI such as http://host:5000, or a .db "
+        "path); needs pip install -e '.[mlflow]'",
+    ),
 }
 
 
@@ -181,8 +223,14 @@ def add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, flag: str, **
     return parser.add_argument(flag, **{**OPTIONS[flag], **overrides})
 
 
-def add_lm_options(parser: argparse.ArgumentParser, *, memory_role: str = "memory building", sampling: bool = True,
-                   memory_generation: bool = False, cache_home: str = "<run>") -> None:
+def add_lm_options(
+    parser: argparse.ArgumentParser,
+    *,
+    memory_role: str = "memory building",
+    sampling: bool = True,
+    memory_generation: bool = False,
+    cache_home: str = "<run>",
+) -> None:
     """The language-model options; ``sampling=False`` leaves ``--temperature`` to the caller (ARC's solver),
     ``memory_generation`` adds ``--memory-temperature`` and ``--memory-max-tokens``."""
     models = parser.add_argument_group("language models")
@@ -225,8 +273,12 @@ def check_out_path(path: Path | None, flag: str = "--out") -> None:
         raise UsageError(f"{flag} {path} is a file, not a directory")
 
 
-def run_cli(command: Callable[[], int], *, bad_input: tuple[type[BaseException], ...] = (),
-            continue_hint: str = "rerun the same command to continue") -> int:
+def run_cli(
+    command: Callable[[], int],
+    *,
+    bad_input: tuple[type[BaseException], ...] = (),
+    continue_hint: str = "rerun the same command to continue",
+) -> int:
     """Run a command: bad input prints one line and exits 2, a stopped run exits 1 (its work kept), Ctrl-C exits 130."""
     try:
         return command()

@@ -14,8 +14,11 @@ __all__ = ["register"]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("report", help="compare runs in one Markdown report with plots",
-                                 description="Compare runs in one Markdown report with plots.")
+    parser = commands.add_parser(
+        "report",
+        help="compare runs in one Markdown report with plots",
+        description="Compare runs in one Markdown report with plots.",
+    )
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
     add(parser, "--out", help="where report.md and the PNGs go (default: the run itself, or runs/report-<time>)")
     parser.set_defaults(handler=run)

@@ -11,8 +11,9 @@ from memreason.eval.harness.resume import RunDirError, read_config
 __all__ = ["resumed_args"]
 
 
-def resumed_args(parser: argparse.ArgumentParser, args: argparse.Namespace, keys: tuple[str, ...], *,
-                 programs: Collection[str], kind: str) -> argparse.Namespace:
+def resumed_args(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, keys: tuple[str, ...], *, programs: Collection[str], kind: str
+) -> argparse.Namespace:
     """The saved config of ``--resume RUN_DIR``, with the execution options given now.
 
     Options in ``keys`` (what decides results) may be repeated only with their saved
@@ -36,5 +37,3 @@ def resumed_args(parser: argparse.ArgumentParser, args: argparse.Namespace, keys
     merged["out"], merged["resume"] = run_dir, run_dir
     merged["cache"] = Path(merged["cache"]) if merged.get("cache") else None
     return argparse.Namespace(**merged)
-
-

@@ -50,19 +50,38 @@ def _options(parser: Parser, table: str) -> None:
     add(parser, "--rules", type=Path)
     if table != "table5":
         add(parser, "--per-object", help="every row's reasoner labels each object and the count is computed in code")
-        add(parser, "--retrieve-k", help="with --per-object: each object labelled in its own call, against its K nearest memory entries")
-    add(parser, "--program-state", type=str, action="append", default=[], metavar="PROGRAM=STATE.json",
+        add(
+            parser,
+            "--retrieve-k",
+            help="with --per-object: each object labelled in its own call, against its K nearest memory entries",
+        )
+    add(
+        parser,
+        "--program-state",
+        type=str,
+        action="append",
+        default=[],
+        metavar="PROGRAM=STATE.json",
         help="a DSPy state loaded into that row's program, e.g. a compiled consolidator "
-             "(hdr=runs/compiled/.../program.json); repeatable, one per row")
+        "(hdr=runs/compiled/.../program.json); repeatable, one per row",
+    )
     add(parser, "--threads", help="scenes answered in parallel in each cell")
     add(parser, "--api-base")
     add(parser, "--temperature")
     add(parser, "--max-tokens")
-    add(parser, "--out", default=TableOptions.__dataclass_fields__["out"].default,
-        help="where cells and tables go (default runs/tables)")
+    add(
+        parser,
+        "--out",
+        default=TableOptions.__dataclass_fields__["out"].default,
+        help="where cells and tables go (default runs/tables)",
+    )
     add(parser, "--no-progress")
-    add(parser, "--mlflow", help="track the table in MLflow (bare: mlflow.db in --out's parent, runs/ by default; "
-                                 "one run for the table, a nested run per cell it evaluates)")
+    add(
+        parser,
+        "--mlflow",
+        help="track the table in MLflow (bare: mlflow.db in --out's parent, runs/ by default; "
+        "one run for the table, a nested run per cell it evaluates)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

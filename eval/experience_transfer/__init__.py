@@ -6,5 +6,17 @@ from .evaluate import Cell, EvaluateOptions, run_cell, summary_table
 from .run import ExperienceTransferConfig, evaluate_experience_transfer, level_episodes
 from .tables import TABLES, TableOptions, run_table
 
-__all__ = ["TABLES", "Cell", "DemoOptions", "EvaluateOptions", "ExperienceTransferConfig", "TableOptions",
-           "evaluate_experience_transfer", "level_episodes", "run_cell", "run_demo", "run_table", "summary_table"]
+__all__ = [
+    "TABLES",
+    "Cell",
+    "DemoOptions",
+    "EvaluateOptions",
+    "ExperienceTransferConfig",
+    "TableOptions",
+    "evaluate_experience_transfer",
+    "level_episodes",
+    "run_cell",
+    "run_demo",
+    "run_table",
+    "summary_table",
+]

@@ -49,10 +49,18 @@ class DemoOptions(Options):
 def run_demo(options: DemoOptions, command: str = "python -m eval demo") -> tuple[str, str]:
     """Run (or finish) the demo's table: its Markdown, and the epilogue to print after it."""
     table = TableOptions(
-        table="table3", levels=[options.level], rows=options.rows, limit=options.limit, threads=options.threads,
-        out=options.out, lm=options.lm, api_base=options.api_base, per_object=options.per_object,
+        table="table3",
+        levels=[options.level],
+        rows=options.rows,
+        limit=options.limit,
+        threads=options.threads,
+        out=options.out,
+        lm=options.lm,
+        api_base=options.api_base,
+        per_object=options.per_object,
         retrieve_k=options.retrieve_k if options.per_object and options.retrieve_k else None,
-        no_progress=options.no_progress, mlflow=options.mlflow,
+        no_progress=options.no_progress,
+        mlflow=options.mlflow,
     )
     markdown = run_table(table, command)
     cells = [Path(cell["cell"]) for row in json.loads((options.out / "table3.json").read_text())["rows"] for cell in row["cells"]]
@@ -63,14 +71,23 @@ def _epilogue(options: DemoOptions, cells: list[Path]) -> str:
     from ..report import write_report  # matplotlib: only once there is something to plot
 
     report = write_report(cells, options.out)
-    lines = [f"\nreport with plots: {report}", "", "each row is a run directory; look inside one (its memory, every LM call, each answer):"]
+    lines = [
+        f"\nreport with plots: {report}",
+        "",
+        "each row is a run directory; look inside one (its memory, every LM call, each answer):",
+    ]
     for cell in cells:
         program = cell.name.split("-L")[0]
         lines.append(f"  python -m eval show {shlex.quote(str(cell))} --wrong      # {MEMORY.get(program, program)}")
     grounded = next((c for c in cells if c.name.startswith("hdr_grounded-")), None)
     if grounded is not None:
-        lines.append(f"  python -m eval show {shlex.quote(str(grounded))} --step grounded_consolidator   # how the hypotheses were found")
-    lines += ["", "the paper's tables in full (150 scenes a cell; hours on the embedded model, minutes on an API model):",
-              "  python -m eval table3 --levels 1,2,3 --per-object --retrieve-k 3 --threads 16",
-              "  python -m eval table5 --levels 1,2,3 --rows hdr,hdr_grounded"]
+        lines.append(
+            f"  python -m eval show {shlex.quote(str(grounded))} --step grounded_consolidator   # how the hypotheses were found"
+        )
+    lines += [
+        "",
+        "the paper's tables in full (150 scenes a cell; hours on the embedded model, minutes on an API model):",
+        "  python -m eval table3 --levels 1,2,3 --per-object --retrieve-k 3 --threads 16",
+        "  python -m eval table5 --levels 1,2,3 --rows hdr,hdr_grounded",
+    ]
     return "\n".join(lines)

@@ -68,15 +68,23 @@ def run_cell(options: EvaluateOptions) -> Cell:
     """Evaluate ``options.program`` (or continue the run in ``options.out``); raises :class:`UsageError`,
     :class:`RunDirError` or the data's own errors on bad input, before any model loads."""
     if options.program not in experience_transfer_programs():
-        raise UsageError(f"{options.program!r} is not an Experience-Transfer program; choose from: "
-                         f"{', '.join(experience_transfer_programs())}")
+        raise UsageError(
+            f"{options.program!r} is not an Experience-Transfer program; choose from: {', '.join(experience_transfer_programs())}"
+        )
     check_mlflow(options)
     if options.out is not None and options.out.exists() and not options.out.is_dir():
         raise UsageError(f"--out {options.out} is a file, not a directory")
     knobs, digest = _knobs_and_state(options)
     config = ExperienceTransferConfig(
-        program=options.program, level=options.level, modality=options.modality, limit=options.limit,
-        runs=options.runs, threads=options.threads, seed=options.seed, rules=options.rules, knobs=knobs,
+        program=options.program,
+        level=options.level,
+        modality=options.modality,
+        limit=options.limit,
+        runs=options.runs,
+        threads=options.threads,
+        seed=options.seed,
+        rules=options.rules,
+        knobs=knobs,
         program_state=str(options.program_state) if options.program_state else None,
     )
     data = config.load_data()  # bad rules files fail here, before any model loads
@@ -103,8 +111,15 @@ def run_cell(options: EvaluateOptions) -> Cell:
 
     with tracking(options, run_dir):
         results = evaluate_experience_transfer(
-            config, task=task, memory=memory, run_dir=run_dir, progress=not options.no_progress, data=data,
-            policy=retry_policy(options), max_errors=options.max_errors, retry_failed=options.retry_failed,
+            config,
+            task=task,
+            memory=memory,
+            run_dir=run_dir,
+            progress=not options.no_progress,
+            data=data,
+            policy=retry_policy(options),
+            max_errors=options.max_errors,
+            retry_failed=options.retry_failed,
         )
         report = save_results(run_dir, results, report=not options.no_report)
     return Cell(run_dir, results, report)
@@ -125,21 +140,42 @@ def _knobs_and_state(options: EvaluateOptions) -> tuple[dict[str, Any], str | No
 
 def summary_table(rows: list[dict[str, Any]]) -> str:
     """A plain-text table of accuracy, failures, retries, tokens by role and cost, one row per result."""
-    header = ["program", "level", "modality", "n", "runs", "accuracy %", "failed", "retries",
-              "memory tokens", "task tokens", "cost $", "wall s"]
+    header = [
+        "program",
+        "level",
+        "modality",
+        "n",
+        "runs",
+        "accuracy %",
+        "failed",
+        "retries",
+        "memory tokens",
+        "task tokens",
+        "cost $",
+        "wall s",
+    ]
     lines = []
     for r in rows:
         acc = r["accuracy"]
         mem, task = r["tokens"]["memory"], r["tokens"]["task"]
         cost = (r.get("cost") or {}).get("total")
         wall = r.get("wall_seconds")
-        lines.append([
-            r["program"], str(r.get("level", "")), r.get("modality", ""), str(r["examples"]), str(r["runs"]),
-            f"{100 * acc['mean']:.1f} ± {100 * acc['std']:.1f}",
-            str(sum((r.get("failures") or r.get("errors") or {}).values())), str(sum((r.get("retries") or {}).values())),
-            f"{mem['prompt']:,} + {mem['completion']:,}", f"{task['prompt']:,} + {task['completion']:,}",
-            "unknown" if cost is None else f"{cost:.4f}", "" if wall is None else f"{wall:.0f}",
-        ])
+        lines.append(
+            [
+                r["program"],
+                str(r.get("level", "")),
+                r.get("modality", ""),
+                str(r["examples"]),
+                str(r["runs"]),
+                f"{100 * acc['mean']:.1f} ± {100 * acc['std']:.1f}",
+                str(sum((r.get("failures") or r.get("errors") or {}).values())),
+                str(sum((r.get("retries") or {}).values())),
+                f"{mem['prompt']:,} + {mem['completion']:,}",
+                f"{task['prompt']:,} + {task['completion']:,}",
+                "unknown" if cost is None else f"{cost:.4f}",
+                "" if wall is None else f"{wall:.0f}",
+            ]
+        )
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
     render = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     note = "(tokens: prompt + completion)"

@@ -80,8 +80,10 @@ def level_episodes(items, modality: str) -> list[Episode]:
     description) are never shown to the LM; ``hdr_grounded`` checks its rules against them.
     An image carries none: a program that needs them perceives them.
     """
-    return [Episode(observation=observation(e, modality), label=e.label,
-                    attributes=e.attributes() if modality == "text" else None) for e in items]
+    return [
+        Episode(observation=observation(e, modality), label=e.label, attributes=e.attributes() if modality == "text" else None)
+        for e in items
+    ]
 
 
 def evaluate_experience_transfer(
@@ -127,12 +129,25 @@ def evaluate_experience_transfer(
             per_run.append([done[s.id] for s in scenes])
     finally:
         writer.close()
-    return session.finish(summarise(config, per_run, memories, task, memory, data), threads=config.threads, resumed=resumed,
-                          answered=sum(len(r) for r in per_run) - resumed)
+    return session.finish(
+        summarise(config, per_run, memories, task, memory, data),
+        threads=config.threads,
+        resumed=resumed,
+        answered=sum(len(r) for r in per_run) - resumed,
+    )
 
 
-def memorize(program_name: str, data: ExperienceTransferLevel, memory: LMChoice, run_dir: Path, runs: list[int], *,
-             modality: str = "text", policy: RetryPolicy | None = None, program_state: str | None = None) -> list[dict[str, Any]]:
+def memorize(
+    program_name: str,
+    data: ExperienceTransferLevel,
+    memory: LMChoice,
+    run_dir: Path,
+    runs: list[int],
+    *,
+    modality: str = "text",
+    policy: RetryPolicy | None = None,
+    program_state: str | None = None,
+) -> list[dict[str, Any]]:
     """Build the memory of each of ``runs`` into ``run_dir/memory-run<N>.json`` and answer no scene.
 
     The same guarded, metered step an evaluation runs first (Table 5 scores memories alone);
@@ -177,8 +192,9 @@ def _memory(program, episodes, data, run: int, run_dir: Path, session: RunSessio
     return record
 
 
-def _answer_all(program, data, scenes: list[Scene], total: int, config, session: RunSession, run: int,
-                writer: JsonlWriter, progress: bool) -> list[dict[str, Any]]:
+def _answer_all(
+    program, data, scenes: list[Scene], total: int, config, session: RunSession, run: int, writer: JsonlWriter, progress: bool
+) -> list[dict[str, Any]]:
     traces = TraceStore(writer.path.parent)
 
     def answer(scene: Scene) -> dict[str, Any] | None:
@@ -219,20 +235,41 @@ def _answer_all(program, data, scenes: list[Scene], total: int, config, session:
             session.errors.fail(failure)
         return record
 
-    bar = tqdm(total=total, initial=total - len(scenes), desc=f"{config.program} L{config.level} run {run + 1}/{config.runs}",
-               disable=not progress, unit="scene", dynamic_ncols=True)
+    bar = tqdm(
+        total=total,
+        initial=total - len(scenes),
+        desc=f"{config.program} L{config.level} run {run + 1}/{config.runs}",
+        disable=not progress,
+        unit="scene",
+        dynamic_ncols=True,
+    )
     share_prefix = getattr(session.task_lm, "share_prefix", None)  # only local servers have it
     with bar:
-        return [record for _, record in run_each(
-            scenes, answer, threads=config.threads, bar=bar, errors=session.errors, after_first=share_prefix,
-            postfix=lambda done: {"acc": f"{sum(r['correct'] for r in done) / len(done):.0%}"})]
+        return [
+            record
+            for _, record in run_each(
+                scenes,
+                answer,
+                threads=config.threads,
+                bar=bar,
+                errors=session.errors,
+                after_first=share_prefix,
+                postfix=lambda done: {"acc": f"{sum(r['correct'] for r in done) / len(done):.0%}"},
+            )
+        ]
 
 
 # -- results: a function of the run directory's records alone ---------------------------------
 
 
-def summarise(config: ExperienceTransferConfig, per_run: list[list[dict[str, Any]]], memories: list[dict[str, Any]],
-              task: LMChoice, memory: LMChoice, data: ExperienceTransferLevel) -> dict[str, Any]:
+def summarise(
+    config: ExperienceTransferConfig,
+    per_run: list[list[dict[str, Any]]],
+    memories: list[dict[str, Any]],
+    task: LMChoice,
+    memory: LMChoice,
+    data: ExperienceTransferLevel,
+) -> dict[str, Any]:
     """The results of a run from its example records (per run) and memory records.
 
     ``hypothesis_f1`` scores each run's semantic memory with the deterministic parser

@@ -103,15 +103,22 @@ TABLES: dict[str, TableSpec] = {
 
 # Labels for rows a user adds with --rows (any Experience-Transfer program may be a row).
 EXTRA_LABELS = {
-    "episodic": "Episodic memory", "episodic_cot": "Episodic memory (CoT)",
-    "semantic_oracle": "Semantic memory", "semantic_oracle_cot": "Semantic memory (CoT)",
-    "episodic_semantic_oracle": "Episodic + Semantic", "episodic_semantic_oracle_cot": "Episodic + Semantic (CoT)",
-    "reflexion_individual": "Reflection (Individual)", "reflexion_all": "Reflection (All)",
-    "direct_hypothesis": "Direct hypothesis", "two_stage": "Simple two-stage", "hdr": "HDR (Ours)",
+    "episodic": "Episodic memory",
+    "episodic_cot": "Episodic memory (CoT)",
+    "semantic_oracle": "Semantic memory",
+    "semantic_oracle_cot": "Semantic memory (CoT)",
+    "episodic_semantic_oracle": "Episodic + Semantic",
+    "episodic_semantic_oracle_cot": "Episodic + Semantic (CoT)",
+    "reflexion_individual": "Reflection (Individual)",
+    "reflexion_all": "Reflection (All)",
+    "direct_hypothesis": "Direct hypothesis",
+    "two_stage": "Simple two-stage",
+    "hdr": "HDR (Ours)",
     "hdr_grounded": "HDR, rules checked by code",
 }
-EXTRA_MARKS = {"table5": {"direct_hypothesis": (False, False), "two_stage": (True, False), "hdr": (True, True),
-                          "hdr_grounded": (True, True)}}
+EXTRA_MARKS = {
+    "table5": {"direct_hypothesis": (False, False), "two_stage": (True, False), "hdr": (True, True), "hdr_grounded": (True, True)}
+}
 
 
 class TableError(UsageError):
@@ -189,8 +196,13 @@ def cell_name(program: str, level: int, task: str, memory: str, args: TableOptio
     state = getattr(args, "states", {}).get(program)
     if state is not None:
         name += f"-state-{state[1][:8]}"  # the state file's sha256: another state, another cell
-    for flag, value, default in (("seed", args.seed, 0), ("limit", args.limit, None), ("runs", args.runs, 1),
-                                 ("t", args.temperature, 0.0), ("max", args.max_tokens, None)):
+    for flag, value, default in (
+        ("seed", args.seed, 0),
+        ("limit", args.limit, None),
+        ("runs", args.runs, 1),
+        ("t", args.temperature, 0.0),
+        ("max", args.max_tokens, None),
+    ):
         if value != default:
             name += f"-{flag}{value}"
     return name
@@ -205,9 +217,12 @@ def reproduce(args: TableOptions, command: str) -> str:
     levels, rows = list(args.levels), _rows(spec, args.rows)
     if args.rules is not None:
         RuleTable.from_json(args.rules)  # a bad rules file fails now, in one line
-    title = spec.title + (", per-object reasoning" if getattr(args, "per_object", False) else "") + (
-        f", each object against its {args.retrieve_k} nearest memory entries" if getattr(args, "retrieve_k", None) else "") + (
-        f", rule table {args.rules}" if args.rules is not None else "")
+    title = (
+        spec.title
+        + (", per-object reasoning" if getattr(args, "per_object", False) else "")
+        + (f", each object against its {args.retrieve_k} nearest memory entries" if getattr(args, "retrieve_k", None) else "")
+        + (f", rule table {args.rules}" if args.rules is not None else "")
+    )
     if args.table == "table4":
         column_lms = [args.lm or "embedded"]
         row_memories = _lms(args.memory_lms)
@@ -240,8 +255,13 @@ def reproduce(args: TableOptions, command: str) -> str:
 
     columns = [{"level": level, "lm": lm} for level in levels for lm in column_lms]
     table = {
-        "table": args.table, "title": title, "value": spec.value, "command": command,
-        "mark_names": list(spec.mark_names), "columns": columns, "rows": out_rows,
+        "table": args.table,
+        "title": title,
+        "value": spec.value,
+        "command": command,
+        "mark_names": list(spec.mark_names),
+        "columns": columns,
+        "rows": out_rows,
         "written": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     if args.table == "table5":
@@ -264,18 +284,37 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
     directory = cells_dir / cell_name(program, level, task, memory, args)
     if not (directory / "results.json").exists():
         state = args.states.get(program)
-        run_cell(EvaluateOptions(
-            program=program, level=level, lm=task, memory_lm=memory if memory != task else None, runs=args.runs,
-            seed=args.seed, threads=args.threads, temperature=args.temperature, out=directory, limit=args.limit,
-            api_base=args.api_base, max_tokens=args.max_tokens, rules=str(args.rules) if args.rules else None,
-            per_object=args.per_object, retrieve_k=args.retrieve_k, program_state=Path(state[0]) if state else None,
-            no_progress=args.no_progress, mlflow=args.mlflow,
-        ))
+        run_cell(
+            EvaluateOptions(
+                program=program,
+                level=level,
+                lm=task,
+                memory_lm=memory if memory != task else None,
+                runs=args.runs,
+                seed=args.seed,
+                threads=args.threads,
+                temperature=args.temperature,
+                out=directory,
+                limit=args.limit,
+                api_base=args.api_base,
+                max_tokens=args.max_tokens,
+                rules=str(args.rules) if args.rules else None,
+                per_object=args.per_object,
+                retrieve_k=args.retrieve_k,
+                program_state=Path(state[0]) if state else None,
+                no_progress=args.no_progress,
+                mlflow=args.mlflow,
+            )
+        )
     results = _read_json(directory / "results.json")
     accuracy = results["accuracy"]
     return {
-        "value": 100 * accuracy["mean"], "std": 100 * accuracy["std"], "examples": results["examples"],
-        "tokens": results["tokens"], "wall_seconds": results.get("wall_seconds"), "cell": str(directory),
+        "value": 100 * accuracy["mean"],
+        "std": 100 * accuracy["std"],
+        "examples": results["examples"],
+        "tokens": results["tokens"],
+        "wall_seconds": results.get("wall_seconds"),
+        "cell": str(directory),
     }
 
 
@@ -285,8 +324,9 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args: Table
     A finished accuracy cell with the same memory LM lends its memories; otherwise the
     memories are built here, without answering scenes, one file per run (kept on a crash).
     """
-    config = ExperienceTransferConfig(program=program, level=level, runs=args.runs, seed=args.seed,
-                                      rules=str(args.rules) if args.rules else None)
+    config = ExperienceTransferConfig(
+        program=program, level=level, runs=args.runs, seed=args.seed, rules=str(args.rules) if args.rules else None
+    )
     data = config.load_data()
     lender = cells_dir / cell_name(program, level, memory, memory, args)
     directory = cells_dir / f"memory-{cell_name(program, level, memory, memory, args)}"
@@ -298,8 +338,9 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args: Table
             _build_memories(program, data, memory, directory, missing, args)
     judge = None
     if args.f1 != "parse":
-        judge = resolve_lm(args.judge_lm or memory, api_base=args.api_base, temperature=args.temperature,
-                           max_tokens=args.max_tokens)
+        judge = resolve_lm(
+            args.judge_lm or memory, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens
+        )
     scores, spent, wall = [], {"prompt": 0, "completion": 0, "total": 0, "calls": 0}, 0.0
     for f in files:
         record = _read_json(f)
@@ -311,9 +352,13 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args: Table
             spent[key] += record.get("tokens", {}).get(key, 0)
     mean, std = mean_std([s["f1"] for s in scores])
     return {
-        "value": mean, "std": std, "precision": mean_std([s["precision"] for s in scores])[0],
-        "recall": mean_std([s["recall"] for s in scores])[0], "hypotheses": [len(s["hypotheses"]) for s in scores],
-        "tokens": {"memory": spent, "task": {key: 0 for key in spent}}, "wall_seconds": round(wall, 2),
+        "value": mean,
+        "std": std,
+        "precision": mean_std([s["precision"] for s in scores])[0],
+        "recall": mean_std([s["recall"] for s in scores])[0],
+        "hypotheses": [len(s["hypotheses"]) for s in scores],
+        "tokens": {"memory": spent, "task": {key: 0 for key in spent}},
+        "wall_seconds": round(wall, 2),
         "cell": str(files[0].parent),
     }
 
@@ -373,9 +418,17 @@ def render_markdown(table: dict[str, Any]) -> str:
         marks = ["✓" if mark else "" for mark in row["marks"]]
         lines.append("| " + " | ".join([row["label"], *marks, *cells]) + " |")
     if table["table"] == "table5":
-        lines += ["", f"F1 mode: {table['f1_mode']} (see eval/hypothesis_scoring.py); a memory of structured rules (hdr_grounded) is read from its rules."]
-    lines += ["", f"Command: `{table['command']}`", "", "| program | level | LM | value | tokens (prompt + completion) | wall s | cell |",
-              "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"F1 mode: {table['f1_mode']} (see eval/hypothesis_scoring.py); a memory of structured rules (hdr_grounded) is read from its rules.",
+        ]
+    lines += [
+        "",
+        f"Command: `{table['command']}`",
+        "",
+        "| program | level | LM | value | tokens (prompt + completion) | wall s | cell |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in table["rows"]:
         for c in row["cells"]:
             tokens = c.get("tokens")
@@ -385,7 +438,9 @@ def render_markdown(table: dict[str, Any]) -> str:
                 completion = tokens["memory"]["completion"] + tokens["task"]["completion"]
                 spent = f"{prompt:,} + {completion:,}"
             wall = f"{c['wall_seconds']:.0f}" if c.get("wall_seconds") is not None else ""
-            lines.append(f"| {row['program']} | {c['level']} | {c['lm']} | {_format(c, table['value'])} | {spent} | {wall} | {c['cell']} |")
+            lines.append(
+                f"| {row['program']} | {c['level']} | {c['lm']} | {_format(c, table['value'])} | {spent} | {wall} | {c['cell']} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -405,6 +460,11 @@ def run_table(options: TableOptions, command: str) -> str:
     check_mlflow(options)
     if options.mlflow is not None:  # the cells log to the table's store
         options.mlflow = store_uri(options.mlflow, options.out.resolve().parent)
-    with tracking(options, options.out, name=options.table, params=options.as_dict(),
-                  artifacts=(f"{options.table}.md", f"{options.table}.json")):
+    with tracking(
+        options,
+        options.out,
+        name=options.table,
+        params=options.as_dict(),
+        artifacts=(f"{options.table}.md", f"{options.table}.json"),
+    ):
         return reproduce(options, command)

@@ -7,5 +7,18 @@ from .options import LMOptions, Options, RunOptions
 from .resume import RunDirError, read_examples
 from .runs import RunConfig, comparable, new_run_dir, use_response_cache, write_json
 
-__all__ = ["LMOptions", "Options", "RunConfig", "RunDirError", "RunOptions", "UsageError", "comparable", "new_run_dir",
-           "read_examples", "resolve_lms", "retry_policy", "use_response_cache", "write_json"]
+__all__ = [
+    "LMOptions",
+    "Options",
+    "RunConfig",
+    "RunDirError",
+    "RunOptions",
+    "UsageError",
+    "comparable",
+    "new_run_dir",
+    "read_examples",
+    "resolve_lms",
+    "retry_policy",
+    "use_response_cache",
+    "write_json",
+]

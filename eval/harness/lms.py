@@ -18,9 +18,15 @@ MEMORY_TEMPERATURE = 0.3
 MEMORY_MAX_TOKENS = 1000
 
 
-def resolve_lms(args: LMOptions, *, slots: int | None = None, temperature: float | None = None,
-                memory_temperature: float | None = None, memory_max_tokens: int | None = None,
-                resolve: Callable[..., LMChoice] | None = None) -> tuple[LMChoice, LMChoice]:
+def resolve_lms(
+    args: LMOptions,
+    *,
+    slots: int | None = None,
+    temperature: float | None = None,
+    memory_temperature: float | None = None,
+    memory_max_tokens: int | None = None,
+    resolve: Callable[..., LMChoice] | None = None,
+) -> tuple[LMChoice, LMChoice]:
     """The task LM and the memory LM the options name (the memory LM is the task LM unless ``--memory-lm``).
 
     ``slots``: requests a local server decodes together (default: ``--threads``); ``resolve``: how a
@@ -29,22 +35,26 @@ def resolve_lms(args: LMOptions, *, slots: int | None = None, temperature: float
     memory LM is ``--memory-lm`` resolved with them, or else a copy of the task LM with them (a local
     model's copy uses the same server). ``None`` keeps the task LM's setting; both ``None``: as the task LM."""
     resolve = resolve or resolve_lm
-    choose = dict(api_base=args.api_base, max_tokens=args.max_tokens, cache=not args.no_cache,
-                  temperature=args.temperature if temperature is None else temperature,
-                  slots=max(SLOTS, slots if slots is not None else getattr(args, "threads", 1)))
+    choose = dict(
+        api_base=args.api_base,
+        max_tokens=args.max_tokens,
+        cache=not args.no_cache,
+        temperature=args.temperature if temperature is None else temperature,
+        slots=max(SLOTS, slots if slots is not None else getattr(args, "threads", 1)),
+    )
     if getattr(args, "lm_timeout", None) is not None:
         choose["timeout"] = args.lm_timeout
     task = resolve(args.lm, **choose)
     if memory_temperature is None and memory_max_tokens is None:
         memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
         return task, memory
-    own = dict(temperature=choose["temperature"] if memory_temperature is None else memory_temperature,
-               max_tokens=args.max_tokens if memory_max_tokens is None else memory_max_tokens)
+    own = dict(
+        temperature=choose["temperature"] if memory_temperature is None else memory_temperature,
+        max_tokens=args.max_tokens if memory_max_tokens is None else memory_max_tokens,
+    )
     memory = resolve(args.memory_lm, **{**choose, **own}) if args.memory_lm else with_generation(task, **own)
     return task, memory
 
 
 def retry_policy(args: LMOptions) -> RetryPolicy:
     return RetryPolicy(retries=args.lm_retries, backoff=getattr(args, "backoff", 1.0))
-
-

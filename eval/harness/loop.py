@@ -25,10 +25,18 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def run_each(items: Sequence[T], work: Callable[[T], R | None], *, threads: int, bar, errors: ErrorBudget,
-             postfix: Callable[[list[R]], dict[str, Any]] | None = None, ordered: bool = False,
-             after_first: Callable[[], None] | None = None,
-             on_result: Callable[[T, R], None] | None = None) -> list[tuple[T, R]]:
+def run_each(
+    items: Sequence[T],
+    work: Callable[[T], R | None],
+    *,
+    threads: int,
+    bar,
+    errors: ErrorBudget,
+    postfix: Callable[[list[R]], dict[str, Any]] | None = None,
+    ordered: bool = False,
+    after_first: Callable[[], None] | None = None,
+    on_result: Callable[[T, R], None] | None = None,
+) -> list[tuple[T, R]]:
     """``(item, result)`` for every item whose ``work`` ran, updating ``bar`` as each finishes."""
     done: list[tuple[T, R]] = []
     if not items:
@@ -40,9 +48,9 @@ def run_each(items: Sequence[T], work: Callable[[T], R | None], *, threads: int,
             futures[pool.submit(work, items[0])] = items[0]
             wait(futures)
             after_first()
-        for item in items[len(futures):]:
+        for item in items[len(futures) :]:
             futures[pool.submit(work, item)] = item
-        for future in (futures if ordered else as_completed(futures)):
+        for future in futures if ordered else as_completed(futures):
             result = future.result()
             if result is None:
                 if ordered:

@@ -16,8 +16,21 @@ from pathlib import Path
 from typing import Any, Callable
 
 # The config keys that decide a run's results; the rest only decide how it runs.
-IDENTITY = ("program", "level", "modality", "rules", "limit", "seed", "runs", "lm", "memory_lm", "temperature", "max_tokens", "knobs",
-            "program_state_sha256")  # the content of --program-state (demos, instructions), not its path
+IDENTITY = (
+    "program",
+    "level",
+    "modality",
+    "rules",
+    "limit",
+    "seed",
+    "runs",
+    "lm",
+    "memory_lm",
+    "temperature",
+    "max_tokens",
+    "knobs",
+    "program_state_sha256",
+)  # the content of --program-state (demos, instructions), not its path
 DEFAULTS: dict[str, Any] = {"modality": "text", "seed": 0, "runs": 1, "temperature": 0.0, "knobs": {}}
 
 
@@ -25,8 +38,9 @@ class RunDirError(ValueError):
     """A run directory that cannot be continued as asked (reported as one line, exit 2)."""
 
 
-def read_examples(path: Path, *, repair: bool = True,
-                  keep: Callable[[dict[str, Any]], bool] | None = None) -> dict[tuple[int, str], dict[str, Any]]:
+def read_examples(
+    path: Path, *, repair: bool = True, keep: Callable[[dict[str, Any]], bool] | None = None
+) -> dict[tuple[int, str], dict[str, Any]]:
     """The finished examples of a run, keyed by (run, example id); a later line for the same key wins,
     among the lines ``keep`` accepts (all by default).
 
@@ -80,8 +94,14 @@ def identity(config: dict[str, Any], keys: tuple[str, ...] = IDENTITY, defaults:
     return out
 
 
-def check_same_config(saved: dict[str, Any], requested: dict[str, Any], run_dir: Path, *,
-                      keys: tuple[str, ...] = IDENTITY, defaults: dict[str, Any] | None = None) -> None:
+def check_same_config(
+    saved: dict[str, Any],
+    requested: dict[str, Any],
+    run_dir: Path,
+    *,
+    keys: tuple[str, ...] = IDENTITY,
+    defaults: dict[str, Any] | None = None,
+) -> None:
     """Raise :class:`RunDirError` naming every difference between the saved run and the request.
 
     ``keys`` and ``defaults`` name what decides another harness's results (the ARC harness passes its own)."""

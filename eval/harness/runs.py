@@ -55,8 +55,9 @@ class RunConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, options: Options, harness: Any, *, lm: str | None = None, memory_lm: str | None = None,
-           **extra: Any) -> "RunConfig":
+    def of(
+        cls, options: Options, harness: Any, *, lm: str | None = None, memory_lm: str | None = None, **extra: Any
+    ) -> "RunConfig":
         """The config of a run started with ``options`` (models default to what the options name)."""
         lm = lm or getattr(options, "lm", None) or "embedded"
         return cls(harness, lm, memory_lm or getattr(options, "memory_lm", None) or lm, options.as_dict(), extra)

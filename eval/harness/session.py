@@ -41,8 +41,16 @@ class RunSession:
     started: float = field(default_factory=time.perf_counter)
 
     @classmethod
-    def start(cls, task: LMChoice, memory: LMChoice, *, policy: RetryPolicy | None = None,
-              max_errors: int | None = None, unit: str = "examples", one_adapter: bool = False) -> "RunSession":
+    def start(
+        cls,
+        task: LMChoice,
+        memory: LMChoice,
+        *,
+        policy: RetryPolicy | None = None,
+        max_errors: int | None = None,
+        unit: str = "examples",
+        one_adapter: bool = False,
+    ) -> "RunSession":
         """``one_adapter``: both roles share one adapter (JSON under grammar if either LM is local),
         for programs whose memory calls run inside the task LM's context (ARC)."""
         policy = policy or RetryPolicy()
@@ -50,10 +58,19 @@ class RunSession:
             shared = ResilientAdapter.around(shared_adapter(task, memory), _parse_policy(task.local or memory.local, policy))
             adapters = (shared, shared)
         else:
-            adapters = (ResilientAdapter.around(task.adapter(), _parse_policy(task.local, policy)),
-                        ResilientAdapter.around(memory.adapter(), _parse_policy(memory.local, policy)))
-        return cls(task, memory, GuardedLM(task.lm, role="task", policy=policy),
-                   GuardedLM(memory.lm, role="memory", policy=policy), *adapters, policy, ErrorBudget(max_errors, unit=unit))
+            adapters = (
+                ResilientAdapter.around(task.adapter(), _parse_policy(task.local, policy)),
+                ResilientAdapter.around(memory.adapter(), _parse_policy(memory.local, policy)),
+            )
+        return cls(
+            task,
+            memory,
+            GuardedLM(task.lm, role="task", policy=policy),
+            GuardedLM(memory.lm, role="memory", policy=policy),
+            *adapters,
+            policy,
+            ErrorBudget(max_errors, unit=unit),
+        )
 
     def task_context(self) -> AbstractContextManager:
         return dspy.context(lm=self.task_lm, adapter=self.task_adapter)
@@ -65,8 +82,14 @@ class RunSession:
         """``results`` with the session's wall time and ``execution``: how the run was executed (not part of
         its results proper: a resumed run differs from an uninterrupted one here only)."""
         seconds = round(time.perf_counter() - self.started, 2)
-        execution = {"wall_seconds": seconds, "threads": threads, "resumed_examples": resumed, "answered_examples": answered,
-                     "retry_policy": asdict(self.policy), "max_errors": self.errors.max_errors}
+        execution = {
+            "wall_seconds": seconds,
+            "threads": threads,
+            "resumed_examples": resumed,
+            "answered_examples": answered,
+            "retry_policy": asdict(self.policy),
+            "max_errors": self.errors.max_errors,
+        }
         server = getattr(self.task.lm, "server", None)  # the local llama-server: its calls, reused prefix tokens, restarts
         if self.task.local and server is not None:
             execution["engine"] = server.stats.as_dict()

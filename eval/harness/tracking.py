@@ -67,8 +67,14 @@ def artifact_root(uri: str, home: Path) -> str | None:
 
 
 @contextmanager
-def tracking(args: Any, run_dir: Path, *, name: str | None = None, params: dict[str, Any] | None = None,
-             artifacts: tuple[str, ...] = RUN_ARTIFACTS) -> Iterator[Any]:
+def tracking(
+    args: Any,
+    run_dir: Path,
+    *,
+    name: str | None = None,
+    params: dict[str, Any] | None = None,
+    artifacts: tuple[str, ...] = RUN_ARTIFACTS,
+) -> Iterator[Any]:
     """An MLflow run around the body when ``args.mlflow`` is set (yields it), nothing otherwise (yields None).
 
     ``params`` default to ``run_dir/config.json``; at the end the metrics of ``run_dir/results.json``
@@ -87,8 +93,12 @@ def tracking(args: Any, run_dir: Path, *, name: str | None = None, params: dict[
     usage = dspy.settings.track_usage
     if params is None and (run_dir / "config.json").is_file():
         params = json.loads((run_dir / "config.json").read_text())
-    with mlflow.start_run(experiment_id=experiment, run_name=name or run_dir.name, nested=not outermost,
-                          tags={"memreason.run_dir": str(run_dir.resolve())}) as run:
+    with mlflow.start_run(
+        experiment_id=experiment,
+        run_name=name or run_dir.name,
+        nested=not outermost,
+        tags={"memreason.run_dir": str(run_dir.resolve())},
+    ) as run:
         mlflow.log_params(flat_params(params or {}))
         mlflow.dspy.autolog(silent=True)
         try:
@@ -137,8 +147,11 @@ def run_metrics(results: dict[str, Any]) -> dict[str, float]:
     accuracy = results.get("accuracy") or {}
     f1 = results.get("hypothesis_f1") or {}
     metrics: dict[str, Any] = {
-        "accuracy": accuracy.get("mean"), "accuracy_std": accuracy.get("std"), "hypothesis_f1": f1.get("mean"),
-        "official_score": results.get("official_score"), "cost_usd": (results.get("cost") or {}).get("total"),
+        "accuracy": accuracy.get("mean"),
+        "accuracy_std": accuracy.get("std"),
+        "hypothesis_f1": f1.get("mean"),
+        "official_score": results.get("official_score"),
+        "cost_usd": (results.get("cost") or {}).get("total"),
         "wall_seconds": results.get("wall_seconds"),
     }
     metrics.update({f"oracle_at_{k}": v for k, v in (results.get("oracle_at_k") or {}).items()})

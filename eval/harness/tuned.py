@@ -31,7 +31,7 @@ def config_knobs(path: Path | None, program: str) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise TunedError(f"cannot read --config {path}: {exc}") from None
     if not isinstance(saved, dict) or not isinstance(saved.get("knobs", {}), dict):
-        raise TunedError(f"--config {path}: expected a JSON object with a \"knobs\" object")
+        raise TunedError(f'--config {path}: expected a JSON object with a "knobs" object')
     if saved.get("program") not in (None, program):
         raise TunedError(f"--config {path} is for {saved['program']}, not {program}")
     return dict(saved.get("knobs", {}))

@@ -59,7 +59,8 @@ class UsageTally:
         roles = self.roles()
         return {
             "tokens": {role: t.as_dict() for role, t in roles.items()},
-            "tokens_by_step": {role: {s: t.as_dict() for s, t in sorted(steps.items())}
-                               for role, steps in sorted(self.steps.items())},
+            "tokens_by_step": {
+                role: {s: t.as_dict() for s, t in sorted(steps.items())} for role, steps in sorted(self.steps.items())
+            },
             "cost": role_costs({"memory": (memory_spec, roles["memory"]), "task": (task_spec, roles["task"])}),
         }

@@ -60,8 +60,11 @@ def role_costs(roles: dict[str, tuple[str | None, Tokens]]) -> dict[str, Any]:
         found = price(model)
         value = round(found.of(tokens), 6) if found else (0.0 if tokens.total == 0 else None)
         out[role] = value
-        models[role] = {"model": model, "per_million_input": found and round(found.input * 1e6, 4),
-                        "per_million_output": found and round(found.output * 1e6, 4)}
+        models[role] = {
+            "model": model,
+            "per_million_input": found and round(found.input * 1e6, 4),
+            "per_million_output": found and round(found.output * 1e6, 4),
+        }
         total = None if total is None or value is None else total + value
     out["total"] = None if total is None else round(total, 6)
     out["currency"] = "USD"

@@ -92,7 +92,9 @@ class ErrorBudget:
         if self.fatal:
             reason = f"the provider refused the calls ({self.last_failure})"
         else:
-            reason = f"{self.failed} {self.unit} failed in this process (--max-errors {self.max_errors}); last: {self.last_failure}"
+            reason = (
+                f"{self.failed} {self.unit} failed in this process (--max-errors {self.max_errors}); last: {self.last_failure}"
+            )
         return f"{reason}. The work so far is kept: rerun the same command to continue"
 
 
@@ -226,9 +228,18 @@ class GuardedLM(dspy.BaseLM):
                 step = current_step(meter.root)
                 meter.add_call(self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry))
                 if meter.trace:
-                    call = call_trace(role=self.role, step=step, model=str(self.inner.model), messages=messages,
-                                      prompt=prompt, outputs=outputs, usage=(prompt_tokens, completion_tokens),
-                                      latency=latency, cache_hit=cached, attempt=attempt)
+                    call = call_trace(
+                        role=self.role,
+                        step=step,
+                        model=str(self.inner.model),
+                        messages=messages,
+                        prompt=prompt,
+                        outputs=outputs,
+                        usage=(prompt_tokens, completion_tokens),
+                        latency=latency,
+                        cache_hit=cached,
+                        attempt=attempt,
+                    )
                     meter.log(call)
                     note_answer(call)
             if cached:  # the faults this answer once took, so a replay counts them again
@@ -263,8 +274,9 @@ class GuardedLM(dspy.BaseLM):
         if not kwargs.get("cache", getattr(self.inner, "cache", False)):
             return None
         settings = {k: v for k, v in {**self.inner.kwargs, **kwargs}.items() if not k.startswith("api_") and k != "timeout"}
-        text = json.dumps({"model": self.inner.model, "prompt": prompt, "messages": messages, "kwargs": settings},
-                          sort_keys=True, default=str)
+        text = json.dumps(
+            {"model": self.inner.model, "prompt": prompt, "messages": messages, "kwargs": settings}, sort_keys=True, default=str
+        )
         return {"memreason_fault_ledger": hashlib.sha256(text.encode()).hexdigest()}
 
     def _remember(self, prompt, messages, kwargs, kinds: list[str]) -> None:

@@ -108,7 +108,12 @@ def server_binary(*, build: bool = True, progress: bool = True) -> Path:
 def build_tools() -> dict[str, str | None]:
     """The tools a build needs, as found here (None when missing)."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the venv's cmake/ninja first
-    compiler = os.environ.get("CXX") or shutil.which("c++", path=path) or shutil.which("g++", path=path) or shutil.which("clang++", path=path)
+    compiler = (
+        os.environ.get("CXX")
+        or shutil.which("c++", path=path)
+        or shutil.which("g++", path=path)
+        or shutil.which("clang++", path=path)
+    )
     return {"cmake": shutil.which("cmake", path=path), "ninja": shutil.which("ninja", path=path), "c++": compiler}
 
 
@@ -126,8 +131,10 @@ def _build(target: Path, progress: bool) -> None:
             "a C++ compiler comes from your system (apt-get install g++, xcode-select --install, ...)"
         )
     say = logger.info if progress else (lambda text: None)
-    say(f"building llama-server (llama.cpp from llama-cpp-python {LLAMA_CPP_PYTHON}'s source) into {target.parent}: "
-        "once, about 5-8 minutes on 2 cores ...")
+    say(
+        f"building llama-server (llama.cpp from llama-cpp-python {LLAMA_CPP_PYTHON}'s source) into {target.parent}: "
+        "once, about 5-8 minutes on 2 cores ..."
+    )
     with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as work:
         work = Path(work)
         source = _fetch_source(work, say)
@@ -153,8 +160,19 @@ def _fetch_source(work: Path, say) -> Path:
     say(f"fetching the llama-cpp-python {LLAMA_CPP_PYTHON} source distribution ...")
     # --no-binary for this package only: its build requirements, which pip installs to read the
     # metadata, come as wheels (":all:" would compile them from source too, CMake included).
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", "llama-cpp-python",
-               f"llama-cpp-python=={LLAMA_CPP_PYTHON}", "-d", str(work)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "--no-binary",
+        "llama-cpp-python",
+        f"llama-cpp-python=={LLAMA_CPP_PYTHON}",
+        "-d",
+        str(work),
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     archives = list(work.glob("llama_cpp_python-*.tar.gz"))
     if done.returncode != 0 or not archives:
@@ -185,4 +203,3 @@ def _run(command: list[str], out, say, log: Path) -> None:
         out.flush()
         tail = log.read_text()[-1500:] if log.exists() else ""
         raise ServerBuildError(f"{Path(command[0]).name} failed (exit {process.returncode}); see {log}\n{tail}")
-

@@ -104,8 +104,10 @@ def with_generation(choice: LMChoice, *, temperature: float, max_tokens: int | N
     model's copy starts no server: it finds the running one by its model file."""
     cap = "max_completion_tokens" if "max_completion_tokens" in choice.lm.kwargs else "max_tokens"  # OpenAI reasoning models
     if cap == "max_completion_tokens" and ((temperature and temperature != 1.0) or (max_tokens and max_tokens < 16000)):
-        raise LMConfigError(f"cannot use LM {choice.spec!r} at temperature {temperature:g} with max tokens {max_tokens}: "
-                            "OpenAI's reasoning models take temperature 1 and max tokens of at least 16000")
+        raise LMConfigError(
+            f"cannot use LM {choice.spec!r} at temperature {temperature:g} with max tokens {max_tokens}: "
+            "OpenAI's reasoning models take temperature 1 and max tokens of at least 16000"
+        )
     changes: dict = {"temperature": temperature}
     if max_tokens is not None:
         changes[cap] = max_tokens
@@ -121,8 +123,7 @@ def is_gguf(path: Path) -> bool:
         return False
 
 
-def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool,
-                  slots: int) -> LMChoice:
+def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool, slots: int) -> LMChoice:
     server = local_server(path, slots=slots)
     try:
         server.ensure()

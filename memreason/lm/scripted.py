@@ -103,8 +103,8 @@ class _AsyncScripted:
 
 
 def _read(request) -> ScriptedCall:
-    system = request.system if isinstance(request.system, str) else "".join(
-        getattr(p, "text", "") for p in (request.system or ())
+    system = (
+        request.system if isinstance(request.system, str) else "".join(getattr(p, "text", "") for p in (request.system or ()))
     )
     texts, images = [], 0
     for message in request.messages:

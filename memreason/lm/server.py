@@ -107,15 +107,39 @@ class EngineStats:
         return data
 
 
-def server_command(binary: str | Path, model: str | Path, port: int, *, slots: int = SLOTS,
-                   context: int = CONTEXT_PER_SLOT, threads: int | None = None, repack: bool = False,
-                   slot_files: str | Path | None = None, extra: tuple[str, ...] = ()) -> list[str]:
+def server_command(
+    binary: str | Path,
+    model: str | Path,
+    port: int,
+    *,
+    slots: int = SLOTS,
+    context: int = CONTEXT_PER_SLOT,
+    threads: int | None = None,
+    repack: bool = False,
+    slot_files: str | Path | None = None,
+    extra: tuple[str, ...] = (),
+) -> list[str]:
     """The ``llama-server`` command line for one model on a loopback port."""
     command = [
-        str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-        "--parallel", str(slots), "--ctx-size", str(slots * context), "--cont-batching",
-        "--threads", str(threads or os.cpu_count() or 1), "--n-predict", str(MAX_TOKENS),
-        "--no-webui", "--cache-ram", "2048",
+        str(binary),
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--parallel",
+        str(slots),
+        "--ctx-size",
+        str(slots * context),
+        "--cont-batching",
+        "--threads",
+        str(threads or os.cpu_count() or 1),
+        "--n-predict",
+        str(MAX_TOKENS),
+        "--no-webui",
+        "--cache-ram",
+        "2048",
     ]
     if slot_files:
         command += ["--slot-save-path", str(slot_files)]
@@ -128,9 +152,18 @@ def server_command(binary: str | Path, model: str | Path, port: int, *, slots: i
 class LlamaServer:
     """One ``llama-server`` process for one GGUF file, restarted when it dies."""
 
-    def __init__(self, model: str | Path, *, slots: int = SLOTS, context: int = CONTEXT_PER_SLOT,
-                 threads: int | None = None, repack: bool | None = None, binary: str | Path | None = None,
-                 start_timeout: float = 300.0, extra: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        model: str | Path,
+        *,
+        slots: int = SLOTS,
+        context: int = CONTEXT_PER_SLOT,
+        threads: int | None = None,
+        repack: bool | None = None,
+        binary: str | Path | None = None,
+        start_timeout: float = 300.0,
+        extra: tuple[str, ...] = (),
+    ):
         self.model = Path(model)
         self.extra = tuple(extra)  # more llama-server flags (e.g. ("-lv", "4") for a verbose log)
         if repack is None:
@@ -163,9 +196,17 @@ class LlamaServer:
 
     def command(self, port: int) -> list[str]:
         binary = self.binary or server_binary()
-        return server_command(binary, self.model, port, slots=self.slots, context=self.context,
-                              threads=self.threads, repack=self.repack, slot_files=self._slot_files.name,
-                              extra=self.extra)
+        return server_command(
+            binary,
+            self.model,
+            port,
+            slots=self.slots,
+            context=self.context,
+            threads=self.threads,
+            repack=self.repack,
+            slot_files=self._slot_files.name,
+            extra=self.extra,
+        )
 
     def share_prefix(self) -> int:
         """Copy the KV cache of the slot used last into every other idle slot; returns how many got it.
@@ -196,8 +237,9 @@ class LlamaServer:
 
     def _request(self, method: str, path: str, body: dict | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(request, timeout=120) as answer:
             return json.load(answer)
 
@@ -224,8 +266,12 @@ class LlamaServer:
             except subprocess.TimeoutExpired:
                 return False
             self.stats.restarts += 1
-            log.warning("llama-server (pid %s) died with exit %s (its log: %s); starting a new one",
-                        process.pid, process.returncode, self.log_path)
+            log.warning(
+                "llama-server (pid %s) died with exit %s (its log: %s); starting a new one",
+                process.pid,
+                process.returncode,
+                self.log_path,
+            )
             self._start()
             return True
 
@@ -322,8 +368,15 @@ def _die_with_parent() -> None:
 
 def _spawn(command: list[str], log) -> subprocess.Popen:
     def start() -> subprocess.Popen:
-        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, preexec_fn=_die_with_parent, close_fds=True)
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            close_fds=True,
+        )
 
     return _spawner.submit(start).result()
 
@@ -372,13 +425,25 @@ def register_provider() -> None:
     from dspy.lm15 import ModelSupport, OpenAIChatCompat, ProviderDefinition
     from dspy.lm15 import register_provider as register
 
-    access = AccessPolicy(provider=PROVIDER, supports=EndpointSupport(complete=True, stream=True, models=True),
-                          auth_modes=("bearer",), base_url="http://127.0.0.1:8080/v1")
-    compat = OpenAIChatCompat(instruction_role="system", max_tokens_field="max_tokens", stream_usage="include",
-                              thinking_format="none", tool_result_name="omit", strict_tools="omit",
-                              cache_control="none", tool_result_media="reject")
-    definition = ProviderDefinition.chat(access, compat=compat, placeholder_key="no-key",
-                                         note="llama.cpp's llama-server (keyless)")
+    access = AccessPolicy(
+        provider=PROVIDER,
+        supports=EndpointSupport(complete=True, stream=True, models=True),
+        auth_modes=("bearer",),
+        base_url="http://127.0.0.1:8080/v1",
+    )
+    compat = OpenAIChatCompat(
+        instruction_role="system",
+        max_tokens_field="max_tokens",
+        stream_usage="include",
+        thinking_format="none",
+        tool_result_name="omit",
+        strict_tools="omit",
+        cache_control="none",
+        tool_result_media="reject",
+    )
+    definition = ProviderDefinition.chat(
+        access, compat=compat, placeholder_key="no-key", note="llama.cpp's llama-server (keyless)"
+    )
     register(definition, supports=ModelSupport(response_schema=True, function_calling=False, reasoning=False))
 
 
@@ -408,8 +473,9 @@ class LlamaServerLM(dspy.LM):
                 self.server_generation = generation
             _answered.usage = None
             try:  # the URL of the running process (a restart keeps the port unless another program took it)
-                outputs = super().__call__(prompt, messages=messages,
-                                           **{**kwargs, "api_base": f"http://127.0.0.1:{server.port}/v1"})
+                outputs = super().__call__(
+                    prompt, messages=messages, **{**kwargs, "api_base": f"http://127.0.0.1:{server.port}/v1"}
+                )
             except LMTransportError as exc:
                 if server.replace_if_dead(generation):
                     raise EngineDied(f"llama-server died during the call and was restarted ({exc})") from exc

@@ -111,7 +111,9 @@ class Meter:
         total = self.tokens()
         return {
             "tokens": {"prompt": total.prompt, "completion": total.completion, "calls": total.calls},
-            "usage": {role: {step: t.as_dict() for step, t in sorted(steps.items())} for role, steps in sorted(self.usage.items())},
+            "usage": {
+                role: {step: t.as_dict() for step, t in sorted(steps.items())} for role, steps in sorted(self.usage.items())
+            },
             "faults": dict(sorted(self.faults.items())),
             "retries": dict(sorted(self.retries.items())),
             "cut": dict(sorted(self.cut.items())),

@@ -27,8 +27,19 @@ _DATA_URL = re.compile(r"data:image/[a-zA-Z0-9.+-]+;base64,[A-Za-z0-9+/=]+")
 _predictor_calls: contextvars.ContextVar[list | None] = contextvars.ContextVar("memreason_predictor_calls", default=None)
 
 
-def call_trace(*, role: str, step: str, model: str, messages: Any, prompt: Any, outputs: Any,
-               usage: tuple[int, int], latency: float, cache_hit: bool, attempt: int) -> dict[str, Any]:
+def call_trace(
+    *,
+    role: str,
+    step: str,
+    model: str,
+    messages: Any,
+    prompt: Any,
+    outputs: Any,
+    usage: tuple[int, int],
+    latency: float,
+    cache_hit: bool,
+    attempt: int,
+) -> dict[str, Any]:
     """The trace of one answered call (``attempt``: 0 for the first try, more after retried faults)."""
     return {
         "time": round(time.time(), 3),

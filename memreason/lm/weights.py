@@ -122,8 +122,5 @@ def _verified(target: Path, parts: ModelParts) -> bool:
     """The file is there, has the right size, and was verified when it was written."""
     stamp = _stamp(target)
     return (
-        target.is_file()
-        and target.stat().st_size == parts.size
-        and stamp.is_file()
-        and stamp.read_text().strip() == parts.sha256
+        target.is_file() and target.stat().st_size == parts.size and stamp.is_file() and stamp.read_text().strip() == parts.sha256
     )

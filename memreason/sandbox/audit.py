@@ -19,22 +19,46 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-_PROCESS_EVENTS = frozenset({
-    "os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system",
-    "pty.spawn", "subprocess.Popen", "os.startfile",
-})
-_REFUSED_EVENTS = _PROCESS_EVENTS | frozenset({
-    "builtins.input", "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle",
-    "resource.setrlimit", "resource.prlimit",
-})
+_PROCESS_EVENTS = frozenset(
+    {
+        "os.exec",
+        "os.fork",
+        "os.forkpty",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.system",
+        "pty.spawn",
+        "subprocess.Popen",
+        "os.startfile",
+    }
+)
+_REFUSED_EVENTS = _PROCESS_EVENTS | frozenset(
+    {
+        "builtins.input",
+        "ctypes.dlopen",
+        "ctypes.dlsym",
+        "ctypes.dlsym/handle",
+        "resource.setrlimit",
+        "resource.prlimit",
+    }
+)
 _SIGNAL_EVENTS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill"})
 # Events that change paths: (positions of those paths, positions of dir_fd arguments).
 _WRITE_PATH_EVENTS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
-    "os.remove": ((0,), (1,)), "os.rmdir": ((0,), (1,)), "os.mkdir": ((0,), (2,)),
-    "os.rename": ((0, 1), (2, 3)), "os.link": ((0, 1), (2, 3)), "os.symlink": ((1,), (2,)),
-    "os.chmod": ((0,), (2,)), "os.chown": ((0,), (3,)), "os.utime": ((0,), (3,)),
-    "os.truncate": ((0,), ()), "os.chflags": ((0,), ()), "os.setxattr": ((0,), ()),
-    "os.removexattr": ((0,), ()), "shutil.rmtree": ((0,), (1,)),
+    "os.remove": ((0,), (1,)),
+    "os.rmdir": ((0,), (1,)),
+    "os.mkdir": ((0,), (2,)),
+    "os.rename": ((0, 1), (2, 3)),
+    "os.link": ((0, 1), (2, 3)),
+    "os.symlink": ((1,), (2,)),
+    "os.chmod": ((0,), (2,)),
+    "os.chown": ((0,), (3,)),
+    "os.utime": ((0,), (3,)),
+    "os.truncate": ((0,), ()),
+    "os.chflags": ((0,), ()),
+    "os.setxattr": ((0,), ()),
+    "os.removexattr": ((0,), ()),
+    "shutil.rmtree": ((0,), (1,)),
 }
 _READ_PATH_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob", "os.getxattr", "os.listxattr"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -48,7 +72,11 @@ def _make_hook(scratch: str, readable: tuple[str, ...]) -> Callable[[str, tuple[
     own_pid = os.getpid()
     readable_roots = readable + (scratch,)
     isabs, join, normpath, getcwd, fspath = (
-        os.path.isabs, os.path.join, os.path.normpath, os.getcwd, os.fspath,
+        os.path.isabs,
+        os.path.join,
+        os.path.normpath,
+        os.getcwd,
+        os.fspath,
     )
 
     def inside(path: Any, roots: tuple[str, ...]) -> bool:

@@ -55,8 +55,7 @@ def main() -> None:
         spaces = namespaces.enter(report)
     else:
         spaces = namespaces.Namespaces(host_root=namespaces.is_host_root())
-        for layer in ("user_namespace", "mount_namespace", "network_namespace",
-                      "ipc_uts_namespace", "pid_namespace"):
+        for layer in ("user_namespace", "mount_namespace", "network_namespace", "ipc_uts_namespace", "pid_namespace"):
             report.set(layer, False, "disabled by Isolation(namespaces=False)")
 
     server_pid = os.fork()

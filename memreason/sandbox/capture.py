@@ -45,10 +45,10 @@ class StreamCapture:
             self._current.add(data[:found])
             self._finished.append(self._current)
             self._current = _Segment(self._limit)
-            data = data[found + len(self._marker):]
+            data = data[found + len(self._marker) :]
         keep = min(len(data), len(self._marker) - 1)
         self._current.add(data[: len(data) - keep])
-        self._tail = data[len(data) - keep:]
+        self._tail = data[len(data) - keep :]
 
     def take(self) -> str:
         """The oldest segment ended by a marker, or else everything received so far."""

@@ -111,7 +111,10 @@ def _run(job: Job, end_segment: Callable[[], None]) -> None:
     module = types.ModuleType("program")
     module.__file__ = PROGRAM_FILENAME
     linecache.cache[PROGRAM_FILENAME] = (
-        len(job.source), None, job.source.splitlines(True), PROGRAM_FILENAME,
+        len(job.source),
+        None,
+        job.source.splitlines(True),
+        PROGRAM_FILENAME,
     )
     try:
         code = compile(job.source, PROGRAM_FILENAME, "exec")
@@ -162,8 +165,7 @@ def _describe(error: BaseException) -> str:
     except BaseException:  # noqa: BLE001 - a hostile __str__
         text = f"{type(error).__name__}: <unprintable>"
     try:
-        lines = [line for frame, line in traceback.walk_tb(error.__traceback__)
-                 if frame.f_code.co_filename == PROGRAM_FILENAME]
+        lines = [line for frame, line in traceback.walk_tb(error.__traceback__) if frame.f_code.co_filename == PROGRAM_FILENAME]
         if lines:
             text += f" (line {lines[-1]}: {linecache.getline(PROGRAM_FILENAME, lines[-1]).strip()})"
     except BaseException:  # noqa: BLE001 - e.g. no memory left for a huge traceback
@@ -193,15 +195,13 @@ def make_streams() -> tuple[io.TextIOWrapper, io.TextIOWrapper]:
     the fork spares each child the pages it would copy to make its own.
     """
     out, err = (
-        io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
-                         errors="backslashreplace", line_buffering=True)
+        io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="backslashreplace", line_buffering=True)
         for fd in (1, 2)
     )
     return out, err
 
 
-def _capture_streams(streams: tuple[io.TextIOWrapper, io.TextIOWrapper]
-                     ) -> tuple[io.TextIOWrapper, io.TextIOWrapper]:
+def _capture_streams(streams: tuple[io.TextIOWrapper, io.TextIOWrapper]) -> tuple[io.TextIOWrapper, io.TextIOWrapper]:
     """Make `streams` sys.stdout and sys.stderr (line-buffered: output before a timeout is kept)."""
     out, err = streams
     for name, stream in (("stdout", out), ("stderr", err)):

@@ -54,15 +54,20 @@ def lock_down(plan: Plan, strict: bool = True) -> dict[str, tuple[bool, str]]:
 
     os.setsid()
     if plan.uid is not None:
-        step("privilege_drop", partial(_switch_uid, plan.uid, plan.last_cap),
-             f"programs run as uid/gid {plan.uid}, no groups, empty capability bounding set")
+        step(
+            "privilege_drop",
+            partial(_switch_uid, plan.uid, plan.last_cap),
+            f"programs run as uid/gid {plan.uid}, no groups, empty capability bounding set",
+        )
     elif plan.drop_capabilities:
-        step("privilege_drop", lambda: kernel.drop_all_capabilities(plan.last_cap),
-             "all capabilities dropped for good (securebits locked)")
+        step(
+            "privilege_drop",
+            lambda: kernel.drop_all_capabilities(plan.last_cap),
+            "all capabilities dropped for good (securebits locked)",
+        )
     kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid switch, which resets it
     if plan.no_new_privs:
-        step("no_new_privs", lambda: kernel.prctl(kernel.PR_SET_NO_NEW_PRIVS, 1),
-             "no set-uid or file-capability gains, ever")
+        step("no_new_privs", lambda: kernel.prctl(kernel.PR_SET_NO_NEW_PRIVS, 1), "no set-uid or file-capability gains, ever")
     if plan.landlock_fd is not None:
         step("landlock", partial(landlock.restrict_self, plan.landlock_fd), "enforced")
     if plan.seccomp_filter is not None:

@@ -16,9 +16,12 @@ _libc.syscall.restype = ctypes.c_long
 # (this matters in freshly forked processes, where every touched page is copied).
 _c_char_p, _c_int, _c_ulong = ctypes.c_char_p, ctypes.c_int, ctypes.c_ulong
 for _name, _argtypes in {
-    "unshare": [_c_int], "setns": [_c_int, _c_int], "umount2": [_c_char_p, _c_int],
+    "unshare": [_c_int],
+    "setns": [_c_int, _c_int],
+    "umount2": [_c_char_p, _c_int],
     "mount": [_c_char_p, _c_char_p, _c_char_p, _c_ulong, _c_char_p],
-    "sethostname": [_c_char_p, ctypes.c_size_t], "prctl": [_c_int, _c_ulong, _c_ulong, _c_ulong, _c_ulong],
+    "sethostname": [_c_char_p, ctypes.c_size_t],
+    "prctl": [_c_int, _c_ulong, _c_ulong, _c_ulong, _c_ulong],
 }.items():
     getattr(_libc, _name).argtypes = _argtypes
     getattr(_libc, _name).restype = _c_int
@@ -35,8 +38,7 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWTIME = 0x00000080
 CLONE_NEW_ANY = (
-    CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC
-    | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME
+    CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME
 )
 
 # mount(2) flags
@@ -155,5 +157,4 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                ("inheritable", ctypes.c_uint32)]
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]

@@ -27,8 +27,7 @@ _CREATE_RULESET_VERSION = 1
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -39,8 +38,9 @@ class _PathBeneathAttr(ctypes.Structure):
 def abi_version() -> int:
     """The kernel's Landlock ABI version, 0 when Landlock is missing or disabled."""
     try:
-        return kernel.syscall(kernel.SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                              ctypes.c_uint32(_CREATE_RULESET_VERSION))
+        return kernel.syscall(
+            kernel.SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION)
+        )
     except OSError:
         return 0
 
@@ -67,8 +67,7 @@ def create_ruleset(abi: int, readable: list[str], writable_dirs: list[str], devi
     if abi >= 6:
         attr.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL
         size = 24
-    ruleset = kernel.syscall(kernel.SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr),
-                             ctypes.c_size_t(size), ctypes.c_uint32(0))
+    ruleset = kernel.syscall(kernel.SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     read = _READ_FILE | _READ_DIR | _EXECUTE
     write = fs_rights & ~(_EXECUTE | _MAKE_CHAR | _MAKE_BLOCK)
     for path in readable:
@@ -100,7 +99,12 @@ def _allow(ruleset: int, path: str, access: int, handled: int) -> None:
         if not os.path.isdir(path):
             access &= _FILE_ONLY
         rule = _PathBeneathAttr(access & handled, fd)
-        kernel.syscall(kernel.SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
-                       ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
+        kernel.syscall(
+            kernel.SYS_LANDLOCK_ADD_RULE,
+            ctypes.c_int(ruleset),
+            ctypes.c_int(_RULE_PATH_BENEATH),
+            ctypes.byref(rule),
+            ctypes.c_uint32(0),
+        )
     finally:
         os.close(fd)

@@ -69,19 +69,24 @@ def enter(report: ReportBuilder) -> Namespaces:
     if done["net"]:
         report.set("network_namespace", True, "own network namespace: no interfaces up, loopback down")
     else:
-        report.set("network_namespace", False, f"kernel refused ({errors['net']}); seccomp, Landlock "
-                   "and the audit hook still block sockets where active")
+        report.set(
+            "network_namespace",
+            False,
+            f"kernel refused ({errors['net']}); seccomp, Landlock and the audit hook still block sockets where active",
+        )
     if done["ipc_uts"]:
         kernel.sethostname("sandbox")
         report.set("ipc_uts_namespace", True, "own System V IPC and hostname")
     else:
         report.set("ipc_uts_namespace", False, f"kernel refused ({errors['ipc_uts']})")
     if not done["pid"]:
-        report.set("pid_namespace", False, f"kernel refused ({errors['pid']}); strays are killed by "
-                   "process group and uid")
+        report.set("pid_namespace", False, f"kernel refused ({errors['pid']}); strays are killed by process group and uid")
     if not done["mount"]:
-        report.set("mount_namespace", False, f"kernel refused ({errors['mount']}); only file permissions, "
-                   "Landlock and the audit hook limit file access")
+        report.set(
+            "mount_namespace",
+            False,
+            f"kernel refused ({errors['mount']}); only file permissions, Landlock and the audit hook limit file access",
+        )
     return Namespaces(host_root, user, done["mount"], done["net"], done["ipc_uts"], done["pid"])
 
 

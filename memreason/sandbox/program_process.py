@@ -47,8 +47,9 @@ class ProgramProcess:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         self._marker = b"\0sandbox-" + os.urandom(12).hex().encode() + b"\0"
-        spec = child.ChildSpec(env.plan, scratch, env.streams, env.audit_readable, env.devnull_fd,
-                               out_w, err_w, result_w, job_r, self._marker)
+        spec = child.ChildSpec(
+            env.plan, scratch, env.streams, env.audit_readable, env.devnull_fd, out_w, err_w, result_w, job_r, self._marker
+        )
         self.pid = _fork_in_new_pid_namespace(env.pid_namespace_fd)
         if self.pid == 0:
             for fd in (self._job_w, result_r, out_r, err_r):

@@ -52,8 +52,7 @@ class IsolationReport:
     def __str__(self) -> str:
         width = max(len(name) for name in LAYER_NAMES)
         return "\n".join(
-            f"{layer.name:<{width}}  {'ACTIVE  ' if layer.active else 'inactive'}  {layer.detail}"
-            for layer in self.layers
+            f"{layer.name:<{width}}  {'ACTIVE  ' if layer.active else 'inactive'}  {layer.detail}" for layer in self.layers
         )
 
     def to_wire(self) -> list[dict[str, Any]]:
@@ -63,9 +62,7 @@ class IsolationReport:
     def from_wire(cls, data: Any) -> IsolationReport:
         if not isinstance(data, list):
             raise ValueError("isolation report is not a list")
-        layers = tuple(
-            Layer(str(item["name"]), bool(item["active"]), str(item["detail"])) for item in data
-        )
+        layers = tuple(Layer(str(item["name"]), bool(item["active"]), str(item["detail"])) for item in data)
         if tuple(layer.name for layer in layers) != LAYER_NAMES:
             raise ValueError("isolation report has unexpected layers")
         return cls(layers)
@@ -83,6 +80,4 @@ class ReportBuilder:
         self._layers[name] = Layer(name, active, detail)
 
     def build(self) -> IsolationReport:
-        return IsolationReport(
-            tuple(self._layers.get(name, Layer(name, False, "not attempted")) for name in LAYER_NAMES)
-        )
+        return IsolationReport(tuple(self._layers.get(name, Layer(name, False, "not attempted")) for name in LAYER_NAMES))

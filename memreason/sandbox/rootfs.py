@@ -88,7 +88,10 @@ def _populate_and_pivot(new_root: str, readable: list[str], sources: dict[str, i
     scratch = new_root + SCRATCH_ROOT
     os.makedirs(scratch, exist_ok=True)
     kernel.mount(
-        "tmpfs", scratch, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC,
+        "tmpfs",
+        scratch,
+        "tmpfs",
+        kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC,
         f"size={scratch_mb}m,nr_inodes=16384,mode=0711",
     )
     os.mkdir(new_root + "/.old")
@@ -106,8 +109,10 @@ def _inside(path: str, folder: str) -> bool:
 def _new_root_mount_point(readable: list[str]) -> str:
     """A host directory to mount the new root's tmpfs on, holding none of the paths to expose."""
     for candidate in _NEW_ROOT_CANDIDATES:
-        if os.path.isdir(candidate) and not os.path.islink(candidate) and not any(
-            _inside(path, candidate) for path in [*readable, *DEVICES]
+        if (
+            os.path.isdir(candidate)
+            and not os.path.islink(candidate)
+            and not any(_inside(path, candidate) for path in [*readable, *DEVICES])
         ):
             return candidate
     raise OSError(errno.ENOENT, "no directory to build the minimal root on outside the readable tree")

@@ -33,8 +33,7 @@ class Sandbox:
     killed and replaced, and that call's grids fail with `Failure.KILLED`.
     """
 
-    def __init__(self, workers: int | None = None, limits: Limits | None = None,
-                 isolation: Isolation | None = None) -> None:
+    def __init__(self, workers: int | None = None, limits: Limits | None = None, isolation: Isolation | None = None) -> None:
         self.limits = limits or Limits()
         self.isolation = isolation or Isolation()
         count = workers if workers is not None else default_workers()
@@ -185,8 +184,12 @@ def _outcome(raw: Any, limits: Limits) -> Outcome:
         if (output is None) == (failure is None):
             raise ValueError("exactly one of output and failure must be set")
         return Outcome(
-            output=output, failure=failure, detail=str(raw["detail"]),
-            stdout=str(raw["stdout"]), stderr=str(raw["stderr"]), seconds=float(raw["seconds"]),
+            output=output,
+            failure=failure,
+            detail=str(raw["detail"]),
+            stdout=str(raw["stdout"]),
+            stderr=str(raw["stderr"]),
+            seconds=float(raw["seconds"]),
         )
     except (KeyError, TypeError, ValueError) as error:
         return Outcome(None, Failure.KILLED, f"malformed outcome from worker: {error}")

@@ -25,8 +25,7 @@ from .startup import prepare
 _MAX_JOB_FRAME = 1 << 28
 
 
-def serve(config: dict[str, Any], spaces: Namespaces, report: ReportBuilder,
-          control_in: int, control_out: int) -> None:
+def serve(config: dict[str, Any], spaces: Namespaces, report: ReportBuilder, control_in: int, control_out: int) -> None:
     env, scratch_root = prepare(config, spaces, report)
     on_host = scratch_root != SCRATCH_ROOT
     gc.collect()
@@ -60,8 +59,7 @@ def serve(config: dict[str, Any], spaces: Namespaces, report: ReportBuilder,
             _remove_tree(scratch_root)
 
 
-def _run_call(env: Environment, job: dict[str, Any],
-              used: list[ProgramProcess]) -> list[dict[str, Any]]:
+def _run_call(env: Environment, job: dict[str, Any], used: list[ProgramProcess]) -> list[dict[str, Any]]:
     """Run a call on `used[0]`, then on new processes (appended) for grids left after a death."""
     limits = Limits(**job["limits"])
     pending = list(enumerate(job["grids"]))

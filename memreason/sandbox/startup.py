@@ -25,22 +25,28 @@ from .report import ReportBuilder
 _NPROC_HEADROOM = 64  # for the user's other activity, where programs share its uid
 
 
-def prepare(config: dict[str, Any], spaces: Namespaces, report: ReportBuilder
-             ) -> tuple[Environment, str]:
+def prepare(config: dict[str, Any], spaces: Namespaces, report: ReportBuilder) -> tuple[Environment, str]:
     """Set the worker up; return what program processes need and the scratch root directory."""
     isolation = config["isolation"]
-    report.set("clean_environment", True, "programs start with an empty environment; the worker "
-               "was started with a fixed minimal one and no parent memory (fresh interpreter)")
-    report.set("fd_hygiene", True, "programs hold only stdin=/dev/null, two capture pipes and "
-               "their result pipe")
+    report.set(
+        "clean_environment",
+        True,
+        "programs start with an empty environment; the worker "
+        "was started with a fixed minimal one and no parent memory (fresh interpreter)",
+    )
+    report.set("fd_hygiene", True, "programs hold only stdin=/dev/null, two capture pipes and their result pipe")
     for name in isolation["preload"]:
         importlib.import_module(name)  # a missing module is a configuration error: fail loudly
     readable = rootfs.readable_paths(isolation["importable"])
     tasks_of_uid = None if spaces.host_root or spaces.user else _tasks_of_this_uid()  # needs /proc
     pid_namespace_fd = high_fd(os.open("/proc/self/ns/pid", os.O_RDONLY)) if spaces.pid else None
     if spaces.pid:
-        report.set("pid_namespace", True, "each program is PID 1 of its own PID namespace inside the "
-                   "worker's: it sees no other process and all its processes die with it")
+        report.set(
+            "pid_namespace",
+            True,
+            "each program is PID 1 of its own PID namespace inside the "
+            "worker's: it sees no other process and all its processes die with it",
+        )
     plan = confine.Plan(
         base_address_space=confine.address_space_now() + 32 * (1 << 20),
         last_cap=kernel.cap_last_cap(),
@@ -63,13 +69,16 @@ def prepare(config: dict[str, Any], spaces: Namespaces, report: ReportBuilder
     audit_readable = None
     if isolation["audit_hook"]:
         audit_readable = readable + list(rootfs.DEVICES)
-        report.set("audit_hook", True, "second layer: refuses process creation, sockets, signals, "
-                   "ctypes loading and file access outside the tree and scratch")
+        report.set(
+            "audit_hook",
+            True,
+            "second layer: refuses process creation, sockets, signals, "
+            "ctypes loading and file access outside the tree and scratch",
+        )
     else:
         report.set("audit_hook", False, "disabled by Isolation(audit_hook=False)")
     devnull = high_fd(os.open(os.devnull, os.O_RDWR))
-    env = Environment(plan, child.make_streams(), audit_readable, devnull, pid_namespace_fd,
-                      _stray_killer(plan, spaces))
+    env = Environment(plan, child.make_streams(), audit_readable, devnull, pid_namespace_fd, _stray_killer(plan, spaces))
     return env, scratch_root
 
 
@@ -82,14 +91,19 @@ def _enter_minimal_root(config: dict[str, Any], readable: list[str], report: Rep
         report.set("mount_namespace", False, f"could not build the minimal root ({error})")
         return None
     exposed = ", ".join(["Python", *isolation["importable"], "system libraries"])
-    report.set("mount_namespace", True, f"pivot_root into a tmpfs holding read-only binds of "
-               f"{len(readable)} paths ({exposed}); scratch is a {isolation['scratch_mb']} MiB "
-               "noexec tmpfs; no /proc, /sys, /etc or project files")
+    report.set(
+        "mount_namespace",
+        True,
+        f"pivot_root into a tmpfs holding read-only binds of "
+        f"{len(readable)} paths ({exposed}); scratch is a {isolation['scratch_mb']} MiB "
+        "noexec tmpfs; no /proc, /sys, /etc or project files",
+    )
     return rootfs.SCRATCH_ROOT
 
 
-def _plan_privileges(plan: confine.Plan, isolation: dict[str, Any], spaces: Namespaces,
-                     report: ReportBuilder, slot: int, tasks_of_uid: int | None) -> None:
+def _plan_privileges(
+    plan: confine.Plan, isolation: dict[str, Any], spaces: Namespaces, report: ReportBuilder, slot: int, tasks_of_uid: int | None
+) -> None:
     if not isolation["drop_privileges"]:
         plan.nproc_offset = None
         report.set("privilege_drop", False, "disabled by Isolation(drop_privileges=False)")
@@ -128,8 +142,9 @@ def _tasks_of_this_uid() -> int | None:
     return tasks + _NPROC_HEADROOM
 
 
-def _plan_landlock(plan: confine.Plan, isolation: dict[str, Any], readable: list[str],
-                   scratch_root: str, report: ReportBuilder) -> None:
+def _plan_landlock(
+    plan: confine.Plan, isolation: dict[str, Any], readable: list[str], scratch_root: str, report: ReportBuilder
+) -> None:
     if not isolation["landlock"]:
         report.set("landlock", False, "disabled by Isolation(landlock=False)")
         return

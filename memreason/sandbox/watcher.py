@@ -24,15 +24,20 @@ from .protocol import FrameReader, ProtocolError
 
 _MAX_CHILD_FRAME = 1 << 20
 _KNOWN_FAILURES = {
-    "SYNTAX_ERROR", "NO_TRANSFORM", "EXCEPTION", "TIMEOUT", "MEMORY_LIMIT", "BAD_OUTPUT", "KILLED",
+    "SYNTAX_ERROR",
+    "NO_TRANSFORM",
+    "EXCEPTION",
+    "TIMEOUT",
+    "MEMORY_LIMIT",
+    "BAD_OUTPUT",
+    "KILLED",
 }
 
 
 class Watcher:
     """Poll loop over the child's pipes and its pidfd, with per-grid deadlines."""
 
-    def __init__(self, pid: int, limits: Limits, indices: list[int], fds: dict[str, int],
-                 marker: bytes) -> None:
+    def __init__(self, pid: int, limits: Limits, indices: list[int], fds: dict[str, int], marker: bytes) -> None:
         self.pid, self.limits, self.indices, self.fds = pid, limits, indices, fds
         self.reader = FrameReader(_MAX_CHILD_FRAME)
         self.outcomes: dict[int, dict[str, Any]] = {}
@@ -163,8 +168,11 @@ class Watcher:
     def _outcome(self, output: Any, failure: str | None, detail: str) -> dict[str, Any]:
         seconds = time.monotonic() - self.started_at if self.running is not None else 0.0
         return {
-            "out": output, "fail": failure, "detail": detail[:1000],
-            "stdout": self.captures["out"].take(), "stderr": self.captures["err"].take(),
+            "out": output,
+            "fail": failure,
+            "detail": detail[:1000],
+            "stdout": self.captures["out"].take(),
+            "stderr": self.captures["err"].take(),
             "seconds": round(seconds, 6),
         }
 

@@ -41,8 +41,12 @@ class WorkerProcess:
         try:
             self._process = subprocess.Popen(
                 [isolation.python, "-s", "-B", "-c", BOOT, _PACKAGE_DIR],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors,
-                env=WORKER_ENV, cwd="/", close_fds=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+                env=WORKER_ENV,
+                cwd="/",
+                close_fds=True,
             )
         except OSError as error:
             raise WorkerFailed(f"cannot start {isolation.python}: {error}", delivered=False) from None
@@ -131,15 +135,19 @@ class WorkerProcess:
         except (OSError, ValueError, ProtocolError, TimeoutError) as error:
             self.kill()
             tail = self.error_tail()
-            raise WorkerFailed(f"worker did not answer: {type(error).__name__}: {error}"
-                               + (f"\n{tail}" if tail else "")) from None
+            raise WorkerFailed(
+                f"worker did not answer: {type(error).__name__}: {error}" + (f"\n{tail}" if tail else "")
+            ) from None
 
 
 def _checked_scratch(path: object) -> str | None:
     """The worker's host scratch directory, if the path is one this process may delete."""
     if path is None:
         return None
-    if not isinstance(path, str) or os.path.dirname(path) != tempfile.gettempdir() \
-            or not os.path.basename(path).startswith("sandbox-worker"):
+    if (
+        not isinstance(path, str)
+        or os.path.dirname(path) != tempfile.gettempdir()
+        or not os.path.basename(path).startswith("sandbox-worker")
+    ):
         raise ValueError(f"unexpected scratch directory {path!r}")
     return path

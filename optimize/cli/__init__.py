@@ -33,11 +33,14 @@ BAD_INPUT = (SpaceError, StudyError, RuleTableError)
 
 def build_parser() -> Parser:
     """The root parser: a study subcommand per program, and ``compile`` with its own subcommands."""
-    parser = Parser(prog="python -m optimize", description="Optuna studies over a program's knobs and demonstrations "
-                                                           "(python -m optimize PROGRAM), and DSPy compilation "
-                                                           "(python -m optimize compile).",
-                    epilog="Each command has its own --help, e.g. python -m optimize hdr --help, "
-                           "python -m optimize compile consolidator --help.")
+    parser = Parser(
+        prog="python -m optimize",
+        description="Optuna studies over a program's knobs and demonstrations "
+        "(python -m optimize PROGRAM), and DSPy compilation "
+        "(python -m optimize compile).",
+        epilog="Each command has its own --help, e.g. python -m optimize hdr --help, "
+        "python -m optimize compile consolidator --help.",
+    )
     commands = parser.add_subparsers(title="commands", dest="command", metavar="PROGRAM | compile", required=True)
     study.register(commands)
     compile.register(commands)
@@ -74,4 +77,3 @@ def _check_program(argv: list[str]) -> None:
     words, known = (argv[1:], compile.TARGETS) if argv[:1] == ["compile"] else (argv, (*PROGRAMS, "compile"))
     if words and not words[0].startswith("-") and words[0] not in known:
         raise UsageError(f"unknown program {words[0]!r}; choose from: {', '.join(PROGRAMS)}")
-

@@ -24,12 +24,16 @@ __all__ = ["OPTIONS", "add", "eval_command"]
 # The options more than one optimize command takes and eval's OPTIONS lacks: flag -> argparse keywords.
 OPTIONS: dict[str, dict[str, Any]] = {
     # compiling: a program, a consolidator
-    "--optimizer": dict(required=True, choices=OPTIMIZERS,
-                        help="bootstrap (BootstrapFewShot), mipro (MIPROv2), gepa (GEPA) or simba (SIMBA)"),
+    "--optimizer": dict(
+        required=True, choices=OPTIMIZERS, help="bootstrap (BootstrapFewShot), mipro (MIPROv2), gepa (GEPA) or simba (SIMBA)"
+    ),
     "--knob": dict(action="append", default=[], metavar="NAME=VALUE", help="a constructor knob, e.g. K=2"),
     "--max-demos": dict(type=whole("--max-demos", 0), metavar="N", help="demos per predictor"),
-    "--candidates": dict(type=whole("--candidates", 1), metavar="N",
-                         help="MIPROv2: instruction/demo candidates and trials instead of auto=light; SIMBA: candidates"),
+    "--candidates": dict(
+        type=whole("--candidates", 1),
+        metavar="N",
+        help="MIPROv2: instruction/demo candidates and trials instead of auto=light; SIMBA: candidates",
+    ),
     "--budget": dict(type=whole("--budget", 1), metavar="N", help="GEPA: metric calls"),
 }
 
@@ -41,8 +45,15 @@ def add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, flag: str, **
     return add_common(parser, flag, **overrides)
 
 
-def eval_command(program: str, *, level: int | None = None, split: str | None = None, memory: str | None = None,
-                 config: Path, state: Path | None = None) -> str:
+def eval_command(
+    program: str,
+    *,
+    level: int | None = None,
+    split: str | None = None,
+    memory: str | None = None,
+    config: Path,
+    state: Path | None = None,
+) -> str:
     """The ``python -m eval`` command evaluating a tuned or compiled ``program`` on the data it was tuned on."""
     if PROGRAMS[program].task == "arc":
         data = f"--split {split or 'val100'}" + (f" --memory {memory}" if memory else "")

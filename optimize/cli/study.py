@@ -35,9 +35,13 @@ EXAMPLES = "examples:\n" + __doc__.split("\n\n")[1] if __doc__ else None  # None
 def register(commands: argparse._SubParsersAction) -> None:
     """A study subcommand per registered program."""
     for name, spec in PROGRAMS.items():
-        parser = commands.add_parser(name, help=f"a study over {name}'s knobs and demos ({spec.summary})",
-                                     description=f"An Optuna study over {name}'s knobs and demonstrations.",
-                                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser = commands.add_parser(
+            name,
+            help=f"a study over {name}'s knobs and demos ({spec.summary})",
+            description=f"An Optuna study over {name}'s knobs and demonstrations.",
+            epilog=EXAMPLES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         options(parser, experience_transfer=spec.task == "experience_transfer")
         parser.set_defaults(program=name, handler=run, continue_hint="rerun the same command to continue the study")
 
@@ -48,8 +52,12 @@ def options(parser: Parser, *, experience_transfer: bool) -> None:
     add(et, "--level", required=experience_transfer)
     add(et, "--modality")
     add(et, "--rules")
-    add(et, "--program-state", help="a DSPy state every trial's program starts from, e.g. a compiled consolidator "
-                                    "(python -m optimize compile consolidator)")
+    add(
+        et,
+        "--program-state",
+        help="a DSPy state every trial's program starts from, e.g. a compiled consolidator "
+        "(python -m optimize compile consolidator)",
+    )
     arc = parser.add_argument_group("ARC data")
     add(arc, "--split", default=None)  # None, not val100: a study's identity (its configurations' digests) keeps None
     add(arc, "--memory", help="the concept memory file the program reads (frozen during the study)")
@@ -58,53 +66,96 @@ def options(parser: Parser, *, experience_transfer: bool) -> None:
     add(data, "--limit", help="evaluate each configuration on the first N examples")
 
     study = parser.add_argument_group("study")
-    study.add_argument("--trials", type=whole("--trials", 1), default=20,
-                       help="trials in the study, all workers together (default 20)")
-    study.add_argument("--study", help="study name (default L<level> or the split); the directory is "
-                                       "runs/optimize/<program>-<study>")
+    study.add_argument(
+        "--trials", type=whole("--trials", 1), default=20, help="trials in the study, all workers together (default 20)"
+    )
+    study.add_argument(
+        "--study", help="study name (default L<level> or the split); the directory is runs/optimize/<program>-<study>"
+    )
     study.add_argument("--storage", help="Optuna RDB URL shared by workers (default: sqlite in the study directory)")
     add(study, "--out", help="study directory (default runs/optimize/<program>-<study>)")
-    study.add_argument("--objectives", default="accuracy", choices=OBJECTIVES, metavar="accuracy|accuracy,tokens",
-                       help="accuracy (maximize), or accuracy,tokens (also minimize tokens: a Pareto front, no pruning)")
-    study.add_argument("--param", action="append", default=[], metavar="NAME=SPEC",
-                       help="override one dimension: K=1:3 (range), cot=true,false (choices), demos=0 (fixed)")
+    study.add_argument(
+        "--objectives",
+        default="accuracy",
+        choices=OBJECTIVES,
+        metavar="accuracy|accuracy,tokens",
+        help="accuracy (maximize), or accuracy,tokens (also minimize tokens: a Pareto front, no pruning)",
+    )
+    study.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="override one dimension: K=1:3 (range), cot=true,false (choices), demos=0 (fixed)",
+    )
     study.add_argument("--space", metavar="SPACE.json", help="a JSON file of NAME: SPEC overriding the declared space")
-    study.add_argument("--enqueue", action="append", default=[], metavar="K=2,N=3,...",
-                       help="a configuration to try first (e.g. the paper's), all the space's parameters given")
-    study.add_argument("--sampler", default="tpe", choices=SAMPLERS, help="the Optuna sampler (default tpe; grid tries every point)")
+    study.add_argument(
+        "--enqueue",
+        action="append",
+        default=[],
+        metavar="K=2,N=3,...",
+        help="a configuration to try first (e.g. the paper's), all the space's parameters given",
+    )
+    study.add_argument(
+        "--sampler", default="tpe", choices=SAMPLERS, help="the Optuna sampler (default tpe; grid tries every point)"
+    )
     study.add_argument("--sampler-seed", type=int, help="seed the sampler (leave out when several workers share a study)")
-    study.add_argument("--pruner", default="median", choices=PRUNERS,
-                       help="median (default) or none; single-objective studies only: Optuna does not prune multi-objective ones")
-    study.add_argument("--chunks", type=whole("--chunks", 1), default=3,
-                       help="examples are answered in this many growing chunks, accuracy reported to the pruner after each (default 3)")
+    study.add_argument(
+        "--pruner",
+        default="median",
+        choices=PRUNERS,
+        help="median (default) or none; single-objective studies only: Optuna does not prune multi-objective ones",
+    )
+    study.add_argument(
+        "--chunks",
+        type=whole("--chunks", 1),
+        default=3,
+        help="examples are answered in this many growing chunks, accuracy reported to the pruner after each (default 3)",
+    )
     study.add_argument("--demo-source", default="labeled", choices=DEMO_SOURCES, help="how demos are made (default labeled)")
-    study.add_argument("--train-size", type=whole("--train-size", 1), default=40,
-                       help="training examples demos are drawn from (default 40)")
+    study.add_argument(
+        "--train-size", type=whole("--train-size", 1), default=40, help="training examples demos are drawn from (default 40)"
+    )
     study.add_argument("--n-jobs", type=whole("--n-jobs", 1), default=1, help="trials run at once in this process (threads)")
     add(study, "--threads", help="examples answered in parallel within a trial")
-    study.add_argument("--heartbeat", type=whole("--heartbeat", 1), default=60,
-                       help="seconds between a running trial's heartbeats; a trial silent for twice this is failed and retried")
+    study.add_argument(
+        "--heartbeat",
+        type=whole("--heartbeat", 1),
+        default=60,
+        help="seconds between a running trial's heartbeats; a trial silent for twice this is failed and retried",
+    )
     add_lm_options(parser, cache_home="<out>")
     add_fault_options(parser, "examples", budget=False)
-    add(parser.add_argument_group("tracking"), "--mlflow",
+    add(
+        parser.add_argument_group("tracking"),
+        "--mlflow",
         help="track the study in MLflow: one run for the study, a nested run per trial, a trace per DSPy call (bare: a "
-             "SQLite mlflow.db in the study directory's parent, runs/optimize/ by default; or a tracking URI such as "
-             "http://host:5000, or a .db path); needs pip install -e '.[mlflow]'")
+        "SQLite mlflow.db in the study directory's parent, runs/optimize/ by default; or a tracking URI such as "
+        "http://host:5000, or a .db path); needs pip install -e '.[mlflow]'",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     options = StudyOptions.from_args(args)
     outcome = run_study(options)
-    print(f"this worker ran {outcome.ran} trials; memories built {outcome.memories_built}, "
-          f"reused {outcome.memories_reused}")
+    print(f"this worker ran {outcome.ran} trials; memories built {outcome.memories_built}, reused {outcome.memories_reused}")
     for t in outcome.best:
-        print(f"best: trial {t.number} {dict(t.params)} accuracy {t.user_attrs.get('accuracy'):.3f} "
-              f"tokens {t.user_attrs.get('tokens')}")
+        print(
+            f"best: trial {t.number} {dict(t.params)} accuracy {t.user_attrs.get('accuracy'):.3f} "
+            f"tokens {t.user_attrs.get('tokens')}"
+        )
     for name, path in outcome.written.items():
         print(f"{name}: {path}")
     if "best" in outcome.written:
-        print("evaluate it: " + eval_command(options.program, level=options.level, split=options.split,
-                                             memory=options.memory, config=outcome.written["best"],
-                                             state=outcome.written.get("state")))
+        print(
+            "evaluate it: "
+            + eval_command(
+                options.program,
+                level=options.level,
+                split=options.split,
+                memory=options.memory,
+                config=outcome.written["best"],
+                state=outcome.written.get("state"),
+            )
+        )
     return 0
-

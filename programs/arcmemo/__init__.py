@@ -1,13 +1,13 @@
 """ArcMemo (concept-level memory for ARC-AGI by program synthesis), its baselines, and its memory stores.
 
-    ArcProgram, Baseline                  the solver loop (Algorithm 1) and the memoryless baseline
-    ArcSolver, Attempt, Step              program synthesis with attempts and retries on execution feedback
-    ArcMemo, ArcMemoOE, ArcMemoPS         concepts read by selection, written by abstraction
-    ConceptMemory, ConceptSelector,       the concept memory, its read and its write
-    ConceptAbstractor, use_arc_demos
-    Cheatsheet, CheatsheetMemory          the Dynamic Cheatsheet baseline
-    load_memory, save_memory, ...         memory files (JSON, written atomically)
-    arc_problem, arc_problem_image        an ARC task as the task-neutral concept modules read it
+ArcProgram, Baseline                  the solver loop (Algorithm 1) and the memoryless baseline
+ArcSolver, Attempt, Step              program synthesis with attempts and retries on execution feedback
+ArcMemo, ArcMemoOE, ArcMemoPS         concepts read by selection, written by abstraction
+ConceptMemory, ConceptSelector,       the concept memory, its read and its write
+ConceptAbstractor, use_arc_demos
+Cheatsheet, CheatsheetMemory          the Dynamic Cheatsheet baseline
+load_memory, save_memory, ...         memory files (JSON, written atomically)
+arc_problem, arc_problem_image        an ARC task as the task-neutral concept modules read it
 """
 
 from .abstraction_demos import use_arc_demos

@@ -73,10 +73,14 @@ DERIVATION = [
 ]
 
 OE_CONCEPTS = [
-    OEConcept(situation="Output shapes sit exactly where input shapes were but change colour, and the colours differ between shapes of different sizes.",
-              suggestion="Rank the shapes by a property (size, position, colour count) and colour each by its rank."),
-    OEConcept(situation="The grid holds several separate same-coloured shapes that are treated one at a time.",
-              suggestion="Extract connected components (4-neighbour flood fill over non-background cells) and work per object."),
+    OEConcept(
+        situation="Output shapes sit exactly where input shapes were but change colour, and the colours differ between shapes of different sizes.",
+        suggestion="Rank the shapes by a property (size, position, colour count) and colour each by its rank.",
+    ),
+    OEConcept(
+        situation="The grid holds several separate same-coloured shapes that are treated one at a time.",
+        suggestion="Extract connected components (4-neighbour flood fill over non-background cells) and work per object.",
+    ),
 ]
 
 PSEUDOCODE = """1. objects = find objects (non-background connected components)
@@ -88,20 +92,23 @@ MEMORY = """- find objects [routine] (grid: Grid) -> list[Object]; cues: separat
 
 PS_CONCEPTS = [
     PSConcept(
-        title="find objects", kind="routine",
+        title="find objects",
+        kind="routine",
         parameters=[Parameter(name="connectivity", type="int", description="4 or 8 neighbours")],
         relevance_cues=["shapes are ranked, counted or compared"],
         implementation_notes=["flood fill from each unvisited non-background cell; an object is its list of cells"],
     ),
     PSConcept(
-        title="sort objects", kind="routine",
+        title="sort objects",
+        kind="routine",
         description="Order objects by a key, to rank them or pick the first/last.",
-        parameters=[Parameter(name="objects", type="list[Object]", description="what to order"),
-                    Parameter(name="key", type="Callable[[Object], int]", description="e.g. size, top row, colour count"),
-                    Parameter(name="descending", type="bool", description="largest first")],
+        parameters=[
+            Parameter(name="objects", type="list[Object]", description="what to order"),
+            Parameter(name="key", type="Callable[[Object], int]", description="e.g. size, top row, colour count"),
+            Parameter(name="descending", type="bool", description="largest first"),
+        ],
         output_typing="list[Object]",
-        relevance_cues=["the output treats objects differently by size or position",
-                        "an object's new colour is its rank"],
+        relevance_cues=["the output treats objects differently by size or position", "an object's new colour is its rank"],
         implementation_notes=["sorted(objects, key=key, reverse=descending); ties keep reading order"],
     ),
 ]

@@ -80,10 +80,22 @@ class ArcProgram(MemoryWriters, StepModule):
     memory_format: str | None = None  # None: the program reads no memory
     selects = False  # it reads a selection of its memory, so a retry can re-select (``reread``)
 
-    def __init__(self, *, attempts: int = 2, retries: int = 0, cot: bool = False, temperature: float = 0.7,
-                 seed: int = 0, continual_every: int | None = None, write_gate: str = "train",
-                 retry_mode: str = "inline", reselect: bool = False, reselect_k: int | None = None,
-                 sandbox: Runner | None = None, freeze_memory_writers: bool = True):
+    def __init__(
+        self,
+        *,
+        attempts: int = 2,
+        retries: int = 0,
+        cot: bool = False,
+        temperature: float = 0.7,
+        seed: int = 0,
+        continual_every: int | None = None,
+        write_gate: str = "train",
+        retry_mode: str = "inline",
+        reselect: bool = False,
+        reselect_k: int | None = None,
+        sandbox: Runner | None = None,
+        freeze_memory_writers: bool = True,
+    ):
         """
         Args:
             attempts: independent solving attempts per task (oracle@k draws from them).
@@ -118,8 +130,15 @@ class ArcProgram(MemoryWriters, StepModule):
         self.continual_every, self.write_gate = continual_every, write_gate
         self.retry_mode, self.reselect, self.reselect_k = retry_mode, reselect, reselect_k
         self.pass_index = 0  # the pass solve_all is in
-        self.solver = ArcSolver(attempts=attempts, retries=retries, with_concepts=self.memory_format is not None,
-                                cot=cot, temperature=temperature, seed=seed, sandbox=sandbox)
+        self.solver = ArcSolver(
+            attempts=attempts,
+            retries=retries,
+            with_concepts=self.memory_format is not None,
+            cot=cot,
+            temperature=temperature,
+            seed=seed,
+            sandbox=sandbox,
+        )
         self.memory = None
 
     # -- memory ----------------------------------------------------------------------
@@ -129,8 +148,10 @@ class ArcProgram(MemoryWriters, StepModule):
         if self.memory_format is None:
             raise ValueError(f"{type(self).__name__} reads no memory")
         if memory is None or not hasattr(memory, "format"):
-            raise TypeError(f"{type(self).__name__} needs a {self.memory_format} memory, got "
-                            f"{'None' if memory is None else type(memory).__name__}")
+            raise TypeError(
+                f"{type(self).__name__} needs a {self.memory_format} memory, got "
+                f"{'None' if memory is None else type(memory).__name__}"
+            )
         if memory.format != self.memory_format:
             raise ValueError(f"{type(self).__name__} needs a {self.memory_format} memory, got a {memory.format} one")
         self.memory = memory
@@ -168,8 +189,13 @@ class ArcProgram(MemoryWriters, StepModule):
         if self.memory_format is not None and not concepts.strip():
             concepts = "(none)"
         inline = self.retry_mode == "inline"
-        out = yield call(self.solver, task=task, concepts=concepts, retries=None if inline else 0,
-                         reselect=self._reselect(task, concepts, read) if inline else None)
+        out = yield call(
+            self.solver,
+            task=task,
+            concepts=concepts,
+            retries=None if inline else 0,
+            reselect=self._reselect(task, concepts, read) if inline else None,
+        )
         return dspy.Prediction(attempts=out.attempts, read=read, concepts=concepts)
 
     def retry_pass(self, task: ArcTask, prediction: Any) -> dspy.Prediction:
@@ -251,8 +277,11 @@ class ArcProgram(MemoryWriters, StepModule):
         for p in range(resume.passes, self.passes + 1):
             self.pass_index = p
             before = len(results) if p == 0 else 0  # problems of pass 0 a harness finished before
-            todo = list(range(before, len(tasks))) if p == 0 else \
-                [i for i, prediction in enumerate(results) if unfinished(prediction)]
+            todo = (
+                list(range(before, len(tasks)))
+                if p == 0
+                else [i for i, prediction in enumerate(results) if unfinished(prediction)]
+            )
             k = self.continual_every
             size = k or max(1, len(todo))
             for start in range(0, len(todo), size):

@@ -43,8 +43,18 @@ from memreason.signatures import RetryArcPuzzle, SolveArcPuzzle
 
 from ..shared.usage import inside, usage
 
-__all__ = ["ArcSolver", "Attempt", "Check", "Reselect", "Runner", "Step", "clean_program", "error_text", "feedback",
-           "shared_sandbox"]
+__all__ = [
+    "ArcSolver",
+    "Attempt",
+    "Check",
+    "Reselect",
+    "Runner",
+    "Step",
+    "clean_program",
+    "error_text",
+    "feedback",
+    "shared_sandbox",
+]
 
 
 class Runner(Protocol):
@@ -98,8 +108,16 @@ class Step:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Step":
         checks = lambda items: [Check(**c) for c in items or []]  # noqa: E731
-        return cls(data["retry"], data["program"], checks(data.get("train")), checks(data.get("test")),
-                   data.get("feedback", ""), data.get("error"), dict(data.get("tokens") or {}), data.get("read"))
+        return cls(
+            data["retry"],
+            data["program"],
+            checks(data.get("train")),
+            checks(data.get("test")),
+            data.get("feedback", ""),
+            data.get("error"),
+            dict(data.get("tokens") or {}),
+            data.get("read"),
+        )
 
 
 @dataclass
@@ -138,9 +156,19 @@ class ArcSolver(dspy.Module):
 
     steps_by_predictor = True  # token accounting names the step: arc_solver.solve or arc_solver.retry
 
-    def __init__(self, *, attempts: int = 2, retries: int = 0, with_concepts: bool = True, cot: bool = False,
-                 temperature: float = 0.7, seed: int = 0, sandbox: Runner | None = None, shown_examples: int = 3,
-                 parallel: bool = False):
+    def __init__(
+        self,
+        *,
+        attempts: int = 2,
+        retries: int = 0,
+        with_concepts: bool = True,
+        cot: bool = False,
+        temperature: float = 0.7,
+        seed: int = 0,
+        sandbox: Runner | None = None,
+        shown_examples: int = 3,
+        parallel: bool = False,
+    ):
         """
         Args:
             attempts: independent attempts per task.
@@ -168,8 +196,9 @@ class ArcSolver(dspy.Module):
         make = dspy.ChainOfThought if cot else dspy.Predict
         self.solve, self.retry = make(solve), make(retry)
 
-    def forward(self, task: ArcTask, concepts: str = "", *, retries: int | None = None,
-                reselect: Reselect | None = None) -> dspy.Prediction:
+    def forward(
+        self, task: ArcTask, concepts: str = "", *, retries: int | None = None, reselect: Reselect | None = None
+    ) -> dspy.Prediction:
         """``attempts``: one :class:`Attempt` per attempt, in order, each retried inline up to ``retries``
         times (default: the solver's); ``reselect`` gives a retry its concepts (default: ``concepts``)."""
         puzzle = puzzle_text(task)
@@ -177,13 +206,15 @@ class ArcSolver(dspy.Module):
         make = lambda a: self.attempt(task, puzzle, concepts, a, retries=retries, reselect=reselect)  # noqa: E731
         return dspy.Prediction(attempts=self._map(make, range(self.attempts)))
 
-    async def aforward(self, task: ArcTask, concepts: str = "", *, retries: int | None = None,
-                       reselect: Reselect | None = None) -> dspy.Prediction:
+    async def aforward(
+        self, task: ArcTask, concepts: str = "", *, retries: int | None = None, reselect: Reselect | None = None
+    ) -> dspy.Prediction:
         """:meth:`forward` in a worker thread with DSPy's context (the sandbox and the attempts are synchronous)."""
         return await asyncio.to_thread(type(self).forward, self, task, concepts, retries=retries, reselect=reselect)
 
-    def retry_pass(self, task: ArcTask, attempts: Sequence[Attempt], concepts: str = "", *,
-                   reselect: Reselect | None = None) -> dspy.Prediction:
+    def retry_pass(
+        self, task: ArcTask, attempts: Sequence[Attempt], concepts: str = "", *, reselect: Reselect | None = None
+    ) -> dspy.Prediction:
         """One more step for every attempt not ``done`` (a retry pass); ``attempts`` with those steps added."""
         puzzle = puzzle_text(task)
         attempts = [Attempt(a.index, list(a.steps)) for a in attempts]
@@ -205,8 +236,16 @@ class ArcSolver(dspy.Module):
             futures = [pool.submit(contextvars.copy_context().run, work, item) for item in items]
             return [future.result() for future in futures]
 
-    def attempt(self, task: ArcTask, puzzle: str, concepts: str, index: int, *, retries: int | None = None,
-                reselect: Reselect | None = None) -> Attempt:
+    def attempt(
+        self,
+        task: ArcTask,
+        puzzle: str,
+        concepts: str,
+        index: int,
+        *,
+        retries: int | None = None,
+        reselect: Reselect | None = None,
+    ) -> Attempt:
         attempt = Attempt(index, [self.first_step(task, puzzle, concepts, index)])
         for _ in range(self.retries if retries is None else retries):
             if attempt.done:
@@ -219,14 +258,20 @@ class ArcSolver(dspy.Module):
         self.check(task, step)
         return step
 
-    def retry_step(self, task: ArcTask, puzzle: str, concepts: str, attempt: Attempt,
-                   reselect: Reselect | None = None) -> Step:
+    def retry_step(self, task: ArcTask, puzzle: str, concepts: str, attempt: Attempt, reselect: Reselect | None = None) -> Step:
         """The next step of ``attempt``: a retry given its last program and that program's feedback."""
         last, read = attempt.final, None
         if reselect is not None:
             concepts, read = reselect(attempt)
-        step = self._ask(self.retry, len(attempt.steps), attempt.index, concepts=concepts, puzzle=puzzle,
-                         previous_program=last.program, feedback=last.feedback)
+        step = self._ask(
+            self.retry,
+            len(attempt.steps),
+            attempt.index,
+            concepts=concepts,
+            puzzle=puzzle,
+            previous_program=last.program,
+            feedback=last.feedback,
+        )
         step.read = read
         self.check(task, step)
         return step
@@ -250,11 +295,13 @@ class ArcSolver(dspy.Module):
             outcomes = [None] * len(inputs)
         else:
             outcomes = (self.sandbox or shared_sandbox()).run(step.program, inputs)
-        checks = [Check(None, "NO_PROGRAM", step.error) if o is None else
-                  Check(o.output, None if o.ok else o.failure.value, o.detail) for o in outcomes]
+        checks = [
+            Check(None, "NO_PROGRAM", step.error) if o is None else Check(o.output, None if o.ok else o.failure.value, o.detail)
+            for o in outcomes
+        ]
         for check, pair in zip(checks, task.train):
             check.correct = check.output is not None and check.output == pair.output
-        step.train, step.test = checks[: len(task.train)], checks[len(task.train):]
+        step.train, step.test = checks[: len(task.train)], checks[len(task.train) :]
         step.feedback = feedback(task, step, self.shown_examples)
 
 
@@ -281,8 +328,10 @@ def feedback(task: ArcTask, step: Step, shown: int = 3) -> str:
         if check.output is None:
             lines.append(f"Example {i}: it failed with {check.failure}: {check.detail}")
         else:
-            lines.append(f"Example {i}: wrong output.\nexpected ({_size(expected)}):\n{grid_text(expected)}\n"
-                         f"produced ({_size(check.output)}):\n{grid_text(check.output)}")
+            lines.append(
+                f"Example {i}: wrong output.\nexpected ({_size(expected)}):\n{grid_text(expected)}\n"
+                f"produced ({_size(check.output)}):\n{grid_text(check.output)}"
+            )
     if len(wrong) > shown:
         lines.append(f"({len(wrong) - shown} more examples wrong, not shown.)")
     for i, check in enumerate(step.test, 1):

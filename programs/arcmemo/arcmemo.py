@@ -42,8 +42,17 @@ class ArcMemo(ArcProgram):
 
     memory_writer_names = ("abstractor",)
 
-    def __init__(self, *, format: str = "ps", select: bool = True, top_k: int | None = None,
-                 reasoning_selection: bool = True, modality: str = "text", demos: bool = True, **solver_knobs: Any):
+    def __init__(
+        self,
+        *,
+        format: str = "ps",
+        select: bool = True,
+        top_k: int | None = None,
+        reasoning_selection: bool = True,
+        modality: str = "text",
+        demos: bool = True,
+        **solver_knobs: Any,
+    ):
         """
         Args:
             format: concept format, ``"oe"`` or ``"ps"``.
@@ -63,8 +72,11 @@ class ArcMemo(ArcProgram):
         self.selects = select
         super().__init__(**solver_knobs)
         self.select_concepts, self.modality = select, modality
-        self.selector = ConceptSelector(format, top_k=top_k, reasoning=reasoning_selection,
-                                        reselect=bool(solver_knobs.get("reselect"))) if select else None
+        self.selector = (
+            ConceptSelector(format, top_k=top_k, reasoning=reasoning_selection, reselect=bool(solver_knobs.get("reselect")))
+            if select
+            else None
+        )
         self.abstractor = ConceptAbstractor(format)
         if demos:
             use_arc_demos(self.abstractor)
@@ -85,14 +97,18 @@ class ArcMemo(ArcProgram):
 
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
         first = read.get("selected")
-        out = self.selector.reselect(arc_problem(task), self.memory, previous_program=attempt.final.program,
-                                     feedback=attempt.final.feedback, top_k=self.reselect_k,
-                                     exclude=first if isinstance(first, list) else ())
+        out = self.selector.reselect(
+            arc_problem(task),
+            self.memory,
+            previous_program=attempt.final.program,
+            feedback=attempt.final.feedback,
+            top_k=self.reselect_k,
+            exclude=first if isinstance(first, list) else (),
+        )
         return out.concepts, out.record
 
     def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
-        out = self.abstractor(problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory,
-                              source=task.id)
+        out = self.abstractor(problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory, source=task.id)
         return {"task": task.id, **{k: v for k, v in out.record.items() if k != "source"}}
 
 

@@ -40,8 +40,9 @@ class Cheatsheet(ArcProgram):
 
     def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
         with usage() as spent:
-            text = self.curate(cheatsheet=self.memory.text, puzzle=puzzle_text(task, test_inputs=False),
-                               solution=solution).updated_cheatsheet
+            text = self.curate(
+                cheatsheet=self.memory.text, puzzle=puzzle_text(task, test_inputs=False), solution=solution
+            ).updated_cheatsheet
         self.memory.text = text
         if task.id not in self.memory.sources:
             self.memory.sources.append(task.id)

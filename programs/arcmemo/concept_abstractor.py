@@ -62,8 +62,14 @@ class ConceptAbstractor(StepModule):
                 trace: dict[str, Any] = {"derivation": derivation}
             else:
                 pseudocode = (yield call(self.pseudocode, solution=solution)).pseudocode
-                concepts = (yield call(self.abstract, memory=memory.render(compressed=True) or "(empty)",
-                                       pseudocode=pseudocode, solution=solution)).concepts
+                concepts = (
+                    yield call(
+                        self.abstract,
+                        memory=memory.render(compressed=True) or "(empty)",
+                        pseudocode=pseudocode,
+                        solution=solution,
+                    )
+                ).concepts
                 trace = {"pseudocode": pseudocode}
         changes = memory.add(concepts, source=source or None)
         record = {"source": source, **trace, "concepts": [c.model_dump() for c in concepts], **changes, "tokens": spent}

@@ -149,8 +149,9 @@ class ConceptMemory(MemoryParameter):
         lines = []
         for name, entry in zip(self.names(), self.entries):
             if chosen is None or name in chosen:
-                lines.append(render_ps(entry.concept, compressed) if self.format == "ps"
-                             else render_oe(name, entry.concept, compressed))
+                lines.append(
+                    render_ps(entry.concept, compressed) if self.format == "ps" else render_oe(name, entry.concept, compressed)
+                )
         return "\n".join(lines)
 
     # -- JSON --------------------------------------------------------------------------
@@ -210,8 +211,11 @@ def merge_ps(old: PSConcept, new: PSConcept) -> PSConcept:
     parameters = {normalise(p.name): p for p in old.parameters}
     for p in new.parameters:
         before = parameters.get(normalise(p.name))
-        parameters[normalise(p.name)] = p if before is None else Parameter(
-            name=before.name, type=p.type or before.type, description=p.description or before.description)
+        parameters[normalise(p.name)] = (
+            p
+            if before is None
+            else Parameter(name=before.name, type=p.type or before.type, description=p.description or before.description)
+        )
     return PSConcept(
         title=old.title,
         description=new.description or old.description,

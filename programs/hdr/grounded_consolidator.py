@@ -54,8 +54,9 @@ GENERATOR_MAX_TOKENS = 2048  # a round's rules, written as JSON, outgrow a 1,024
 class GroundedConsolidator(StepModule):
     """Build semantic memory from labelled episodes: K factor passes, then N rounds of generate-check."""
 
-    def __init__(self, K: int = 2, N: int = 3, perceive: Sequence[str] | None = None, *,
-                 task_description: TaskDescription = NEUTRAL_TASK):
+    def __init__(
+        self, K: int = 2, N: int = 3, perceive: Sequence[str] | None = None, *, task_description: TaskDescription = NEUTRAL_TASK
+    ):
         """
         Args:
             K: the most factor-extraction passes, a whole number (0 skips them: no factors).
@@ -80,9 +81,11 @@ class GroundedConsolidator(StepModule):
             raise ValueError(f"grounded refinement checks rules against labels; episode(s) {unlabelled[:5]} have none")
         undescribed = [i for i, e in enumerate(episodes) if e.attributes is None]
         if undescribed and not self.perceived:
-            raise ValueError(f"grounded refinement checks rules against attributes; episode(s) {undescribed[:5]} have "
-                             "none and there are none to perceive: give perceive=[...] or a task description with "
-                             "perceived attributes")
+            raise ValueError(
+                f"grounded refinement checks rules against attributes; episode(s) {undescribed[:5]} have "
+                "none and there are none to perceive: give perceive=[...] or a task description with "
+                "perceived attributes"
+            )
         factors = (yield call(self.extract_factors, episodes=episodes)).factors
         observations = []
         for i, episode in enumerate(episodes):
@@ -96,8 +99,14 @@ class GroundedConsolidator(StepModule):
         rounds: list[dict[str, Any]] = []
         for j in range(1, self.N + 1):
             open_ = unexplained(verified, observations)
-            out = yield call(self.generate, signature=signature, factors=list(factors),
-                             verified=[r.statement() for r in verified], rejected=rejected, to_explain=_distinct(open_))
+            out = yield call(
+                self.generate,
+                signature=signature,
+                factors=list(factors),
+                verified=[r.statement() for r in verified],
+                rejected=rejected,
+                to_explain=_distinct(open_),
+            )
             checks, repeated = [], []
             for proposed in out.rules:
                 rule = Rule.of(_plain(proposed.conditions), proposed.label, proposed.sentence)
@@ -115,12 +124,21 @@ class GroundedConsolidator(StepModule):
                     rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
             rejected = rejected[-MAX_REJECTED:]
             left = unexplained(verified, observations)
-            rounds.append({"round": j, "proposed": [c.as_dict() for c in checks], "repeated": repeated,
-                           "verified": [r.statement() for r in verified], "unexplained": [o.index for o in left]})
+            rounds.append(
+                {
+                    "round": j,
+                    "proposed": [c.as_dict() for c in checks],
+                    "repeated": repeated,
+                    "verified": [r.statement() for r in verified],
+                    "unexplained": [o.index for o in left],
+                }
+            )
             if not left:
                 break
         record = {
-            "K": self.K, "N": self.N, "factors": factors,
+            "K": self.K,
+            "N": self.N,
+            "factors": factors,
             "attributes": [o.as_dict() for o in observations],
             "rules": [c.as_dict() for c in accepted],
             "rounds": rounds,
@@ -166,14 +184,22 @@ def _bounded(signature: type[dspy.Signature], observations: Sequence[LabelledEpi
 
 @lru_cache(maxsize=32)
 def _rule_model(vocabulary: tuple[tuple[str, tuple[str, ...]], ...], labels: tuple[str, ...]) -> type[GroundedRule]:
-    fields = {attr: (list[Literal[values]], Field(default_factory=list, description=f"the {attr} values allowed; empty: any {attr}"))
-              for attr, values in vocabulary}
+    fields = {
+        attr: (list[Literal[values]], Field(default_factory=list, description=f"the {attr} values allowed; empty: any {attr}"))
+        for attr, values in vocabulary
+    }
     conditions = _importable(create_model("Conditions", **fields), vocabulary, labels)
     described = GroundedRule.model_fields
-    return _importable(create_model("GroundedRule", __base__=GroundedRule,
-                                    conditions=(conditions, Field(description=described["conditions"].description)),
-                                    label=(Literal[labels], Field(description=described["label"].description))),
-                       vocabulary, labels)
+    return _importable(
+        create_model(
+            "GroundedRule",
+            __base__=GroundedRule,
+            conditions=(conditions, Field(description=described["conditions"].description)),
+            label=(Literal[labels], Field(description=described["label"].description)),
+        ),
+        vocabulary,
+        labels,
+    )
 
 
 def _importable(model: type[BaseModel], *key) -> type[BaseModel]:

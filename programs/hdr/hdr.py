@@ -27,9 +27,16 @@ class HDR(MemoryProgram):
 
     default_cot = True
 
-    def __init__(self, *, K: int = 2, N: int = 3, resample: bool = False,
-                 task_description: TaskDescription = NEUTRAL_TASK, freeze_memory_writers: bool = True,
-                 **reader_knobs: Any):
+    def __init__(
+        self,
+        *,
+        K: int = 2,
+        N: int = 3,
+        resample: bool = False,
+        task_description: TaskDescription = NEUTRAL_TASK,
+        freeze_memory_writers: bool = True,
+        **reader_knobs: Any,
+    ):
         """
         Args:
             K: the most factor-extraction passes of the consolidator, a whole number.

@@ -34,9 +34,16 @@ class HDRGrounded(MemoryProgram):
 
     default_cot = True
 
-    def __init__(self, *, K: int = 2, N: int = 3, perceive: Sequence[str] | None = None,
-                 task_description: TaskDescription = NEUTRAL_TASK, freeze_memory_writers: bool = True,
-                 **reader_knobs: Any):
+    def __init__(
+        self,
+        *,
+        K: int = 2,
+        N: int = 3,
+        perceive: Sequence[str] | None = None,
+        task_description: TaskDescription = NEUTRAL_TASK,
+        freeze_memory_writers: bool = True,
+        **reader_knobs: Any,
+    ):
         """
         Args:
             K: the most factor-extraction passes.

@@ -39,6 +39,7 @@ class HypothesisGenerator(StepModule):
         """``hypotheses``: the proposals, without empty ones or repeats."""
         episodes = as_episodes(episodes)
         some_episodes(episodes, "HypothesisGenerator")
-        out = yield call(self.generate, episodes=episodes, factors=texts("factors", factors),
-                         previous_hypotheses=texts("previous", previous))
+        out = yield call(
+            self.generate, episodes=episodes, factors=texts("factors", factors), previous_hypotheses=texts("previous", previous)
+        )
         return dspy.Prediction(hypotheses=distinct(out.hypotheses))

@@ -37,8 +37,15 @@ class HypothesisInterpreter(StepModule):
         by_key = {normalise(label): label for label in labels}
         rows = []
         for hypothesis in hypotheses:
-            implied = (yield call(self.interpret, labels=list(labels), combinations=described,
-                                  hypotheses=list(hypotheses), hypothesis=hypothesis)).implied
+            implied = (
+                yield call(
+                    self.interpret,
+                    labels=list(labels),
+                    combinations=described,
+                    hypotheses=list(hypotheses),
+                    hypothesis=hypothesis,
+                )
+            ).implied
             said = {normalise(k): by_key.get(normalise(v)) for k, v in implied.items()}
             rows.append([said.get(normalise(d)) for d in described])
         return dspy.Prediction(implications=rows)

@@ -67,9 +67,7 @@ class BackgroundFlip:
     """The same object carries the other label on the other background."""
 
 
-def parse_implications(
-    hypotheses: Sequence[str], combinations: Sequence[Combination], labels: Sequence[str]
-) -> Implications:
+def parse_implications(hypotheses: Sequence[str], combinations: Sequence[Combination], labels: Sequence[str]) -> Implications:
     """The label each hypothesis implies for each combination (``None``: silent), aligned with both inputs."""
     reader = _Reader(combinations, labels)
     parsed = [reader.read(h) for h in hypotheses]

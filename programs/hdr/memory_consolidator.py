@@ -61,8 +61,7 @@ class HypothesisHistory:
 class MemoryConsolidator(StepModule):
     """Build semantic memory from episodic memory: K factor passes, then N generate-verify rounds."""
 
-    def __init__(self, K: int = 2, N: int = 3, resample: bool = False, *,
-                 task_description: TaskDescription = NEUTRAL_TASK):
+    def __init__(self, K: int = 2, N: int = 3, resample: bool = False, *, task_description: TaskDescription = NEUTRAL_TASK):
         """
         Args:
             K: the most factor-extraction passes, a whole number (stage 1; 0 skips it: no factors).

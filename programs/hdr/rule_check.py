@@ -84,9 +84,15 @@ class Check:
         return f"every one of the {len(self.coverage)} episodes it matches carries {self.rule.label}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"statement": self.rule.statement(), "sentence": self.rule.sentence, **self.rule.as_dict(),
-                "accepted": self.accepted, "reason": self.reason, "coverage": list(self.coverage),
-                "counterexamples": list(self.counterexamples)}
+        return {
+            "statement": self.rule.statement(),
+            "sentence": self.rule.sentence,
+            **self.rule.as_dict(),
+            "accepted": self.accepted,
+            "reason": self.reason,
+            "coverage": list(self.coverage),
+            "counterexamples": list(self.counterexamples),
+        }
 
 
 def check(rule: Rule, labelled: Sequence[LabelledEpisode]) -> Check:

@@ -1,8 +1,8 @@
 """Arguments checked where they enter a module, before any LM call, with one error naming what was given.
 
-    whole_number("K", K, minimum=0)        # 2 -> 2; 2.5, "3", True -> TypeError; -1 -> ValueError
-    texts("hypotheses", hypotheses)        # ["a", "b"] -> ["a", "b"]; "a rule" or None -> TypeError
-    some_episodes(episodes, "MemoryConsolidator")   # [] -> ValueError: nothing to draw a memory from
+whole_number("K", K, minimum=0)        # 2 -> 2; 2.5, "3", True -> TypeError; -1 -> ValueError
+texts("hypotheses", hypotheses)        # ["a", "b"] -> ["a", "b"]; "a rule" or None -> TypeError
+some_episodes(episodes, "MemoryConsolidator")   # [] -> ValueError: nothing to draw a memory from
 """
 
 from __future__ import annotations

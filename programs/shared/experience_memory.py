@@ -51,8 +51,11 @@ class ExperienceMemory(MemoryParameter):
     def dump_state(self, json_mode: bool = True) -> dict[str, Any] | None:
         if not self.is_set:
             return None
-        return {"episodes": [episode_to_json(e) for e in self.episodes], "hypotheses": list(self.hypotheses),
-                "consolidation": self.consolidation}
+        return {
+            "episodes": [episode_to_json(e) for e in self.episodes],
+            "hypotheses": list(self.hypotheses),
+            "consolidation": self.consolidation,
+        }
 
     def load_state(self, state: dict[str, Any] | None) -> "ExperienceMemory":
         if state is not None:

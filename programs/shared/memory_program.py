@@ -69,8 +69,10 @@ class MemoryProgram(MemoryWriters, dspy.Module):
         super().__init__()
         unknown = sorted(set(reader_knobs) - set(READER_KNOBS))
         if unknown:
-            raise TypeError(f"{type(self).__name__} has no knob {', '.join(map(repr, unknown))}; "
-                            f"its reader's knobs are {', '.join(READER_KNOBS)}")
+            raise TypeError(
+                f"{type(self).__name__} has no knob {', '.join(map(repr, unknown))}; "
+                f"its reader's knobs are {', '.join(READER_KNOBS)}"
+            )
         self.freeze_memory_writers = freeze_memory_writers
         knobs = ReaderKnobs(**{"cot": self.default_cot, **reader_knobs})
         self.reasoner = knobs.reasoner(episodic=self.episodic, semantic=self.semantic)
@@ -116,8 +118,7 @@ class MemoryProgram(MemoryWriters, dspy.Module):
         """
         self.memory.set(episodes, record.get("hypotheses", []), {k: v for k, v in record.items() if k != "hypotheses"})
 
-    def consolidate(self, episodes: list[Episode],
-                    oracle_hypotheses: list[str]) -> Steps[Consolidation] | Consolidation:
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation] | Consolidation:
         """The semantic memory built from ``episodes`` (see the module docs); none by default."""
         return []
 
@@ -135,8 +136,10 @@ class MemoryProgram(MemoryWriters, dspy.Module):
 
     def _recall(self) -> dict[str, Any]:
         if not self.memory.is_set:
-            raise ValueError(f"{type(self).__name__} has no memory: call memorize(episodes) first "
-                             "(or restore(episodes, record), or load(path) of a program saved with its memory)")
+            raise ValueError(
+                f"{type(self).__name__} has no memory: call memorize(episodes) first "
+                "(or restore(episodes, record), or load(path) of a program saved with its memory)"
+            )
         return self.memory.recall()
 
     # -- what optimizers see, and what is saved --------------------------------------------
@@ -164,13 +167,18 @@ class MemoryProgram(MemoryWriters, dspy.Module):
         take into any program of this kind, whatever its reasoner's knobs (its memory is not part of it)."""
         return self.memory_writers_state(json_mode=json_mode)
 
-    def _load_consolidation(self, state: dict[str, Any], *, source: str = "the state",
-                            allow_unsafe_lm_state: bool = False) -> "MemoryProgram":
+    def _load_consolidation(
+        self, state: dict[str, Any], *, source: str = "the state", allow_unsafe_lm_state: bool = False
+    ) -> "MemoryProgram":
         predictors = self.consolidation_predictors()
         if not any(name in state for name, _ in predictors):
             raise ValueError(f"{source} holds no predictor of {type(self).__name__}'s consolidation")
-        foreign = sorted(set(state) - {name for name, _ in predictors} - {"memory", "metadata"}
-                         - {name for name in state if name.startswith("reasoner.")})
+        foreign = sorted(
+            set(state)
+            - {name for name, _ in predictors}
+            - {"memory", "metadata"}
+            - {name for name in state if name.startswith("reasoner.")}
+        )
         if foreign:  # another program's consolidator: loading the names that match would drop the rest silently
             raise ValueError(f"{source} holds {', '.join(foreign)}, which {type(self).__name__}'s consolidation does not have")
         self.load_memory_writers(state, allow_unsafe_lm_state=allow_unsafe_lm_state)
@@ -183,8 +191,10 @@ def _check_reasoner_fits(program: MemoryProgram, state: dict[str, Any]) -> None:
     DSPy loads a predictor's saved field texts by position, so a state saved with other reader
     knobs (``per_object``, ``retrieve_k``) would put one signature's texts on another's fields.
     """
-    hint = ("it was saved from a program with other reader knobs (per_object, retrieve_k); build the program with "
-            "the knobs it was saved with, or take its consolidator alone with load_consolidation(path)")
+    hint = (
+        "it was saved from a program with other reader knobs (per_object, retrieve_k); build the program with "
+        "the knobs it was saved with, or take its consolidator alone with load_consolidation(path)"
+    )
     for name, predictor in program.named_predictors():
         if not name.startswith("reasoner."):
             continue

@@ -51,8 +51,9 @@ class MemoryWriters:
 
     def memory_writers(self) -> list[tuple[str, dspy.Module]]:
         """The sub-modules that write memory, by attribute name."""
-        return [(name, value) for name, value in vars(self).items()
-                if isinstance(value, dspy.Module) and self.is_memory_writer(name)]
+        return [
+            (name, value) for name, value in vars(self).items() if isinstance(value, dspy.Module) and self.is_memory_writer(name)
+        ]
 
     def memory_writer_predictors(self) -> list[tuple[str, dspy.Predict]]:
         """The memory writers' predictors, named as DSPy names a program's predictors, frozen or not."""

@@ -41,8 +41,9 @@ def task_labels(episodes: Sequence[Any] | None, given: Sequence[str] | None) -> 
     seen = [e.label for e in episodes or () if getattr(e, "label", None)]
     labels = tuple(dict.fromkeys(seen))
     if len(labels) < 2:
-        raise ValueError("per-object reasoning needs the task's labels: give labels=[...] or labelled episodes "
-                         f"(found {list(labels)})")
+        raise ValueError(
+            f"per-object reasoning needs the task's labels: give labels=[...] or labelled episodes (found {list(labels)})"
+        )
     return labels
 
 
@@ -55,8 +56,10 @@ def counted_label(query: str, labels: Sequence[str], given: str | None = None) -
     words = set(re.findall(r"[a-z0-9_-]+", query.lower()))
     named = [label for label in labels if {label.lower(), f"{label.lower()}s", f"{label.lower()}es"} & words]
     if len(named) != 1:
-        raise ValueError(f"the query must name exactly one of the labels {list(labels)} to count "
-                         f"(or give count_label=...); it names {named}: {query!r}")
+        raise ValueError(
+            f"the query must name exactly one of the labels {list(labels)} to count "
+            f"(or give count_label=...); it names {named}: {query!r}"
+        )
     return named[0]
 
 
@@ -70,14 +73,18 @@ def bounded(signature: type[dspy.Signature], labels: tuple[str, ...]) -> type[ds
 @lru_cache(maxsize=32)
 def _object_label(labels: tuple[str, ...]) -> type[ObjectLabel]:
     field = ObjectLabel.model_fields["label"]
-    return create_model("ObjectLabel", __base__=ObjectLabel,
-                        label=(Literal[labels], Field(description=field.description)))
+    return create_model("ObjectLabel", __base__=ObjectLabel, label=(Literal[labels], Field(description=field.description)))
 
 
 def count_of(objects: Sequence[Any], label: str) -> tuple[int, list[dict[str, str]]]:
     """How many ``objects`` carry ``label``, and the objects as plain dicts (for records)."""
-    plain = [{key: str(getattr(o, key, "") if not isinstance(o, dict) else o.get(key, ""))
-              for key in ("object_and_background", "evidence", "label")} for o in objects]
+    plain = [
+        {
+            key: str(getattr(o, key, "") if not isinstance(o, dict) else o.get(key, ""))
+            for key in ("object_and_background", "evidence", "label")
+        }
+        for o in objects
+    ]
     return sum(o["label"] == label for o in plain), plain
 
 
@@ -106,13 +113,17 @@ def nearest(entries: Sequence[Any], description: str, k: int) -> list[Any]:
         for word in entry:
             document_frequency[word] = document_frequency.get(word, 0) + 1
     wanted = _words(description)
-    score = {i: sum(math.log(1 + len(matchable) / document_frequency[w]) for w in wanted & entry)
-             for i, entry in enumerate(words) if entry is not None}
+    score = {
+        i: sum(math.log(1 + len(matchable) / document_frequency[w]) for w in wanted & entry)
+        for i, entry in enumerate(words)
+        if entry is not None
+    }
     chosen = sorted(score, key=lambda i: -score[i])[:k]
     return [e for e, w in zip(entries, words) if w is None] + [entries[i] for i in chosen]
 
 
 def _words(text: str) -> frozenset[str]:
     """Lower-case words with a plural "s" taken off ("circles" -> "circle"), so rules and objects meet."""
-    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-                     for w in re.findall(r"[a-z0-9]+", text.lower()))
+    return frozenset(
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in re.findall(r"[a-z0-9]+", text.lower())
+    )

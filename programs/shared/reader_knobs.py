@@ -36,15 +36,23 @@ class ReaderKnobs:
 
     cot: bool = field(default=False, metadata={"help": "think step by step before answering"})
     signature: type[dspy.Signature] | str | None = field(
-        default=None, metadata={"help": "the task answered (default: Experience-Transfer's counting task)"})
+        default=None, metadata={"help": "the task answered (default: Experience-Transfer's counting task)"}
+    )
     per_object: bool = field(default=False, metadata={"help": "label each object and count in code"})
     retrieve_k: int | None = field(
-        default=None, metadata={"help": "label each object against its k nearest memory entries (needs per_object)"})
+        default=None, metadata={"help": "label each object against its k nearest memory entries (needs per_object)"}
+    )
 
     def reasoner(self, *, episodic: bool, semantic: bool) -> Reasoner:
         """The :class:`Reasoner` these knobs describe, reading the memories named."""
-        return Reasoner(episodic=episodic, semantic=semantic, cot=self.cot, signature=self.signature,
-                        per_object=self.per_object, retrieve_k=self.retrieve_k)
+        return Reasoner(
+            episodic=episodic,
+            semantic=semantic,
+            cot=self.cot,
+            signature=self.signature,
+            per_object=self.per_object,
+            retrieve_k=self.retrieve_k,
+        )
 
 
 READER_KNOBS: tuple[str, ...] = tuple(f.name for f in fields(ReaderKnobs))

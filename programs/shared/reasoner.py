@@ -52,9 +52,18 @@ MEMORY_FIELDS = ("episodes", "hypotheses")
 class Reasoner(dspy.Module):
     """Answer a task from the memories given."""
 
-    def __init__(self, *, episodic: bool = True, semantic: bool = True, cot: bool = False,
-                 signature: type[dspy.Signature] | str | None = None, per_object: bool = False,
-                 labels: list[str] | None = None, count_label: str | None = None, retrieve_k: int | None = None):
+    def __init__(
+        self,
+        *,
+        episodic: bool = True,
+        semantic: bool = True,
+        cot: bool = False,
+        signature: type[dspy.Signature] | str | None = None,
+        per_object: bool = False,
+        labels: list[str] | None = None,
+        count_label: str | None = None,
+        retrieve_k: int | None = None,
+    ):
         """
         Args:
             episodic: read episodic memory (``episodes``: past observations).
@@ -75,10 +84,13 @@ class Reasoner(dspy.Module):
             raise ValueError("a Reasoner reads at least one memory: episodic, semantic or both")
         if per_object and signature is not None:
             raise ValueError("per_object answers Experience-Transfer's counting task; it takes no signature")
-        if retrieve_k is not None and (not per_object or not isinstance(retrieve_k, int) or isinstance(retrieve_k, bool)
-                                       or retrieve_k < 1):
-            raise ValueError(f"retrieve_k is a whole number >= 1 and needs per_object=True; got retrieve_k={retrieve_k!r}, "
-                             f"per_object={per_object!r}")
+        if retrieve_k is not None and (
+            not per_object or not isinstance(retrieve_k, int) or isinstance(retrieve_k, bool) or retrieve_k < 1
+        ):
+            raise ValueError(
+                f"retrieve_k is a whole number >= 1 and needs per_object=True; got retrieve_k={retrieve_k!r}, "
+                f"per_object={per_object!r}"
+            )
         self.episodic, self.semantic, self.per_object = episodic, semantic, per_object
         self.labels, self.count_label = (list(labels) if labels else None), count_label
         self.retrieve_k = retrieve_k
@@ -128,10 +140,15 @@ class Reasoner(dspy.Module):
             shown = {field: nearest(entries, described, self.retrieve_k) for field, entries in memory.items()}
             out = yield call(self.answer, **shown, **inputs, object=described, demos=demos)
             cited = [_entry_text(e) for entries in shown.values() for e in entries]
-            objects.append({"object_and_background": described, "evidence": " | ".join(cited), "label": out.label,
-                            **({"reasoning": out.reasoning} if "reasoning" in out else {})})
-        return dspy.Prediction(background=scene.background, objects=objects,
-                               count=sum(o["label"] == counted for o in objects))
+            objects.append(
+                {
+                    "object_and_background": described,
+                    "evidence": " | ".join(cited),
+                    "label": out.label,
+                    **({"reasoning": out.reasoning} if "reasoning" in out else {}),
+                }
+            )
+        return dspy.Prediction(background=scene.background, objects=objects, count=sum(o["label"] == counted for o in objects))
 
     def _inputs(self, episodes, hypotheses, inputs: dict[str, Any]) -> dict[str, Any]:
         memory: dict[str, Any] = {}
@@ -145,8 +162,7 @@ class Reasoner(dspy.Module):
         return self.answer.predict if isinstance(self.answer, dspy.ChainOfThought) else self.answer
 
 
-def memory_signature(signature: type[dspy.Signature] | str | None, *, episodic: bool,
-                     semantic: bool) -> type[dspy.Signature]:
+def memory_signature(signature: type[dspy.Signature] | str | None, *, episodic: bool, semantic: bool) -> type[dspy.Signature]:
     """``signature`` (default ``ReasonWithMemory``) with exactly the memory fields read, first among the inputs."""
     if signature is None:
         task = ReasonWithMemory

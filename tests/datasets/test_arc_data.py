@@ -51,16 +51,19 @@ def test_a_directory_of_user_tasks_loads_sorted_by_id(tmp_path):
     assert load_split(str(folder / "b.json"))[0] == flip_task("b")
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "is not valid JSON"),
-    ("[1, 2]", "expected a JSON object"),
-    (json.dumps({"train": [], "test": [{"input": [[1]]}]}), "'train' must be a non-empty list"),
-    (json.dumps({"train": [{"input": [[1]]}], "test": [{"input": [[1]]}]}), "has no 'output'"),
-    (json.dumps({"train": [{"input": [[1, 2], [3]], "output": [[1]]}], "test": [{"input": [[1]]}]}), "not rectangular"),
-    (json.dumps({"train": [{"input": [[10]], "output": [[1]]}], "test": [{"input": [[1]]}]}), "cells must be ints 0-9"),
-    (json.dumps({"train": [{"input": [[True]], "output": [[1]]}], "test": [{"input": [[1]]}]}), "cells must be ints 0-9"),
-    (json.dumps({"train": [{"input": [[0] * 31], "output": [[1]]}], "test": [{"input": [[1]]}]}), "at most 30x30"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "is not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        (json.dumps({"train": [], "test": [{"input": [[1]]}]}), "'train' must be a non-empty list"),
+        (json.dumps({"train": [{"input": [[1]]}], "test": [{"input": [[1]]}]}), "has no 'output'"),
+        (json.dumps({"train": [{"input": [[1, 2], [3]], "output": [[1]]}], "test": [{"input": [[1]]}]}), "not rectangular"),
+        (json.dumps({"train": [{"input": [[10]], "output": [[1]]}], "test": [{"input": [[1]]}]}), "cells must be ints 0-9"),
+        (json.dumps({"train": [{"input": [[True]], "output": [[1]]}], "test": [{"input": [[1]]}]}), "cells must be ints 0-9"),
+        (json.dumps({"train": [{"input": [[0] * 31], "output": [[1]]}], "test": [{"input": [[1]]}]}), "at most 30x30"),
+    ],
+)
 def test_malformed_task_files_name_the_file_and_the_problem(tmp_path, content, message):
     (tmp_path / "bad.json").write_text(content)
     with pytest.raises(ArcDataError, match=message) as info:

@@ -134,7 +134,10 @@ def test_custom_rule_table_end_to_end(tmp_path):
         (lambda d: d["rules"][0].update(label="weird"), "not among"),
         (lambda d: d.update(count_label="bad"), "count_label"),
         (lambda d: d["attributes"].update(color=["notacolour", "orange"]), "colour name"),
-        (lambda d: d.update(level3_mask=[{"shape": "circle", "color": "orange", "background": b} for b in ("gray", "ivory")]), "every background"),
+        (
+            lambda d: d.update(level3_mask=[{"shape": "circle", "color": "orange", "background": b} for b in ("gray", "ivory")]),
+            "every background",
+        ),
     ],
 )
 def test_inconsistent_tables_are_refused(change, message):
@@ -156,7 +159,10 @@ def test_cli_writes_images_and_manifest(tmp_path):
     out = tmp_path / "l2"
     done = subprocess.run(
         [sys.executable, "-m", "memreason.datasets.experience_transfer", "--level", "2", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "32 episodes and 150 test scenes" in done.stdout
     manifest = json.loads((out / "manifest.json").read_text())

@@ -14,20 +14,39 @@ from memreason.lm import ScriptedEngine
 from arc_helpers import FLIP, IDENTITY, RECOLOR, choice, memory_file, small_sandbox, tiny  # noqa: F401
 from scripted_answers import Script
 
-RESULT_KEYS = {"task", "program", "split", "lm", "memory_lm", "examples", "runs", "oracle_at_k", "official_score",
-               "strict_score", "score_by_retries", "errors", "tokens", "wall_seconds"}
+RESULT_KEYS = {
+    "task",
+    "program",
+    "split",
+    "lm",
+    "memory_lm",
+    "examples",
+    "runs",
+    "oracle_at_k",
+    "official_score",
+    "strict_score",
+    "score_by_retries",
+    "errors",
+    "tokens",
+    "wall_seconds",
+}
 
 
 def responder():
     """Right on the first try for flips; wrong first and right on the retry for recolours."""
+
     def program(call):
         flip = "input (1 rows x 2 columns):\n12" in call.user_text
         if flip:
             return {"program": FLIP}
         return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
 
-    return Script(program=program, selected={"reasoning": "cues", "selected": ["flip rows", "ghost concept"]},
-                  pseudocode={"pseudocode": "1. do it"}, concepts={"concepts": [{"title": "recolour cells", "kind": "routine"}]})
+    return Script(
+        program=program,
+        selected={"reasoning": "cues", "selected": ["flip rows", "ghost concept"]},
+        pseudocode={"pseudocode": "1. do it"},
+        concepts={"concepts": [{"title": "recolour cells", "kind": "routine"}]},
+    )
 
 
 @pytest.fixture
@@ -40,8 +59,20 @@ def scripted(monkeypatch):
 
 def test_arcmemo_ps_end_to_end_writes_a_run_directory(tmp_path, tiny, memory_file, scripted, capsys):
     out = tmp_path / "run"
-    argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--attempts", "2", "--retries", "1",
-            "--out", str(out), "--no-progress"]
+    argv = [
+        "arcmemo_ps",
+        "--split",
+        str(tiny),
+        "--memory",
+        str(memory_file),
+        "--attempts",
+        "2",
+        "--retries",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     assert eval_main(argv) == 0
     printed = capsys.readouterr().out
     assert "| retry | setting | k=1 | k=2 (official) |" in printed and "arcmemo_ps" in printed
@@ -73,20 +104,39 @@ def test_arcmemo_ps_end_to_end_writes_a_run_directory(tmp_path, tiny, memory_fil
 
 def test_continual_updates_snapshot_memory_after_each_write(tmp_path, tiny, scripted):
     out = tmp_path / "run"
-    assert eval_main(["arcmemo_ps", "--split", str(tiny), "--attempts", "1", "--continual-every", "1",
-                         "--retries", "1", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        eval_main(
+            [
+                "arcmemo_ps",
+                "--split",
+                str(tiny),
+                "--attempts",
+                "1",
+                "--continual-every",
+                "1",
+                "--retries",
+                "1",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     snapshots = sorted(p.name for p in (out / "memory" / "run0").iterdir())
     assert snapshots == ["final.json", "step-0000.json", "step-0001.json", "step-0002.json", "writes.jsonl"]
     assert json.loads((out / "memory" / "run0" / "step-0000.json").read_text())["concepts"] == []
-    assert json.loads((out / "memory" / "run0" / "step-0002.json").read_text())["concepts"][0]["sources"] == ["a_flip", "b_recolor"]
+    assert json.loads((out / "memory" / "run0" / "step-0002.json").read_text())["concepts"][0]["sources"] == [
+        "a_flip",
+        "b_recolor",
+    ]
     results = json.loads((out / "results.json").read_text())
     assert results["memory_writes"] == 2 and results["tokens"]["memory"]["calls"] == 2 * 2 + 1  # 2 writes, 1 selection
 
 
 def test_runs_repeat_with_mean_and_std_and_the_baseline_needs_no_memory(tmp_path, tiny, scripted):
     out = tmp_path / "run"
-    assert eval_main(["baseline", "--split", str(tiny), "--runs", "2", "--threads", "2", "--out", str(out),
-                         "--no-progress"]) == 0
+    assert eval_main(["baseline", "--split", str(tiny), "--runs", "2", "--threads", "2", "--out", str(out), "--no-progress"]) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["runs"] == 2 and len(results["per_run"]) == 2
     assert results["official_score"] == 0.5 and results["official_score_std"] == 0.0  # no retries: recolour fails
@@ -100,8 +150,25 @@ def test_build_memory_from_user_solutions(tmp_path, tiny, scripted):
     (solutions / "a_flip.py").write_text(FLIP)
     (solutions / "b_recolor.py").write_text(IDENTITY)  # wrong: not verified, not abstracted
     out = tmp_path / "ps.json"
-    assert eval_main(["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions),
-                         "--out", str(out), "--run-dir", str(tmp_path / "log"), "--no-progress"]) == 0
+    assert (
+        eval_main(
+            [
+                "build_memory",
+                "--format",
+                "ps",
+                "--split",
+                str(tiny),
+                "--solutions",
+                str(solutions),
+                "--out",
+                str(out),
+                "--run-dir",
+                str(tmp_path / "log"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     memory = json.loads(out.read_text())
     assert memory["format"] == "ps" and [c["sources"] for c in memory["concepts"]] == [["a_flip"]]
     results = json.loads((tmp_path / "log" / "results.json").read_text())
@@ -110,11 +177,35 @@ def test_build_memory_from_user_solutions(tmp_path, tiny, scripted):
 
 def test_build_memory_by_solving_keeps_only_solutions_verified_on_all_pairs(tmp_path, tiny, scripted, monkeypatch):
     out = tmp_path / "oe.json"
-    engine = ScriptedEngine(Script(program={"program": FLIP}, derivation={"derivation": ["Observation: o"]},
-                                   concepts={"concepts": [{"situation": "s", "suggestion": "x"}]}))
+    engine = ScriptedEngine(
+        Script(
+            program={"program": FLIP},
+            derivation={"derivation": ["Observation: o"]},
+            concepts={"concepts": [{"situation": "s", "suggestion": "x"}]},
+        )
+    )
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: choice(engine))
-    assert eval_main(["build_memory", "--format", "oe", "--split", str(tiny), "--attempts", "1", "--retries", "0",
-                         "--out", str(out), "--run-dir", str(tmp_path / "log"), "--no-progress"]) == 0
+    assert (
+        eval_main(
+            [
+                "build_memory",
+                "--format",
+                "oe",
+                "--split",
+                str(tiny),
+                "--attempts",
+                "1",
+                "--retries",
+                "0",
+                "--out",
+                str(out),
+                "--run-dir",
+                str(tmp_path / "log"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     memory = json.loads(out.read_text())
     assert [c["sources"] for c in memory["concepts"]] == [["a_flip"]]  # FLIP does not solve the recolour task
     assert [p.name for p in (tmp_path / "log" / "solutions").iterdir()] == ["a_flip.py"]
@@ -143,24 +234,27 @@ def test_the_entry_point_routes_arc_commands(monkeypatch, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("error: unknown split 'nowhere'")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["arcmemo_xx", "--split", "val100"], "unknown program or command 'arcmemo_xx'"),
-    (["arcmemo_ps", "--split", "val101"], "unknown split 'val101'"),
-    (["arcmemo_ps", "--split", "val100", "--tasks", "deadbeef"], "unknown task id 'deadbeef'"),
-    (["arcmemo_ps", "--split", "{bad}"], "is not valid JSON"),
-    (["arcmemo_ps", "--split", "val100", "--limit", "1", "--memory", "{corrupt}"], "is corrupt"),
-    (["arcmemo_ps", "--split", "val100", "--limit", "1", "--memory", "{oe}"], "needs a ps memory"),
-    (["arcmemo_ps", "--split", "val100", "--memory", "missing.json"], "cannot read memory file"),
-    (["baseline", "--split", "val100", "--continual-every", "2"], "keeps no memory"),
-    (["arcmemo_ps", "--split", "val100", "--attempts", "0"], "--attempts must be at least 1"),
-    (["arcmemo_ps", "--split", "val100", "--write-gate", "labels"], "--write-gate"),
-    (["arcmemo_ps", "--split", "val100", "--lm", "nonsense-model-xyz"], "unknown LM"),
-    (["build_memory", "--format", "ps", "--split", "barc_seeds"], "--out"),
-    (["build_memory", "--format", "xx", "--out", "m.json"], "--format"),
-    (["build_memory", "--format", "ps", "--out", "m.json", "--solutions", "{solutions}"], "unknown task id 'notatask'"),
-    (["arc_table", "{bad}"], "not the results of an ARC evaluation"),
-    ([], "name a command"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["arcmemo_xx", "--split", "val100"], "unknown program or command 'arcmemo_xx'"),
+        (["arcmemo_ps", "--split", "val101"], "unknown split 'val101'"),
+        (["arcmemo_ps", "--split", "val100", "--tasks", "deadbeef"], "unknown task id 'deadbeef'"),
+        (["arcmemo_ps", "--split", "{bad}"], "is not valid JSON"),
+        (["arcmemo_ps", "--split", "val100", "--limit", "1", "--memory", "{corrupt}"], "is corrupt"),
+        (["arcmemo_ps", "--split", "val100", "--limit", "1", "--memory", "{oe}"], "needs a ps memory"),
+        (["arcmemo_ps", "--split", "val100", "--memory", "missing.json"], "cannot read memory file"),
+        (["baseline", "--split", "val100", "--continual-every", "2"], "keeps no memory"),
+        (["arcmemo_ps", "--split", "val100", "--attempts", "0"], "--attempts must be at least 1"),
+        (["arcmemo_ps", "--split", "val100", "--write-gate", "labels"], "--write-gate"),
+        (["arcmemo_ps", "--split", "val100", "--lm", "nonsense-model-xyz"], "unknown LM"),
+        (["build_memory", "--format", "ps", "--split", "barc_seeds"], "--out"),
+        (["build_memory", "--format", "xx", "--out", "m.json"], "--format"),
+        (["build_memory", "--format", "ps", "--out", "m.json", "--solutions", "{solutions}"], "unknown task id 'notatask'"),
+        (["arc_table", "{bad}"], "not the results of an ARC evaluation"),
+        ([], "name a command"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, message, capsys):
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -170,8 +264,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, message, capsys):
     solutions = tmp_path / "solutions"
     solutions.mkdir()
     (solutions / "notatask.py").write_text(FLIP)
-    fill = {"{bad}": str(bad), "{corrupt}": str(tmp_path / "corrupt.json"), "{oe}": str(tmp_path / "oe.json"),
-            "{solutions}": str(solutions)}
+    fill = {
+        "{bad}": str(bad),
+        "{corrupt}": str(tmp_path / "corrupt.json"),
+        "{oe}": str(tmp_path / "oe.json"),
+        "{solutions}": str(solutions),
+    }
     argv = [fill.get(a, a) for a in argv]
     if argv[:1] == ["arc_table"]:
         (bad / "results.json").write_text('{"task": "experience_transfer"}')
@@ -180,15 +278,37 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, message, capsys):
     assert err.startswith("error: ") and message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("program, memory_answers", [
-    ("arcmemo_ps", dict(selected={"reasoning": "-", "selected": ["recolour cells"]}, pseudocode={"pseudocode": "p"},
-                        concepts={"concepts": [{"title": "recolour cells", "kind": "routine",
-                                                "parameters": [{"name": "f", "type": "Callable[[int], int]"}]}]})),
-    ("arcmemo_oe", dict(speculation={"observations": ["o"], "speculation": ["s"]}, chosen={"chosen": [1]},
-                        derivation={"derivation": ["Observation: o"]},
-                        concepts={"concepts": [{"situation": "s", "suggestion": "x"}]})),
-    ("cheatsheet", dict(updated_cheatsheet={"updated_cheatsheet": "use row[::-1]"})),
-])
+@pytest.mark.parametrize(
+    "program, memory_answers",
+    [
+        (
+            "arcmemo_ps",
+            dict(
+                selected={"reasoning": "-", "selected": ["recolour cells"]},
+                pseudocode={"pseudocode": "p"},
+                concepts={
+                    "concepts": [
+                        {
+                            "title": "recolour cells",
+                            "kind": "routine",
+                            "parameters": [{"name": "f", "type": "Callable[[int], int]"}],
+                        }
+                    ]
+                },
+            ),
+        ),
+        (
+            "arcmemo_oe",
+            dict(
+                speculation={"observations": ["o"], "speculation": ["s"]},
+                chosen={"chosen": [1]},
+                derivation={"derivation": ["Observation: o"]},
+                concepts={"concepts": [{"situation": "s", "suggestion": "x"}]},
+            ),
+        ),
+        ("cheatsheet", dict(updated_cheatsheet={"updated_cheatsheet": "use row[::-1]"})),
+    ],
+)
 def test_json_mode_as_the_embedded_model_is_driven(tmp_path, tiny, monkeypatch, program, memory_answers):
     """With an in-process model the harness uses DSPy's JSONAdapter: typed outputs and demos must go through it."""
     from memreason.lm import LMChoice
@@ -198,8 +318,12 @@ def test_json_mode_as_the_embedded_model_is_driven(tmp_path, tiny, monkeypatch, 
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice("embedded", engine.lm(), local=True))
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     out = tmp_path / "run"
-    assert eval_main([program, "--split", str(tiny), "--attempts", "1", "--continual-every", "1",
-                         "--out", str(out), "--no-progress"]) == 0
+    assert (
+        eval_main(
+            [program, "--split", str(tiny), "--attempts", "1", "--continual-every", "1", "--out", str(out), "--no-progress"]
+        )
+        == 0
+    )
     assert all(call.response_format is not None for call in engine.calls)
     results = json.loads((out / "results.json").read_text())
     assert results["errors"] == {} and results["memory_writes"] == 2 and results["official_score"] == 0.5

@@ -40,11 +40,13 @@ class RecordingEngine(ScriptedEngine):
 
 def resolver(engine, resolved=None):
     """A stand-in for ``resolve_lm``: an LM on ``engine`` built with the settings asked for (noted in ``resolved``)."""
+
     def resolve(spec, **choose):
         if resolved is not None:
             resolved.append((spec, choose))
-        return LMChoice(spec or "embedded", engine.lm(temperature=choose["temperature"], max_tokens=choose["max_tokens"]),
-                        local=False)
+        return LMChoice(
+            spec or "embedded", engine.lm(temperature=choose["temperature"], max_tokens=choose["max_tokens"]), local=False
+        )
 
     return resolve
 
@@ -55,10 +57,14 @@ def settings(choice: LMChoice) -> tuple[float | None, int | None]:
 
 @pytest.fixture
 def engine():
-    return RecordingEngine(Script(program={"program": FLIP},
-                                  selected={"reasoning": "cues", "selected": ["flip rows"]},
-                                  pseudocode={"pseudocode": "1. flip each row"},
-                                  concepts={"concepts": [{"title": "flip rows", "kind": "routine"}]}))
+    return RecordingEngine(
+        Script(
+            program={"program": FLIP},
+            selected={"reasoning": "cues", "selected": ["flip rows"]},
+            pseudocode={"pseudocode": "1. flip each row"},
+            concepts={"concepts": [{"title": "flip rows", "kind": "routine"}]},
+        )
+    )
 
 
 @pytest.fixture
@@ -71,8 +77,13 @@ def scripted(engine, monkeypatch):
 def arc_lms(argv: list[str], engine, resolved=None) -> tuple[LMChoice, LMChoice]:
     """The LMs an ARC evaluation with ``argv`` resolves."""
     args = build_parser().parse_args(["arcmemo_ps", *argv])
-    return resolve_lms(args, temperature=0.0, memory_temperature=args.memory_temperature,
-                       memory_max_tokens=args.memory_max_tokens, resolve=resolver(engine, resolved))
+    return resolve_lms(
+        args,
+        temperature=0.0,
+        memory_temperature=args.memory_temperature,
+        memory_max_tokens=args.memory_max_tokens,
+        resolve=resolver(engine, resolved),
+    )
 
 
 # -- resolution ------------------------------------------------------------------------------------
@@ -93,11 +104,14 @@ def test_the_memory_flags_set_the_memory_lm(engine):
     assert settings(memory) == (0.5, 2000)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--memory-temperature", "2.5"], "--memory-temperature must be in [0, 2]"),
-    (["--memory-temperature", "warm"], "--memory-temperature must be a number"),
-    (["--memory-max-tokens", "0"], "--memory-max-tokens must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--memory-temperature", "2.5"], "--memory-temperature must be in [0, 2]"),
+        (["--memory-temperature", "warm"], "--memory-temperature must be a number"),
+        (["--memory-max-tokens", "0"], "--memory-max-tokens must be at least 1"),
+    ],
+)
 def test_bad_memory_flags_are_refused(argv, message):
     with pytest.raises(UsageError, match=message.replace("[", r"\[").replace("]", r"\]")):
         build_parser().parse_args(["arcmemo_ps", *argv])
@@ -105,10 +119,15 @@ def test_bad_memory_flags_are_refused(argv, message):
 
 def test_a_named_memory_lm_is_resolved_with_the_memory_settings(engine):
     resolved = []
-    task, memory = arc_lms(["--lm", "openai/o4-mini", "--max-tokens", "32000", "--memory-lm", "openai/gpt-4.1",
-                            "--memory-temperature", "0.3"], engine, resolved)
+    task, memory = arc_lms(
+        ["--lm", "openai/o4-mini", "--max-tokens", "32000", "--memory-lm", "openai/gpt-4.1", "--memory-temperature", "0.3"],
+        engine,
+        resolved,
+    )
     assert [(spec, choose["temperature"], choose["max_tokens"]) for spec, choose in resolved] == [
-        ("openai/o4-mini", 0.0, 32000), ("openai/gpt-4.1", 0.3, 1000)]
+        ("openai/o4-mini", 0.0, 32000),
+        ("openai/gpt-4.1", 0.3, 1000),
+    ]
     assert (task.spec, memory.spec) == ("openai/o4-mini", "openai/gpt-4.1")
     assert settings(memory) == (0.3, 1000)
 
@@ -142,10 +161,12 @@ def test_an_openai_reasoning_model_keeps_its_own_cap_field(monkeypatch):
 def stub_server(tmp_path, monkeypatch):
     """A stand-in llama-server (``memreason.lm.stub_server``) and a GGUF file for it; servers stopped afterwards."""
     script = tmp_path / "llama-server"
-    script.write_text(textwrap.dedent(f"""\
+    script.write_text(
+        textwrap.dedent(f"""\
         #!/bin/sh
         exec {sys.executable} -m memreason.lm.stub_server --as-llama-server --latency 0 --fail-rate 0 --lifetime 120 "$@"
-        """))
+        """)
+    )
     script.chmod(0o755)
     monkeypatch.setenv("MEMREASON_LLAMA_SERVER", str(script))
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
@@ -182,8 +203,26 @@ def by_output(engine) -> dict[str, set[tuple[float | None, int | None]]]:
 
 def test_an_arc_run_sends_memory_calls_with_the_memory_settings(tmp_path, tiny, memory_file, scripted):
     out = tmp_path / "run"
-    assert eval_main(["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--attempts", "1",
-                         "--max-tokens", "4000", "--out", str(out), "--no-progress", "--no-report"]) == 0
+    assert (
+        eval_main(
+            [
+                "arcmemo_ps",
+                "--split",
+                str(tiny),
+                "--memory",
+                str(memory_file),
+                "--attempts",
+                "1",
+                "--max-tokens",
+                "4000",
+                "--out",
+                str(out),
+                "--no-progress",
+                "--no-report",
+            ]
+        )
+        == 0
+    )
     seen = by_output(scripted)
     assert seen.pop("program") == {(0.7, 4000)}  # the solver: its --temperature, its --max-tokens
     assert seen and all(sent == {(0.3, 1000)} for sent in seen.values())  # concept selection: the memory role
@@ -196,15 +235,48 @@ def test_build_memory_abstracts_with_the_memory_settings(tmp_path, tiny, scripte
     solutions.mkdir()
     (solutions / "a_flip.py").write_text(FLIP)
     log = tmp_path / "log"
-    assert eval_main(["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions),
-                         "--out", str(tmp_path / "ps.json"), "--run-dir", str(log), "--memory-temperature", "0.2",
-                         "--memory-max-tokens", "800", "--no-progress", "--no-report"]) == 0
+    assert (
+        eval_main(
+            [
+                "build_memory",
+                "--format",
+                "ps",
+                "--split",
+                str(tiny),
+                "--solutions",
+                str(solutions),
+                "--out",
+                str(tmp_path / "ps.json"),
+                "--run-dir",
+                str(log),
+                "--memory-temperature",
+                "0.2",
+                "--memory-max-tokens",
+                "800",
+                "--no-progress",
+                "--no-report",
+            ]
+        )
+        == 0
+    )
     seen = by_output(scripted)
     assert seen and "program" not in seen and all(sent == {(0.2, 800)} for sent in seen.values())
     config = json.loads((log / "config.json").read_text())
     assert (config["memory_temperature"], config["memory_max_tokens"]) == (0.2, 800)
-    argv = ["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions),
-            "--out", str(tmp_path / "ps.json"), "--run-dir", str(log), "--no-progress"]
+    argv = [
+        "build_memory",
+        "--format",
+        "ps",
+        "--split",
+        str(tiny),
+        "--solutions",
+        str(solutions),
+        "--out",
+        str(tmp_path / "ps.json"),
+        "--run-dir",
+        str(log),
+        "--no-progress",
+    ]
     assert eval_main(argv) == 2  # the defaults (0.3, 1000) are another build
 
 
@@ -240,6 +312,6 @@ def test_a_run_saved_before_the_memory_settings_resumes_with_the_old_ones(tmp_pa
     real = arc_evaluate.resolve_lms
     monkeypatch.setattr(arc_evaluate, "resolve_lms", lambda *a, **kw: lms.append(real(*a, **kw)) or lms[-1])
     assert eval_main(["--resume", str(out), "--no-progress", "--no-report"]) == 0
-    (task, memory), = lms
+    ((task, memory),) = lms
     assert settings(task) == (0.0, None) and settings(memory) == (0.0, None)  # as the run was made
     assert "memory_temperature" not in json.loads((out / "config.json").read_text())  # its config is kept as it was

@@ -63,7 +63,9 @@ def test_closed_form_equals_the_subset_average():
         verify = [[rng.random() < 0.4 for _ in range(tests)] for _ in range(n)]
         for k in range(1, n + 1):
             assert oracle_at_k(verify, k) == pytest.approx(brute_oracle(verify, k))
-            strict = sum(any(all(c) for c in C) for C in itertools.combinations(verify, k)) / len(list(itertools.combinations(verify, k)))
+            strict = sum(any(all(c) for c in C) for C in itertools.combinations(verify, k)) / len(
+                list(itertools.combinations(verify, k))
+            )
             assert strict_at_k(verify, k) == pytest.approx(strict)
 
 
@@ -88,8 +90,9 @@ def test_pooled_oracle_counts_a_run_that_failed_before_any_attempt():
     assert pooled_oracle_at_k(per_run, attempts=1, tests=1, k=2) == pytest.approx(1.0)  # the only pair holds it
     # two test pairs, two attempts per run: run 1 stopped after one attempt that got test 1 only
     per_run = [[[True, False], [False, False]], [[False, True]]]
-    assert pooled_oracle_at_k(per_run, attempts=2, tests=2, k=1) == pytest.approx(brute_oracle(
-        [[True, False], [False, False], [False, True], [False, False]], 1))
+    assert pooled_oracle_at_k(per_run, attempts=2, tests=2, k=1) == pytest.approx(
+        brute_oracle([[True, False], [False, False], [False, True], [False, False]], 1)
+    )
 
 
 def test_pooled_oracle_in_a_run_summary(tmp_path):
@@ -98,11 +101,17 @@ def test_pooled_oracle_in_a_run_summary(tmp_path):
     from memreason.lm import LMChoice
 
     task = ArcTask.from_json("t", {"train": [{"input": [[1]], "output": [[2]]}], "test": [{"input": [[1]], "output": [[2]]}]})
-    solved = {"verify": [[True]], "attempts": [], "error": None, "read": {}, "passed_train": True,
-              "scores": {"by_retries": {}}}
-    failed = {"verify": [], "attempts": [], "error": "timeout: gave up", "read": {}, "passed_train": False,
-              "failure": {"kind": "timeout", "reason": "gave up"}}
+    solved = {"verify": [[True]], "attempts": [], "error": None, "read": {}, "passed_train": True, "scores": {"by_retries": {}}}
+    failed = {
+        "verify": [],
+        "attempts": [],
+        "error": "timeout: gave up",
+        "read": {},
+        "passed_train": False,
+        "failure": {"kind": "timeout", "reason": "gave up"},
+    }
     from memreason.eval.arc.scoring import task_scores
+
     for record in (solved, failed):
         record["scores"] = {**task_scores(record["verify"]), "by_retries": {"0": task_scores(record["verify"])}}
     lm = LMChoice("scripted", None, local=False)

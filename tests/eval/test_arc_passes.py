@@ -35,8 +35,13 @@ def solver(call) -> dict:
 
 
 def script(**more) -> Script:
-    return Script(program=solver, selected=lambda call: {"reasoning": "-", "selected": titles(call)},
-                  pseudocode={"pseudocode": "p"}, concepts={"concepts": [{"title": CONCEPT, "kind": "routine"}]}, **more)
+    return Script(
+        program=solver,
+        selected=lambda call: {"reasoning": "-", "selected": titles(call)},
+        pseudocode={"pseudocode": "p"},
+        concepts={"concepts": [{"title": CONCEPT, "kind": "routine"}]},
+        **more,
+    )
 
 
 def run(program, tasks, answers: Script):
@@ -113,11 +118,15 @@ def test_a_retry_reselects_in_view_of_the_previous_program_and_its_feedback(sand
     memory = ConceptMemory("ps")
     memory.add([PSConcept(**{**PS_CONCEPT, "title": t}) for t in ("flip rows", CONCEPT)], source="seed")
     for mode in ("inline", "passes"):
-        program = build_program("arcmemo_ps", retry_mode=mode, reselect=True, reselect_k=1, attempts=1, retries=1,
-                                sandbox=sandbox)
+        program = build_program(
+            "arcmemo_ps", retry_mode=mode, reselect=True, reselect_k=1, attempts=1, retries=1, sandbox=sandbox
+        )
         program.use_memory(ConceptMemory.from_json(memory.to_json()))
-        answers = Script(program=solver, selected={"reasoning": "-", "selected": ["flip rows"]},
-                         chosen={"chosen": ["flip rows", CONCEPT, "made up"]})
+        answers = Script(
+            program=solver,
+            selected={"reasoning": "-", "selected": ["flip rows"]},
+            chosen={"chosen": ["flip rows", CONCEPT, "made up"]},
+        )
         results, _, engine = run(program, [recolor_task("b")], answers)
         reselect = answers.calls_to(engine, "chosen")
         assert len(reselect) == 1, mode
@@ -135,13 +144,21 @@ def test_an_oe_reselection_names_lessons_by_number(sandbox):
     from memreason.signatures import OEConcept
 
     memory = ConceptMemory("oe")
-    memory.add([OEConcept(situation="cells are mirrored", suggestion="flip rows"),
-                OEConcept(situation="ones stand where twos should", suggestion=CONCEPT)], source="seed")
+    memory.add(
+        [
+            OEConcept(situation="cells are mirrored", suggestion="flip rows"),
+            OEConcept(situation="ones stand where twos should", suggestion=CONCEPT),
+        ],
+        source="seed",
+    )
     program = build_program("arcmemo_oe", retry_mode="passes", reselect=True, attempts=1, retries=1, sandbox=sandbox)
     program.use_memory(memory)
     assert program.selector.reselect_with.signature.output_fields["chosen"].annotation == list[int]  # under a grammar: numbers
-    answers = Script(program=solver, speculation={"observations": ["ones"], "speculation": ["recolour"]},
-                     chosen=lambda call: {"chosen": [2, 1] if "previous_program" in call.user_text else [1]})
+    answers = Script(
+        program=solver,
+        speculation={"observations": ["ones"], "speculation": ["recolour"]},
+        chosen=lambda call: {"chosen": [2, 1] if "previous_program" in call.user_text else [1]},
+    )
     results, _, engine = run(program, [recolor_task("b")], answers)
     step = results[0].attempts[0].steps[1]
     assert step.read["reselected"] and step.read["selected"] == ["2"] and step.read["hallucinated"] == []
@@ -195,7 +212,14 @@ def test_a_passes_run_records_each_pass_and_scores_by_depth(tmp_path, split, mon
     out = tmp_path / "passes"
     assert eval_main([*PASSES, "--split", str(split), "--out", str(out)]) == 0
     by_pass = [(r["pass"], r["id"]) for r in lines(out)]
-    assert sorted(by_pass) == [(0, "a_flip"), (0, "b_recolor"), (0, "c_flip"), (0, "d_recolor"), (1, "b_recolor"), (1, "d_recolor")]
+    assert sorted(by_pass) == [
+        (0, "a_flip"),
+        (0, "b_recolor"),
+        (0, "c_flip"),
+        (0, "d_recolor"),
+        (1, "b_recolor"),
+        (1, "d_recolor"),
+    ]
     assert by_pass.index((1, "b_recolor")) > max(by_pass.index((0, t)) for t in ("a_flip", "b_recolor", "c_flip", "d_recolor"))
     r = results(out)
     assert r["score_by_retries"] == {"0": 0.5, "1": 1.0} and r["official_score"] == 1.0

@@ -27,8 +27,19 @@ TESTS = Path(__file__).resolve().parents[1]  # the shared helpers
 HERE = Path(__file__).resolve().parent
 PNG = b"\x89PNG\r\n\x1a\n"
 # arcmemo_ps from an empty memory, written every 2 problems; the recolours need their retry
-ARGV = ["arcmemo_ps", "--attempts", "1", "--retries", "1", "--continual-every", "2", "--no-progress", "--no-report",
-        "--backoff", "0"]
+ARGV = [
+    "arcmemo_ps",
+    "--attempts",
+    "1",
+    "--retries",
+    "1",
+    "--continual-every",
+    "2",
+    "--no-progress",
+    "--no-report",
+    "--backoff",
+    "0",
+]
 
 
 def program(call):
@@ -38,13 +49,19 @@ def program(call):
 
 
 def script():
-    return Script(program=program, selected={"reasoning": "cues", "selected": ["recolour cells", "ghost concept"]},
-                  pseudocode={"pseudocode": "1. do it"},
-                  concepts={"concepts": [{"title": "recolour cells", "kind": "routine"}]})
+    return Script(
+        program=program,
+        selected={"reasoning": "cues", "selected": ["recolour cells", "ghost concept"]},
+        pseudocode={"pseudocode": "1. do it"},
+        concepts={"concepts": [{"title": "recolour cells", "kind": "routine"}]},
+    )
 
 
 def use(monkeypatch, engine):
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm",
+        lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False),
+    )
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
 
 
@@ -109,8 +126,13 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, split
     driver = tmp_path / "driver.py"
     driver.write_text(textwrap.dedent(DRIVER.format(root=str(ROOT), tests=str(TESTS), here=str(HERE))))
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    process = subprocess.Popen([sys.executable, str(driver), *ARGV, "--split", str(split), "--out", str(killed)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, str(driver), *ARGV, "--split", str(split), "--out", str(killed)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         path = killed / "examples.jsonl"
@@ -148,11 +170,14 @@ class Crash(BaseException):
     """A crash that nothing in the harness catches (as a SIGKILL would end the process)."""
 
 
-@pytest.mark.parametrize("crash_at", [
-    "b_recolor",  # in the first batch: nothing written yet
-    "c_flip",  # the first task after the first write
-    "pseudocode",  # during the first write: its batch is finished, the write is done again
-])
+@pytest.mark.parametrize(
+    "crash_at",
+    [
+        "b_recolor",  # in the first batch: nothing written yet
+        "c_flip",  # the first task after the first write
+        "pseudocode",  # during the first write: its batch is finished, the write is done again
+    ],
+)
 def test_a_crash_anywhere_resumes_to_the_uninterrupted_run(tmp_path, split, monkeypatch, crash_at):
     whole, full = uninterrupted(monkeypatch, tmp_path, split)
     answer, crashed = script(), []
@@ -290,8 +315,14 @@ def test_an_arc_run_writes_its_report_with_oracle_at_3_null(tmp_path, split, mon
 
 
 def test_build_memory_continues_its_run_dir(tmp_path, split, monkeypatch):
-    answer, crashed = Script(program={"program": FLIP}, pseudocode={"pseudocode": "p"},
-                             concepts={"concepts": [{"title": "flip rows", "kind": "routine"}]}), []
+    answer, crashed = (
+        Script(
+            program={"program": FLIP},
+            pseudocode={"pseudocode": "p"},
+            concepts={"concepts": [{"title": "flip rows", "kind": "routine"}]},
+        ),
+        [],
+    )
     c_flip = puzzle_text(four_tasks()[2])
 
     def crashing(call):
@@ -300,8 +331,19 @@ def test_build_memory_continues_its_run_dir(tmp_path, split, monkeypatch):
             raise Crash()
         return answer(call)
 
-    argv = ["build_memory", "--format", "ps", "--split", str(split), "--attempts", "1", "--retries", "0",
-            "--no-progress", "--no-report"]
+    argv = [
+        "build_memory",
+        "--format",
+        "ps",
+        "--split",
+        str(split),
+        "--attempts",
+        "1",
+        "--retries",
+        "0",
+        "--no-progress",
+        "--no-report",
+    ]
     use(monkeypatch, ScriptedEngine(crashing))
     with pytest.raises(Crash):
         eval_main([*argv, "--out", str(tmp_path / "ps.json"), "--run-dir", str(tmp_path / "log")])
@@ -315,5 +357,4 @@ def test_build_memory_continues_its_run_dir(tmp_path, split, monkeypatch):
     assert json.loads((tmp_path / "ps.json").read_text()) == json.loads((tmp_path / "whole.json").read_text())
     resumed, whole = results(tmp_path / "log"), results(tmp_path / "whole")
     assert resumed["concepts"] == 1 and resumed["written"] == 2  # the two flips
-    assert comparable(resumed) == {**comparable(whole), "memory_file": resumed["memory_file"],
-                                   "config": resumed["config"]}
+    assert comparable(resumed) == {**comparable(whole), "memory_file": resumed["memory_file"], "config": resumed["config"]}

@@ -26,8 +26,12 @@ def task_with(tests: int, task_id: str = "t") -> ArcTask:
 
 def step(retry: int, *outputs, passed: bool = False) -> Step:
     """A program whose test outputs are ``outputs`` (``None``: it crashed there)."""
-    return Step(retry, "def transform(grid): ...", train=[Check(RIGHT if passed else WRONG, correct=passed)],
-                test=[Check(o) for o in outputs])
+    return Step(
+        retry,
+        "def transform(grid): ...",
+        train=[Check(RIGHT if passed else WRONG, correct=passed)],
+        test=[Check(o) for o in outputs],
+    )
 
 
 def record(task: ArcTask, attempts: list[Attempt], retries: int = 1) -> dict:
@@ -75,8 +79,13 @@ def test_scores_never_fall_with_depth_and_the_default_is_the_deepest():
     for _ in range(100):
         tests, retries = rng.randint(1, 3), rng.randint(0, 3)
         task = task_with(tests)
-        attempts = [Attempt(a, [step(r, *(rng.choice([RIGHT, WRONG, None]) for _ in range(tests)))
-                                for r in range(rng.randint(1, retries + 1))]) for a in range(rng.randint(1, 3))]
+        attempts = [
+            Attempt(
+                a,
+                [step(r, *(rng.choice([RIGHT, WRONG, None]) for _ in range(tests))) for r in range(rng.randint(1, retries + 1))],
+            )
+            for a in range(rng.randint(1, 3))
+        ]
         scores = record(task, attempts, retries)["scores"]
         by_depth = [scores["score_by_retries"][str(r)] for r in range(retries + 1)]
         assert by_depth == sorted(by_depth) and by_depth[-1] == scores["official_score"]
@@ -92,9 +101,15 @@ def solved(verify: list[list[bool]]) -> dict:
     """A task record with ``verify`` (no rows: the task failed before its attempt)."""
     failure = None if verify else {"kind": "timeout", "reason": "gave up"}
     scores = task_scores(verify)
-    return {"verify": verify, "attempts": [], "read": {}, "passed_train": bool(verify), "failure": failure,
-            "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
-            "scores": {**scores, "by_retries": {"0": scores}}}
+    return {
+        "verify": verify,
+        "attempts": [],
+        "read": {},
+        "passed_train": bool(verify),
+        "failure": failure,
+        "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
+        "scores": {**scores, "by_retries": {"0": scores}},
+    }
 
 
 def results_of(tasks: list[ArcTask], per_run: list[list[dict]], attempts: int) -> dict:
@@ -108,9 +123,11 @@ def three_samples() -> dict:
     """Three runs of one attempt each (samples s0, s1, s2) over tasks A (one pair), B (two pairs), C (one pair):
     A: s0 only; B: s0 gets pair 0, s1 both, s2 failed before its attempt; C: s2 only."""
     tasks = [task_with(1, "A"), task_with(2, "B"), task_with(1, "C")]
-    per_run = [[solved([[True]]), solved([[True, False]]), solved([[False]])],
-               [solved([[False]]), solved([[True, True]]), solved([[False]])],
-               [solved([[False]]), solved([]), solved([[True]])]]
+    per_run = [
+        [solved([[True]]), solved([[True, False]]), solved([[False]])],
+        [solved([[False]]), solved([[True, True]]), solved([[False]])],
+        [solved([[False]]), solved([]), solved([[True]])],
+    ]
     return results_of(tasks, per_run, attempts=1)
 
 
@@ -156,12 +173,20 @@ def test_dataset_oracle_is_the_subset_average_and_falls_back_to_the_closed_form(
     rng = random.Random(2)
     for _ in range(50):
         n, problems = rng.randint(1, 6), rng.randint(1, 4)
-        verify = [[[rng.random() < 0.4 for _ in range(tests)] for _ in range(n)]
-                  for tests in (rng.randint(1, 3) for _ in range(problems))]
+        verify = [
+            [[rng.random() < 0.4 for _ in range(tests)] for _ in range(n)]
+            for tests in (rng.randint(1, 3) for _ in range(problems))
+        ]
         scores = sample_scores(verify)
         for k in range(1, n + 1):
-            z = [sum(sum(any(verify[i][s][t] for s in c) for t in range(len(verify[i][0]))) / len(verify[i][0])
-                     for i in range(problems)) / problems for c in itertools.combinations(range(n), k)]
+            z = [
+                sum(
+                    sum(any(verify[i][s][t] for s in c) for t in range(len(verify[i][0]))) / len(verify[i][0])
+                    for i in range(problems)
+                )
+                / problems
+                for c in itertools.combinations(range(n), k)
+            ]
             got = dataset_oracle_at_k(verify, k)
             mean = sum(z) / len(z)
             assert got.mean == pytest.approx(mean) and got.subsets == len(z)

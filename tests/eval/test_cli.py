@@ -72,7 +72,9 @@ def test_every_documented_command_still_parses(line):
     assert callable(args.handler)
 
 
-@pytest.mark.parametrize("line", sorted({" ".join(shlex.split(line)[:4 if " compile " in line else 3]) for line in README_COMMANDS}))
+@pytest.mark.parametrize(
+    "line", sorted({" ".join(shlex.split(line)[: 4 if " compile " in line else 3]) for line in README_COMMANDS})
+)
 def test_help_of_every_documented_command(line, capsys):
     parser, words = _parser_and_words(line)
     with pytest.raises(SystemExit) as exit:
@@ -81,8 +83,14 @@ def test_help_of_every_documented_command(line, capsys):
 
 
 def test_bad_values_are_refused_by_the_parser_in_one_line(capsys):
-    for argv in (["hdr", "--level", "4"], ["hdr", "--level", "1", "--seed", "-1"], ["hdr", "--level", "1", "--limit", "0"],
-                 ["hdr", "--modality", "audio"], ["table5", "--f1", "guess"], ["nosuchprogram"]):
+    for argv in (
+        ["hdr", "--level", "4"],
+        ["hdr", "--level", "1", "--seed", "-1"],
+        ["hdr", "--level", "1", "--limit", "0"],
+        ["hdr", "--modality", "audio"],
+        ["table5", "--f1", "guess"],
+        ["nosuchprogram"],
+    ):
         assert eval_main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, (argv, err)
@@ -96,7 +104,9 @@ def _saved(name: str, tmp_path: Path) -> Path:
 
 def test_an_experience_transfer_run_saved_before_the_change_resumes(tmp_path, monkeypatch):
     engine = ScriptedEngine(oracle_counter())
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
+    )
     run = _saved("episodic_cot-L2", tmp_path)
     before = json.loads((run / "results.json").read_text())
     assert len((run / "examples.jsonl").read_text().splitlines()) == 4  # 6 asked for, 2 lost in a crash
@@ -110,8 +120,10 @@ def test_an_arc_run_saved_before_the_change_resumes(tmp_path, monkeypatch):
     from test_arc_resume import script
 
     engine = ScriptedEngine(script())
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm",
-                        lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm",
+        lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False),
+    )
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     run = _saved("arcmemo_ps", tmp_path)
     split = write_tasks(tmp_path / "split", *four_tasks())

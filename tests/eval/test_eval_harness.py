@@ -86,12 +86,17 @@ def test_runs_repeat_and_report_mean_and_std(tmp_path):
     assert a == c < b == 1.0
     assert results["accuracy"]["mean"] == pytest.approx((a + b + c) / 3)
     assert results["accuracy"]["std"] > 0
-    assert sorted(p.name for p in tmp_path.glob("memory-run*.json")) == ["memory-run0.json", "memory-run1.json", "memory-run2.json"]
+    assert sorted(p.name for p in tmp_path.glob("memory-run*.json")) == [
+        "memory-run0.json",
+        "memory-run1.json",
+        "memory-run2.json",
+    ]
 
 
 def test_threads_give_the_same_answers(tmp_path):
     one = evaluate(tmp_path / "1", ScriptedEngine(oracle_counter()), threads=1, limit=20)
     four = evaluate(tmp_path / "4", ScriptedEngine(oracle_counter()), threads=4, limit=20)
+
     def answers(folder):
         lines = [json.loads(l) for l in (folder / "examples.jsonl").read_text().splitlines()]
         return {l["id"]: l["prediction"] for l in lines}
@@ -167,7 +172,9 @@ def test_a_binary_rules_file_and_an_out_that_is_a_file_are_one_line(tmp_path, ca
 
 
 def test_inconsistent_rules_file_is_one_line(tmp_path, capsys):
-    (tmp_path / "rules.json").write_text(json.dumps({"attributes": {"shape": ["square"]}, "labels": ["a", "b"], "count_label": "a", "rules": []}))
+    (tmp_path / "rules.json").write_text(
+        json.dumps({"attributes": {"shape": ["square"]}, "labels": ["a", "b"], "count_label": "a", "rules": []})
+    )
     assert cli.main(["episodic", "--level", "1", "--rules", str(tmp_path / "rules.json")]) == 2
     assert capsys.readouterr().err.startswith("error: ")
 
@@ -203,8 +210,9 @@ def test_memory_building_runs_on_the_memory_lm_once_per_run(tmp_path, monkeypatc
 def test_an_hdr_memory_that_came_out_empty_scores_f1_zero_and_a_memoryless_program_none(tmp_path):
     from scripted_answers import Script
 
-    memory = ScriptedEngine(Script(factors={"factors": ["colour", "shape"]}, hypotheses={"hypotheses": []},
-                                   verdicts={"verdicts": []}))
+    memory = ScriptedEngine(
+        Script(factors={"factors": ["colour", "shape"]}, hypotheses={"hypotheses": []}, verdicts={"verdicts": []})
+    )
     task = ScriptedEngine(lambda call: {"reasoning": "-", "count": 1})
     hdr = evaluate(tmp_path / "hdr", task, program="hdr", memory_engine=memory, limit=2, knobs={"K": 1, "N": 1})
     assert hdr["hypothesis_f1"]["mean"] == 0.0 and hdr["hypothesis_f1"]["per_run"][0]["f1"] == 0.0

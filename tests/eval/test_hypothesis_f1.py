@@ -59,7 +59,13 @@ def test_hand_computed_scores():
 
 
 def test_empty_hypothesis_set_scores_zero_and_bad_shapes_are_refused():
-    assert hypothesis_f1([], ["a", "b"]).as_dict() == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "correct": [], "covered": [False, False]}
+    assert hypothesis_f1([], ["a", "b"]).as_dict() == {
+        "precision": 0.0,
+        "recall": 0.0,
+        "f1": 0.0,
+        "correct": [],
+        "covered": [False, False],
+    }
     assert f1_score(0.0, 0.0) == 0.0 and f1_score(1.0, 0.5) == pytest.approx(2 / 3)
     with pytest.raises(ValueError):
         hypothesis_f1([["a"]], ["a", "b"])
@@ -74,7 +80,10 @@ def test_scores_behave_under_random_hypothesis_sets():
         truth_ = [rng.choice("ab") for _ in range(n)]
         rows = [[rng.choice(["a", "b", None, None]) for _ in range(n)] for _ in range(rng.randint(0, 6))]
         score = hypothesis_f1(rows, truth_)
-        assert 0 <= score.f1 <= 1 and min(score.precision, score.recall) <= score.f1 + 1e-12 <= max(score.precision, score.recall) + 2e-12
+        assert (
+            0 <= score.f1 <= 1
+            and min(score.precision, score.recall) <= score.f1 + 1e-12 <= max(score.precision, score.recall) + 2e-12
+        )
         shuffled = rows[:]
         rng.shuffle(shuffled)
         assert hypothesis_f1(shuffled, truth_).f1 == pytest.approx(score.f1)  # order does not matter
@@ -136,7 +145,8 @@ def test_the_flip_rule_is_expanded_against_the_other_hypotheses(flip):
 def test_the_flip_is_silent_where_the_other_hypotheses_disagree_or_it_cannot_apply():
     implied = parse_implications(
         ["Red squares are normal on a white background.", "Red squares are anomalous on a white background.", FLIP],
-        combinations(2), TABLE.labels,
+        combinations(2),
+        TABLE.labels,
     )[-1]
     assert implied == [None] * 16
     assert parse_implications([FLIP], combinations(1), TABLE.labels) == [[None] * 8]  # one background: no flip
@@ -184,7 +194,9 @@ def test_the_lm_interpreter_gives_the_same_scores_as_the_parser():
     hypotheses = [*make_level(3).oracle_hypotheses, PAPER_DIRECT]
     engine = ScriptedEngine(interpret_like_the_parser)
     with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
-        implications = HypothesisInterpreter()(hypotheses=hypotheses, combinations=combinations(3), labels=TABLE.labels).implications
+        implications = HypothesisInterpreter()(
+            hypotheses=hypotheses, combinations=combinations(3), labels=TABLE.labels
+        ).implications
     assert len(engine.calls) == len(hypotheses)
     assert all(given(c, "hypotheses") == hypotheses for c in engine.calls)  # each call sees the whole set
     assert implications == parse_implications(hypotheses, combinations(3), TABLE.labels)

@@ -26,8 +26,15 @@ def test_ordered_results_come_in_input_order_and_stop_at_the_first_item_not_run(
         return None if i == 3 else i * 10
 
     seen = []
-    done = run_each(list(range(5)), work, threads=5, bar=Bar(), errors=ErrorBudget(None), ordered=True,
-                    on_result=lambda item, result: seen.append((item, result)))
+    done = run_each(
+        list(range(5)),
+        work,
+        threads=5,
+        bar=Bar(),
+        errors=ErrorBudget(None),
+        ordered=True,
+        on_result=lambda item, result: seen.append((item, result)),
+    )
     assert seen == done == [(0, 0), (1, 10), (2, 20)]
 
 

@@ -99,8 +99,22 @@ def test_a_run_that_stops_ends_failed(tmp_path, monkeypatch, empty_store):
     store_at(tmp_path / "store.db", empty_store)
     broken = ScriptedEngine(lambda call: "no fields here at all")
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice("broken", broken.lm(), local=False))
-    argv = ["episodic", "--level", "1", "--limit", "3", "--max-errors", "0", "--out", "runs/broken", "--no-progress",
-            "--lm-retries", "0", "--mlflow", str(tmp_path / "store.db")]
+    argv = [
+        "episodic",
+        "--level",
+        "1",
+        "--limit",
+        "3",
+        "--max-errors",
+        "0",
+        "--out",
+        "runs/broken",
+        "--no-progress",
+        "--lm-retries",
+        "0",
+        "--mlflow",
+        str(tmp_path / "store.db"),
+    ]
     assert eval_cli.main(argv) == 1
     client, _, runs = read_store(tmp_path / "store.db")
     assert [r.info.status for r in runs] == ["FAILED"] and "accuracy" not in runs[0].data.metrics
@@ -109,15 +123,43 @@ def test_a_run_that_stops_ends_failed(tmp_path, monkeypatch, empty_store):
 
 def test_a_study_is_one_run_with_a_nested_run_per_trial(tmp_path, empty_store):
     store_at(tmp_path / "studies" / "mlflow.db", empty_store)
-    argv = ["hdr", "--level", "1", "--limit", "6", "--trials", "3", "--sampler", "grid", "--pruner", "none", "--chunks", "1",
-            "--param", "K=1:3", "--param", "N=2", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0",
-            "--out", "studies/hdr", "--mlflow", *LMS]
+    argv = [
+        "hdr",
+        "--level",
+        "1",
+        "--limit",
+        "6",
+        "--trials",
+        "3",
+        "--sampler",
+        "grid",
+        "--pruner",
+        "none",
+        "--chunks",
+        "1",
+        "--param",
+        "K=1:3",
+        "--param",
+        "N=2",
+        "--param",
+        "cot=false",
+        "--param",
+        "per_object=false",
+        "--param",
+        "demos=0",
+        "--out",
+        "studies/hdr",
+        "--mlflow",
+        *LMS,
+    ]
     assert optimize_cli.main(argv) == 0
     client, experiment, runs = read_store(tmp_path / "studies" / "mlflow.db")
     [study] = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
     trials = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == study.info.run_id]
     assert study.info.run_name == "hdr-L1" and study.info.status == "FINISHED" and len(runs) == 4 and len(trials) == 3
-    assert study.data.params["trials"] == "3" and {"summary.md", "best.json"} <= {a.path for a in client.list_artifacts(study.info.run_id)}
+    assert study.data.params["trials"] == "3" and {"summary.md", "best.json"} <= {
+        a.path for a in client.list_artifacts(study.info.run_id)
+    }
     assert sorted(r.data.params["K"] for r in trials) == ["1", "2", "3"]
     assert all(r.data.tags["optuna.state"] == "COMPLETE" and r.data.params["N"] == "2" for r in trials)
     assert [r.data.params["K"] for r in trials if r.data.metrics["accuracy"] == 1.0] == ["2"]  # the script's optimum
@@ -128,8 +170,21 @@ def test_a_study_is_one_run_with_a_nested_run_per_trial(tmp_path, empty_store):
 
 def test_table_cells_are_runs_nested_under_the_table(tmp_path, empty_store):
     store_at(tmp_path / "runs" / "mlflow.db", empty_store)
-    argv = ["table3", "--levels", "1", "--rows", "episodic_cot", "--limit", "3", "--lm", TASK, "--out", "runs/tables",
-            "--no-progress", "--mlflow"]
+    argv = [
+        "table3",
+        "--levels",
+        "1",
+        "--rows",
+        "episodic_cot",
+        "--limit",
+        "3",
+        "--lm",
+        TASK,
+        "--out",
+        "runs/tables",
+        "--no-progress",
+        "--mlflow",
+    ]
     assert eval_main(argv) == 0
     client, _, runs = read_store(tmp_path / "runs" / "mlflow.db")
     [table] = [r for r in runs if r.info.run_name == "table3"]
@@ -138,12 +193,15 @@ def test_table_cells_are_runs_nested_under_the_table(tmp_path, empty_store):
     assert "accuracy" in cell.data.metrics and "table3.md" in {a.path for a in client.list_artifacts(table.info.run_id)}
 
 
-@pytest.mark.parametrize("main, argv", [
-    (eval_cli.main, ["hdr", "--level", "1", "--mlflow"]),
-    (eval_cli.main, ["baseline", "--mlflow"]),
-    (eval_cli.main, ["table3", "--mlflow", "x.db"]),
-    (optimize_cli.main, ["hdr", "--level", "1", "--mlflow"]),
-])
+@pytest.mark.parametrize(
+    "main, argv",
+    [
+        (eval_cli.main, ["hdr", "--level", "1", "--mlflow"]),
+        (eval_cli.main, ["baseline", "--mlflow"]),
+        (eval_cli.main, ["table3", "--mlflow", "x.db"]),
+        (optimize_cli.main, ["hdr", "--level", "1", "--mlflow"]),
+    ],
+)
 def test_mlflow_missing_is_one_line_and_exit_2_before_any_work(main, argv, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow fails
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda *a, **k: pytest.fail("an LM was resolved"))
@@ -153,11 +211,24 @@ def test_mlflow_missing_is_one_line_and_exit_2_before_any_work(main, argv, tmp_p
 
 
 def test_metrics_params_and_store_uris(tmp_path):
-    arc = {"oracle_at_k": {"1": 0.5, "2": 1.0, "3": None}, "official_score": 1.0, "score_by_retries": {"0": 0.5, "1": 1.0},
-           "tokens": {"task": {"prompt": 10, "completion": 3}}, "cost": {"total": None}, "wall_seconds": 2.5}
-    assert run_metrics(arc) == {"official_score": 1.0, "oracle_at_1": 0.5, "oracle_at_2": 1.0, "score_at_retries_0": 0.5,
-                                "score_at_retries_1": 1.0, "tokens_task_prompt": 10.0, "tokens_task_completion": 3.0,
-                                "wall_seconds": 2.5}
+    arc = {
+        "oracle_at_k": {"1": 0.5, "2": 1.0, "3": None},
+        "official_score": 1.0,
+        "score_by_retries": {"0": 0.5, "1": 1.0},
+        "tokens": {"task": {"prompt": 10, "completion": 3}},
+        "cost": {"total": None},
+        "wall_seconds": 2.5,
+    }
+    assert run_metrics(arc) == {
+        "official_score": 1.0,
+        "oracle_at_1": 0.5,
+        "oracle_at_2": 1.0,
+        "score_at_retries_0": 0.5,
+        "score_at_retries_1": 1.0,
+        "tokens_task_prompt": 10.0,
+        "tokens_task_completion": 3.0,
+        "wall_seconds": 2.5,
+    }
     params = flat_params({"knobs": {"K": 2, "cot": True}, "tasks": None, "empty": {}, "ids": ["a"] * 5000, "lm": "x"})
     assert params["knobs.K"] == "2" and params["knobs.cot"] == "true" and params["tasks"] == "null" and params["empty"] == "{}"
     assert len(params["ids"]) == 6000 and params["lm"] == "x"

@@ -14,22 +14,42 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 # results.json as eval/experience_transfer.py wrote it before failures, retries, steps and cost
 OLD_RESULTS = {
-    "program": "hdr", "task": "experience_transfer", "level": 2, "modality": "text", "lm": "embedded",
-    "memory_lm": "embedded", "examples": 150, "runs": 3,
+    "program": "hdr",
+    "task": "experience_transfer",
+    "level": 2,
+    "modality": "text",
+    "lm": "embedded",
+    "memory_lm": "embedded",
+    "examples": 150,
+    "runs": 3,
     "accuracy": {"mean": 0.4133, "std": 0.0411, "per_run": [0.36, 0.42, 0.46]},
     "accuracy_by_objects": {"2": 0.52, "3": 0.4, "4": 0.32},
     "errors": {"AdapterParseError": 2},
-    "tokens": {"memory": {"prompt": 9000, "completion": 1200, "total": 10200, "calls": 12},
-               "task": {"prompt": 450000, "completion": 30000, "total": 480000, "calls": 450}},
-    "wall_seconds": 5321.4, "config": {"program": "hdr", "level": 2},
+    "tokens": {
+        "memory": {"prompt": 9000, "completion": 1200, "total": 10200, "calls": 12},
+        "task": {"prompt": 450000, "completion": 30000, "total": 480000, "calls": 450},
+    },
+    "wall_seconds": 5321.4,
+    "config": {"program": "hdr", "level": 2},
     "engine": {"calls": 462, "seconds": 5000.0},
 }
 
 ARC_RESULTS = {
-    "program": "arcmemo_ps", "task": "arc", "split": "val100", "lm": "openai/gpt-4o-mini", "memory_lm": "openai/gpt-4o-mini",
-    "examples": 100, "runs": 1, "official_score": 0.35, "strict_score": 0.3,
-    "oracle_at_k": {"1": 0.31, "2": 0.35, "3": 0.38}, "score_by_retries": {"0": 0.25, "1": 0.31, "2": 0.35},
-    "tokens": {"memory": {"prompt": 100000, "completion": 0, "calls": 10}, "task": {"prompt": 100000, "completion": 50000, "calls": 300}},
+    "program": "arcmemo_ps",
+    "task": "arc",
+    "split": "val100",
+    "lm": "openai/gpt-4o-mini",
+    "memory_lm": "openai/gpt-4o-mini",
+    "examples": 100,
+    "runs": 1,
+    "official_score": 0.35,
+    "strict_score": 0.3,
+    "oracle_at_k": {"1": 0.31, "2": 0.35, "3": 0.38},
+    "score_by_retries": {"0": 0.25, "1": 0.31, "2": 0.35},
+    "tokens": {
+        "memory": {"prompt": 100000, "completion": 0, "calls": 10},
+        "task": {"prompt": 100000, "completion": 50000, "calls": 300},
+    },
 }
 
 
@@ -45,7 +65,9 @@ def assert_png(path):
 
 def test_every_run_writes_a_report_with_its_numbers_and_plots(tmp_path, monkeypatch, capsys):
     engine = ScriptedEngine(oracle_counter())
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice("scripted", engine.lm(), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice("scripted", engine.lm(), local=False)
+    )
     out = tmp_path / "run"
     assert cli.main(["episodic_cot", "--level", "1", "--limit", "6", "--out", str(out), "--no-progress"]) == 0
     assert f"report: {out / 'report.md'}" in capsys.readouterr().out

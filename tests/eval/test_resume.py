@@ -101,7 +101,9 @@ def test_a_finished_run_is_read_back_without_any_call(tmp_path):
 @pytest.fixture
 def scripted_cli(monkeypatch):
     engine = ScriptedEngine(oracle_counter())
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
+    )
     return engine
 
 
@@ -170,9 +172,14 @@ def test_python_m_eval_resume_routes_by_the_saved_program(tmp_path):
     assert resumed_program(["--resume", str(tmp_path / "missing")]) is None
     assert resumed_program(["hdr", "--resume", str(arc_run)]) is None  # a named program decides the route itself
     # end to end: the ARC CLI answers (its own one-line error), not the Experience-Transfer one
-    done = subprocess.run([sys.executable, "-m", "eval", "--resume", str(arc_run), "--out", str(tmp_path / "x")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    done = subprocess.run(
+        [sys.executable, "-m", "eval", "--resume", str(arc_run), "--out", str(tmp_path / "x")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == "error: --resume continues RUN_DIR in place: leave out --out"
 
@@ -185,9 +192,27 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
     scenes = make_level(1).test[:40]
 
     def argv(stub, out):
-        return ["episodic", "--level", "1", "--limit", "40", "--threads", "4", "--lm", "openai/stub",
-                "--api-base", stub.url, "--out", str(out), "--backoff", "0.01", "--lm-timeout", "0.5",
-                "--no-progress", "--no-report"]
+        return [
+            "episodic",
+            "--level",
+            "1",
+            "--limit",
+            "40",
+            "--threads",
+            "4",
+            "--lm",
+            "openai/stub",
+            "--api-base",
+            stub.url,
+            "--out",
+            str(out),
+            "--backoff",
+            "0.01",
+            "--lm-timeout",
+            "0.5",
+            "--no-progress",
+            "--no-report",
+        ]
 
     def served_scenes(stub):
         return [s.id for r in stub.stats()["requests"] for s in scenes if s.text() in r["user"]]
@@ -195,8 +220,9 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
     killed = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     with StubServer(latency=0.2, fail_rate=0.2, seed=11, hang=1.0, lifetime=120) as first:
-        process = subprocess.Popen([sys.executable, "-m", "eval", *argv(first, killed)], env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "eval", *argv(first, killed)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and process.poll() is None:

@@ -50,16 +50,25 @@ def test_table2_has_the_papers_rows_and_one_column_per_level_and_lm(tmp_path, en
     assert run(["table2", "--levels", "1,2", "--lm", "good,zero", "--limit", str(LIMIT)], tmp_path) == 0
     table = json.loads((tmp_path / "tables" / "table2.json").read_text())
     assert [r["program"] for r in table["rows"]] == [
-        "episodic", "semantic_oracle", "episodic_semantic_oracle",
-        "episodic_cot", "semantic_oracle_cot", "episodic_semantic_oracle_cot",
+        "episodic",
+        "semantic_oracle",
+        "episodic_semantic_oracle",
+        "episodic_cot",
+        "semantic_oracle_cot",
+        "episodic_semantic_oracle_cot",
     ]
     assert [r["marks"] for r in table["rows"]] == [[False]] * 3 + [[True]] * 3
-    assert table["columns"] == [{"level": 1, "lm": "good"}, {"level": 1, "lm": "zero"},
-                                {"level": 2, "lm": "good"}, {"level": 2, "lm": "zero"}]
+    assert table["columns"] == [
+        {"level": 1, "lm": "good"},
+        {"level": 1, "lm": "zero"},
+        {"level": 2, "lm": "good"},
+        {"level": 2, "lm": "zero"},
+    ]
     for row in table["rows"]:
         values = {(c["level"], c["lm"]): c["value"] for c in row["cells"]}
-        assert values == pytest.approx({(1, "good"): 100.0, (1, "zero"): zero_accuracy(1),
-                                        (2, "good"): 100.0, (2, "zero"): zero_accuracy(2)})
+        assert values == pytest.approx(
+            {(1, "good"): 100.0, (1, "zero"): zero_accuracy(1), (2, "good"): 100.0, (2, "zero"): zero_accuracy(2)}
+        )
     markdown = (tmp_path / "tables" / "table2.md").read_text()
     assert "| Memory | CoT | Lv. 1 good | Lv. 1 zero | Lv. 2 good | Lv. 2 zero |" in markdown
     assert "| Semantic memory | ✓ | 100.0 | " in markdown
@@ -79,8 +88,12 @@ def test_finished_cells_are_read_back_not_rerun(tmp_path, engines):
 
 
 def test_table4_rows_are_memory_lms_with_an_average(tmp_path, engines):
-    script = Script(factors={"factors": ["color"]}, hypotheses={"hypotheses": ["Red squares are anomalies."]},
-                    verdicts=approve_all, count=always(1))
+    script = Script(
+        factors={"factors": ["color"]},
+        hypotheses={"hypotheses": ["Red squares are anomalies."]},
+        verdicts=approve_all,
+        count=always(1),
+    )
     engines["memory"] = ScriptedEngine(script)
     assert run(["table4", "--levels", "1,2", "--memory-lms", "memory", "--lm", "good", "--limit", "3"], tmp_path) == 0
     table = json.loads((tmp_path / "tables" / "table4.json").read_text())
@@ -94,11 +107,18 @@ def test_table4_rows_are_memory_lms_with_an_average(tmp_path, engines):
 
 def test_table5_scores_memories_and_borrows_finished_hdr_cells(tmp_path, engines):
     oracle = make_level(2).oracle_hypotheses
-    engines["memory"] = ScriptedEngine(Script(
-        factors={"factors": ["color", "shape", "background"]},
-        hypotheses=lambda call: {"hypotheses": oracle if given(call, "factors")  # direct hypothesis has none
-                                 else ["An image is normal if the object is in the top-right position."]},
-        verdicts=approve_all, count=always(1)))
+    engines["memory"] = ScriptedEngine(
+        Script(
+            factors={"factors": ["color", "shape", "background"]},
+            hypotheses=lambda call: {
+                "hypotheses": oracle
+                if given(call, "factors")  # direct hypothesis has none
+                else ["An image is normal if the object is in the top-right position."]
+            },
+            verdicts=approve_all,
+            count=always(1),
+        )
+    )
     # HDR's memory at level 2 already exists in a Table 3 cell: Table 5 reads it, builds only the others
     assert run(["table3", "--levels", "2", "--lm", "memory", "--rows", "hdr", "--limit", "2"], tmp_path) == 0
     before = len(engines["memory"].calls)
@@ -113,7 +133,10 @@ def test_table5_scores_memories_and_borrows_finished_hdr_cells(tmp_path, engines
     assert not any("[[ ## count ## ]]" in c.system for c in new)  # memories only, no scenes answered
     hdr_cell = table["rows"][2]["cells"][0]["cell"]
     assert hdr_cell.endswith("cells/hdr-L2-memory-limit2")
-    assert json.loads((tmp_path / "tables" / "cells" / "hdr-L2-memory-limit2" / "memory-run0-f1-parse.json").read_text())["f1"] == 1.0
+    assert (
+        json.loads((tmp_path / "tables" / "cells" / "hdr-L2-memory-limit2" / "memory-run0-f1-parse.json").read_text())["f1"]
+        == 1.0
+    )
     # memory-only cells go through the harness's memory step: metered by role and step, faults counted
     built = sorted((tmp_path / "tables" / "cells").glob("memory-*/memory-run0.json"))
     assert len(built) == 2
@@ -122,14 +145,17 @@ def test_table5_scores_memories_and_borrows_finished_hdr_cells(tmp_path, engines
         assert set(record["usage"]) == {"memory"} and record["faults"] == {} and record["tokens"]["calls"] >= 1
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["table2", "--levels", "4"], "--levels must name levels"),
-    (["table3", "--rows", "nonsense"], "'nonsense' is not an Experience-Transfer program"),
-    (["table2", "--lm", "nosuch"], "unknown LM"),
-    (["table5", "--f1", "vibes"], "invalid choice: 'vibes'"),
-    (["table9"], "unknown program or command 'table9'"),
-    (["table4"], "--memory-lms"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["table2", "--levels", "4"], "--levels must name levels"),
+        (["table3", "--rows", "nonsense"], "'nonsense' is not an Experience-Transfer program"),
+        (["table2", "--lm", "nosuch"], "unknown LM"),
+        (["table5", "--f1", "vibes"], "invalid choice: 'vibes'"),
+        (["table9"], "unknown program or command 'table9'"),
+        (["table4"], "--memory-lms"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, engines, capsys, argv, message):
     assert run(argv, tmp_path) == 2
     err = capsys.readouterr().err

@@ -35,7 +35,9 @@ def off_by_one_on_four_objects():
 @pytest.fixture
 def scripted(monkeypatch):
     engine = ScriptedEngine(off_by_one_on_four_objects())
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
+    )
     return engine
 
 
@@ -57,8 +59,10 @@ def test_every_call_is_traced_beside_the_example_it_served(tmp_path, scripted):
         user = call["messages"][-1]["content"]
         assert scene_of(user) and call["prompt_tokens"] > 0 and call["completion_tokens"] > 0
         assert call["cache_hit"] is False and call["latency_s"] >= 0
-    assert all(scene_of(store.read(example_unit(0, r["id"]))[0]["messages"][-1]["content"])
-               == scene_of(c.user_text) for r, c in zip(records, scripted.calls))
+    assert all(
+        scene_of(store.read(example_unit(0, r["id"]))[0]["messages"][-1]["content"]) == scene_of(c.user_text)
+        for r, c in zip(records, scripted.calls)
+    )
     assert (store.path(example_unit(0, records[0]["id"])).read_bytes()[:2]) == b"\x1f\x8b"  # gzipped
 
 
@@ -80,15 +84,18 @@ def test_a_resumed_run_replaces_the_trace_of_an_example_done_again_and_counts_it
 
 
 def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch, capsys):
-    script = Script(factors={"factors": ["shape", "color", "background"]},
-                    hypotheses={"hypotheses": ["Red circles are anomalies."]},
-                    verdicts=lambda call: {"verdicts": [{"hypothesis": "Red circles are anomalies.", "reason": "fits",
-                                                         "verdict": "valid"}]},
-                    count=lambda call: oracle_counter()(call))
+    script = Script(
+        factors={"factors": ["shape", "color", "background"]},
+        hypotheses={"hypotheses": ["Red circles are anomalies."]},
+        verdicts=lambda call: {"verdicts": [{"hypothesis": "Red circles are anomalies.", "reason": "fits", "verdict": "valid"}]},
+        count=lambda call: oracle_counter()(call),
+    )
     engine = ScriptedEngine(script)
     cap = lambda kw: {"max_tokens": kw["max_tokens"]} if kw.get("max_tokens") else {}  # noqa: E731  the engine cuts there
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm",
-                        lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(**cap(kw)), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm",
+        lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(**cap(kw)), local=False),
+    )
     out = tmp_path / "hdr"
     assert cli.main(["hdr", "--level", "1", "--limit", "2", "--out", str(out), "--no-progress", "--no-report"]) == 0
     calls = TraceStore(out).read(memory_unit(0))
@@ -108,8 +115,12 @@ def test_the_memory_build_is_traced_step_by_step(tmp_path, monkeypatch, capsys):
 
     script.answers["hypotheses"] = {"hypotheses": ["Red circles are anomalies."] + [f"Rule {i}." for i in range(200)]}
     capped = tmp_path / "capped"
-    assert cli.main(["hdr", "--level", "1", "--limit", "1", "--max-tokens", "300", "--out", str(capped), "--no-progress",
-                     "--no-report"]) == 0
+    assert (
+        cli.main(
+            ["hdr", "--level", "1", "--limit", "1", "--max-tokens", "300", "--out", str(capped), "--no-progress", "--no-report"]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert eval_main(["show", str(capped), "--width", "200"]) == 0
     text = capsys.readouterr().out
@@ -170,15 +181,35 @@ def test_show_an_arc_run_gives_each_attempt_its_failures_and_the_retry_feedback(
         return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
 
     engine = ScriptedEngine(Script(program=program, selected={"reasoning": "cues", "selected": ["flip rows"]}))
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
+    )
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     tiny = write_tasks(tmp_path / "tiny", flip_task("a_flip"), recolor_task("b_recolor"))
     memory = ConceptMemory("ps")
     memory.add([PSConcept(**PS_CONCEPT)], source="seed")
     save_memory(memory, tmp_path / "ps.json")
     out = tmp_path / "arc"
-    assert eval_main(["arcmemo_ps", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1",
-                         "--retries", "1", "--out", str(out), "--no-progress", "--no-report"]) == 0
+    assert (
+        eval_main(
+            [
+                "arcmemo_ps",
+                "--split",
+                str(tiny),
+                "--memory",
+                str(tmp_path / "ps.json"),
+                "--attempts",
+                "1",
+                "--retries",
+                "1",
+                "--out",
+                str(out),
+                "--no-progress",
+                "--no-report",
+            ]
+        )
+        == 0
+    )
     calls = TraceStore(out).read(example_unit(0, "b_recolor"))
     assert [c["step"] for c in calls][-2:] == ["arc_solver.solve", "arc_solver.retry"]
     assert calls[0]["role"] == "memory"  # the concept selection, metered as the memory LM
@@ -208,8 +239,24 @@ def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_l
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(tables, "resolve_lm", resolve)
     out = tmp_path / "demo"
-    assert eval_main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
-                      "--threads", "2", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        eval_main(
+            [
+                "demo",
+                "--rows",
+                "episodic_cot,semantic_oracle_cot",
+                "--limit",
+                "4",
+                "--no-per-object",
+                "--threads",
+                "2",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     cells = sorted(p for p in (out / "cells").iterdir())
     assert [c.name for c in cells] == ["episodic_cot-L1-embedded-limit4", "semantic_oracle_cot-L1-embedded-limit4"]
@@ -219,14 +266,27 @@ def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_l
         assert f"python -m eval show {cell} --wrong" in text
     assert "python -m eval table3 --levels 1,2,3" in text
     calls = len(engine.calls)
-    assert eval_main(["demo", "--rows", "episodic_cot,semantic_oracle_cot", "--limit", "4", "--no-per-object",
-                      "--out", str(out), "--no-progress"]) == 0
+    assert (
+        eval_main(
+            [
+                "demo",
+                "--rows",
+                "episodic_cot,semantic_oracle_cot",
+                "--limit",
+                "4",
+                "--no-per-object",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert len(engine.calls) == calls  # finished rows are read back
 
 
 def test_the_demo_labels_each_object_against_its_nearest_memory_by_default(tmp_path, monkeypatch, capsys):
     import memreason.eval.experience_transfer.tables as tables
-
 
     engine = ScriptedEngine(Script(objects=perceiver, label=first_entry_labeller))
     resolve = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)  # noqa: E731
@@ -246,19 +306,37 @@ def test_show_gives_what_each_retry_read_from_memory(tmp_path, monkeypatch, caps
             return {"program": FLIP}
         return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
 
-    answers = Script(program=program, selected={"reasoning": "cues", "selected": ["flip rows"]},
-                     chosen={"chosen": ["recolour cells"]})
+    answers = Script(
+        program=program, selected={"reasoning": "cues", "selected": ["flip rows"]}, chosen={"chosen": ["recolour cells"]}
+    )
     engine = ScriptedEngine(answers)
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False))
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
+    )
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     tiny = write_tasks(tmp_path / "tiny", recolor_task("b_recolor"))
     memory = ConceptMemory("ps")
     memory.add([PSConcept(**PS_CONCEPT), PSConcept(**{**PS_CONCEPT, "title": "recolour cells"})], source="seed")
     save_memory(memory, tmp_path / "ps.json")
-    base = ["arcmemo_ps", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1", "--retries", "1",
-            "--retry-mode", "passes", "--no-progress", "--no-report"]
-    for extra, line in ([], "concepts read again for this retry: flip rows"),\
-                       (["--reselect"], "concepts re-selected for this retry (added to the first read's): recolour cells"):
+    base = [
+        "arcmemo_ps",
+        "--split",
+        str(tiny),
+        "--memory",
+        str(tmp_path / "ps.json"),
+        "--attempts",
+        "1",
+        "--retries",
+        "1",
+        "--retry-mode",
+        "passes",
+        "--no-progress",
+        "--no-report",
+    ]
+    for extra, line in (
+        ([], "concepts read again for this retry: flip rows"),
+        (["--reselect"], "concepts re-selected for this retry (added to the first read's): recolour cells"),
+    ):
         out = tmp_path / ("arc" + "".join(extra))
         assert eval_main([*base, *extra, "--out", str(out)]) == 0
         capsys.readouterr()
@@ -267,4 +345,6 @@ def test_show_gives_what_each_retry_read_from_memory(tmp_path, monkeypatch, caps
         assert line in text and text.index("attempt 0, retry 1") < text.index(line)
         assert text.count("for this retry") == 1  # the first program's read is the task's, shown once above
         assert "arc_solver.retry (RetryArcPuzzle, task LM)" in text and ", retry pass 1" in text  # its call, tagged
-        assert text.count(", retry pass 1") == len([c for c in TraceStore(out).read(example_unit(0, "b_recolor")) if c.get("pass")])
+        assert text.count(", retry pass 1") == len(
+            [c for c in TraceStore(out).read(example_unit(0, "b_recolor")) if c.get("pass")]
+        )

@@ -109,8 +109,9 @@ def test_memory_that_cannot_be_built_stops_the_run_and_it_resumes(tmp_path, api_
 def evaluate(tmp_path, engine, name="run", **config):
     config = ExperienceTransferConfig(program="episodic", level=1, **{"limit": 3, **config})
     choice = LMChoice("scripted", engine.lm(cache=True), local=False)
-    return evaluate_experience_transfer(config, task=choice, memory=choice, run_dir=tmp_path / name, progress=False,
-                                        policy=RetryPolicy(backoff=0))
+    return evaluate_experience_transfer(
+        config, task=choice, memory=choice, run_dir=tmp_path / name, progress=False, policy=RetryPolicy(backoff=0)
+    )
 
 
 @pytest.fixture

@@ -109,7 +109,10 @@ def test_cli_runs_on_the_embedded_model(tmp_path):
     out = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, "-m", "eval", "semantic_oracle", "--level", "1", "--limit", "2", "--out", str(out), "--no-progress"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads((out / "results.json").read_text())

@@ -33,10 +33,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def stub_binary(tmp_path, monkeypatch):
     """An executable that behaves like llama-server for the library (flags, /health, chat completions)."""
     script = tmp_path / "llama-server"
-    script.write_text(textwrap.dedent(f"""\
+    script.write_text(
+        textwrap.dedent(f"""\
         #!/bin/sh
         exec {sys.executable} -m memreason.lm.stub_server --as-llama-server --latency ${{STUB_LATENCY:-0.05}} --fail-rate 0 --lifetime 120 "$@"
-        """))
+        """)
+    )
     script.chmod(0o755)
     monkeypatch.setenv("MEMREASON_LLAMA_SERVER", str(script))
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
@@ -180,8 +182,15 @@ def test_a_run_survives_kill_9_of_its_server(stub_binary, model_file, tmp_path, 
     killer = threading.Thread(target=kill_after_some_answers)
     killer.start()
     config = ExperienceTransferConfig(program="episodic", level=1, limit=12, threads=4)
-    results = evaluate_experience_transfer(config, task=choice, memory=choice, run_dir=tmp_path / "run",
-                                           data=make_level(1), progress=False, policy=RetryPolicy(retries=2, backoff=0.01))
+    results = evaluate_experience_transfer(
+        config,
+        task=choice,
+        memory=choice,
+        run_dir=tmp_path / "run",
+        data=make_level(1),
+        progress=False,
+        policy=RetryPolicy(retries=2, backoff=0.01),
+    )
     killer.join()
     records = [json.loads(line) for line in (tmp_path / "run" / "examples.jsonl").read_text().splitlines()]
     assert len(records) == 12 and not any(r["error"] for r in records)
@@ -191,17 +200,23 @@ def test_a_run_survives_kill_9_of_its_server(stub_binary, model_file, tmp_path, 
 
 def _python_starting_a_server(model_file, then: str) -> list[str]:
     """A Python command that starts the shared server of ``model_file``, prints its pid, then runs ``then``."""
-    return [sys.executable, "-c", textwrap.dedent(f"""\
+    return [
+        sys.executable,
+        "-c",
+        textwrap.dedent(f"""\
         from memreason.lm import local_server
         server = local_server({str(model_file)!r})
         server.ensure()
         print(server.pid, flush=True)
-        """) + then]
+        """)
+        + then,
+    ]
 
 
 def test_the_server_dies_with_a_killed_parent(stub_binary, model_file):
-    parent = subprocess.Popen(_python_starting_a_server(model_file, "import time; time.sleep(60)"),
-                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    parent = subprocess.Popen(
+        _python_starting_a_server(model_file, "import time; time.sleep(60)"), stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     child = int(parent.stdout.readline())
     assert _alive(child)
     parent.kill()

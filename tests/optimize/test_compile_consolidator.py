@@ -21,8 +21,29 @@ def scripted(monkeypatch):
 
 
 def compile_(out, optimizer="bootstrap", *extra):
-    argv = ["compile", "consolidator", "--program", "hdr", "--optimizer", optimizer, "--train-tables", "3", "--val-tables", "2",
-            "--level", "1", "--knob", "K=1", "--knob", "N=1", "--out", str(out), "--lm", LM, *extra]
+    argv = [
+        "compile",
+        "consolidator",
+        "--program",
+        "hdr",
+        "--optimizer",
+        optimizer,
+        "--train-tables",
+        "3",
+        "--val-tables",
+        "2",
+        "--level",
+        "1",
+        "--knob",
+        "K=1",
+        "--knob",
+        "N=1",
+        "--out",
+        str(out),
+        "--lm",
+        LM,
+        *extra,
+    ]
     return optimize_cli.main(argv)
 
 
@@ -60,8 +81,27 @@ def test_bootstrap_raises_f1_on_validation_tables_and_eval_loads_the_compiled_co
     engine = scripted_engine(LM)
     for state_args, name in (([], "plain"), (["--program-state", str(out / "program.json")], "compiled")):
         engine.calls.clear()
-        assert eval_cli.main(["hdr", "--level", "1", "--limit", "2", "--config", str(out / "config.json"), *state_args,
-                              "--lm", LM, "--out", str(tmp_path / f"eval-{name}"), "--no-progress", "--no-report"]) == 0
+        assert (
+            eval_cli.main(
+                [
+                    "hdr",
+                    "--level",
+                    "1",
+                    "--limit",
+                    "2",
+                    "--config",
+                    str(out / "config.json"),
+                    *state_args,
+                    "--lm",
+                    LM,
+                    "--out",
+                    str(tmp_path / f"eval-{name}"),
+                    "--no-progress",
+                    "--no-report",
+                ]
+            )
+            == 0
+        )
         generator = [c for c in engine.calls if "`hypotheses` (list[str])" in c.system.split("Your output fields are:")[-1]]
         assert generator and all(demonstrated(c) == (name == "compiled") for c in generator)
         f1 = json.loads((tmp_path / f"eval-{name}" / "results.json").read_text())["hypothesis_f1"]["mean"]
@@ -70,7 +110,9 @@ def test_bootstrap_raises_f1_on_validation_tables_and_eval_loads_the_compiled_co
 
 def test_labelled_demos_come_from_training_tables_true_rules_and_need_no_lm_call_to_compile(tmp_path):
     out = tmp_path / "labelled"
-    assert compile_(out, "bootstrap", "--max-demos", "0", "--labeled-demos", "1", "--threads", "3") == 0  # 3 tables scored at once
+    assert (
+        compile_(out, "bootstrap", "--max-demos", "0", "--labeled-demos", "1", "--threads", "3") == 0
+    )  # 3 tables scored at once
     report = json.loads((out / "compile.json").read_text())
     assert report["compile"]["calls"] == 0  # nothing bootstrapped: the demos are written from the tables
     assert report["validation"]["uncompiled"]["mean_f1"] < report["validation"]["compiled"]["mean_f1"] == 1.0
@@ -92,35 +134,54 @@ def test_specific_labelled_rules_state_each_combination_the_episodes_show_once_t
     report = json.loads((out / "compile.json").read_text())
     assert report["labeled_rules"] == "specific" and "specific rules" in (out / "summary.md").read_text()
     [generated] = json.loads((out / "program.json").read_text())["consolidator.generate.generate"]["demos"]
-    [data] = [d for d in (make_level(1, rules=t) for t in random_tables("train", 3))
-              if [e["label"] for e in generated["episodes"]] == [e.label for e in d.episodes]]
+    [data] = [
+        d
+        for d in (make_level(1, rules=t) for t in random_tables("train", 3))
+        if [e["label"] for e in generated["episodes"]] == [e.label for e in d.episodes]
+    ]
     episodes = consolidator.level_episodes(data.episodes, "text")
     first = [e for i, e in enumerate(episodes) if all(p.attributes != e.attributes for p in episodes[:i])]  # in showing order
     assert len(generated["hypotheses"]) == len(first) < len(episodes) and generated["previous_hypotheses"] == []
     for episode, rule in zip(first, generated["hypotheses"]):
         shown = episode.attributes
-        assert rule == f"A {shown['color']} {shown['shape']} on {'an' if shown['background'][0] in 'aeiou' else 'a'} " \
-                       f"{shown['background']} background is labelled {episode.label}."  # the episodes' own wording
+        assert (
+            rule == f"A {shown['color']} {shown['shape']} on {'an' if shown['background'][0] in 'aeiou' else 'a'} "
+            f"{shown['background']} background is labelled {episode.label}."
+        )  # the episodes' own wording
     score = score_hypotheses(generated["hypotheses"], data)
     assert all(score.correct) and score.recall == 1.0  # every one true, and together they cover what the level scores
 
 
 def test_labelled_verdicts_show_the_verifier_false_specific_rules_judged_invalid_with_the_episode_against_them(tmp_path):
     out = tmp_path / "verdicts"
-    assert compile_(out, "bootstrap", "--max-demos", "0", "--labeled-demos", "1", "--labeled-rules", "specific",
-                    "--labeled-verdicts") == 0
+    assert (
+        compile_(
+            out, "bootstrap", "--max-demos", "0", "--labeled-demos", "1", "--labeled-rules", "specific", "--labeled-verdicts"
+        )
+        == 0
+    )
     state = json.loads((out / "program.json").read_text())
     [generated] = state["consolidator.generate.generate"]["demos"]
     [judged] = state["consolidator.verify.verify"]["demos"]
     assert generated["hypotheses"] != judged["hypotheses"]  # the verifier's demo is its own; the generator's is all true
-    [data] = [d for d in (make_level(1, rules=t) for t in random_tables("train", 3))
-              if [e["label"] for e in judged["episodes"]] == [e.label for e in d.episodes]]
+    [data] = [
+        d
+        for d in (make_level(1, rules=t) for t in random_tables("train", 3))
+        if [e["label"] for e in judged["episodes"]] == [e.label for e in d.episodes]
+    ]
     episodes = consolidator.level_episodes(data.episodes, "text")
     truth = {(e.attributes["color"], e.attributes["shape"], e.attributes["background"]): e for e in episodes}
     invalid = [v for v in judged["verdicts"] if v["verdict"] == "invalid"]
-    assert len(invalid) == (len(judged["hypotheses"]) + 2) // 3 and [v["hypothesis"] for v in judged["verdicts"]] == judged["hypotheses"]
+    assert (
+        len(invalid) == (len(judged["hypotheses"]) + 2) // 3
+        and [v["hypothesis"] for v in judged["verdicts"]] == judged["hypotheses"]
+    )
     for verdict in judged["verdicts"]:
-        [key] = [k for k in truth if verdict["hypothesis"].startswith(f"A {k[0]} {k[1]} on ") and f" {k[2]} background " in verdict["hypothesis"]]
+        [key] = [
+            k
+            for k in truth
+            if verdict["hypothesis"].startswith(f"A {k[0]} {k[1]} on ") and f" {k[2]} background " in verdict["hypothesis"]
+        ]
         true_rule = verdict["hypothesis"].endswith(f"labelled {truth[key].label}.")
         assert true_rule == (verdict["verdict"] == "valid")  # judged by the table, not at random
         assert true_rule or truth[key].observation.split(" of size")[0] in verdict["reason"]  # names an episode against it
@@ -136,8 +197,10 @@ def test_answers_stopped_at_the_token_cap_are_counted_by_step_in_compile_json_an
             assert table["cut"] == {"hypothesis_generator": 1}  # K=1, N=1: one generator answer, stopped mid-repeat
             assert table["f1"] > 0  # the cut answer was still read
     calls = sum(t["tokens"]["calls"] for t in report["validation"]["compiled"]["tables"].values())
-    assert (f"Answers that stopped at the token cap (--max-tokens) instead of ending: uncompiled 2 of {calls} "
-            f"(hypothesis_generator 2); compiled 2 of {calls} (hypothesis_generator 2).") in (tmp_path / "capped" / "summary.md").read_text()
+    assert (
+        f"Answers that stopped at the token cap (--max-tokens) instead of ending: uncompiled 2 of {calls} "
+        f"(hypothesis_generator 2); compiled 2 of {calls} (hypothesis_generator 2)."
+    ) in (tmp_path / "capped" / "summary.md").read_text()
 
     assert compile_(tmp_path / "uncapped", "bootstrap", *repeating) == 0  # the same answers, no cap: nothing cut
     report = json.loads((tmp_path / "uncapped" / "compile.json").read_text())
@@ -162,8 +225,10 @@ def test_every_optimizer_compiles_the_consolidator(tmp_path, optimizer):
     assert compile_(out, optimizer, "--candidates", "2", "--budget", "8") == 0
     report = json.loads((out / "compile.json").read_text())
     assert report["optimizer"] == optimizer and set(report["demos"]) == {
-        "program.consolidator.extract_factors.extract", "program.consolidator.generate.generate",
-        "program.consolidator.verify.verify"}
+        "program.consolidator.extract_factors.extract",
+        "program.consolidator.generate.generate",
+        "program.consolidator.verify.verify",
+    }
     assert 0 <= report["validation"]["compiled"]["mean_f1"] <= 1 and (out / "program.json").is_file()
 
 
@@ -181,8 +246,25 @@ def test_a_compile_starts_from_an_earlier_compiled_state_and_gepa_keeps_its_demo
     summary = (second / "summary.md").read_text()
     assert f"Started from `{start}`" in summary and "| validation table | F1 at start | F1 compiled |" in summary
     # hdr's state does not fit hdr_grounded's consolidator: refused before anything runs
-    assert optimize_cli.main(["compile", "consolidator", "--program", "hdr_grounded", "--optimizer", "gepa", "--program-state",
-                              str(start), "--lm", LM, "--out", str(tmp_path / "third")]) == 2
+    assert (
+        optimize_cli.main(
+            [
+                "compile",
+                "consolidator",
+                "--program",
+                "hdr_grounded",
+                "--optimizer",
+                "gepa",
+                "--program-state",
+                str(start),
+                "--lm",
+                LM,
+                "--out",
+                str(tmp_path / "third"),
+            ]
+        )
+        == 2
+    )
     assert "consolidator.verify.verify, which HDRGrounded's consolidation does not have" in capsys.readouterr().err
     assert not (tmp_path / "third").exists()
 
@@ -200,19 +282,22 @@ def test_the_metric_rewards_the_true_rules_over_noise_and_says_what_is_wrong_and
     assert 0 < out.score < 1 and "All is well." in out.feedback and "No correct hypothesis covers:" in out.feedback
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--program", "episodic_cot", "--optimizer", "bootstrap"], "argument --program: invalid choice: 'episodic_cot'"),
-    (["--optimizer", "adam"], "argument --optimizer: invalid choice: 'adam'"),
-    (["--optimizer", "gepa", "--threshold", "2"], "--threshold is an F1"),
-    (["--optimizer", "gepa", "--level", "5"], "--level must be"),
-    (["--optimizer", "gepa", "--train-tables", "0"], "--train-tables must be at least 1"),
-    (["--optimizer", "gepa", "--paper-levels", "1,4"], "--paper-levels must name levels"),
-    (["--optimizer", "gepa", "--labeled-demos", "1"], "--labeled-demos is for bootstrap and mipro"),
-    (["--program", "hdr_grounded", "--optimizer", "bootstrap", "--labeled-demos", "1"], "--labeled-demos is for hdr's"),
-    (["--optimizer", "bootstrap", "--labeled-rules", "specific"], "give --labeled-demos N too"),
-    (["--optimizer", "bootstrap", "--labeled-verdicts"], "give --labeled-demos N too"),
-    (["--optimizer", "gepa", "--program-state", "no-such-state.json"], "no-such-state.json: no such file"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--program", "episodic_cot", "--optimizer", "bootstrap"], "argument --program: invalid choice: 'episodic_cot'"),
+        (["--optimizer", "adam"], "argument --optimizer: invalid choice: 'adam'"),
+        (["--optimizer", "gepa", "--threshold", "2"], "--threshold is an F1"),
+        (["--optimizer", "gepa", "--level", "5"], "--level must be"),
+        (["--optimizer", "gepa", "--train-tables", "0"], "--train-tables must be at least 1"),
+        (["--optimizer", "gepa", "--paper-levels", "1,4"], "--paper-levels must name levels"),
+        (["--optimizer", "gepa", "--labeled-demos", "1"], "--labeled-demos is for bootstrap and mipro"),
+        (["--program", "hdr_grounded", "--optimizer", "bootstrap", "--labeled-demos", "1"], "--labeled-demos is for hdr's"),
+        (["--optimizer", "bootstrap", "--labeled-rules", "specific"], "give --labeled-demos N too"),
+        (["--optimizer", "bootstrap", "--labeled-verdicts"], "give --labeled-demos N too"),
+        (["--optimizer", "gepa", "--program-state", "no-such-state.json"], "no-such-state.json: no such file"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert optimize_cli.main(["compile", "consolidator", *argv, "--lm", LM, "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
@@ -241,9 +326,33 @@ def test_a_table_and_a_study_start_from_the_compiled_consolidator(tmp_path, monk
     assert eval_cli.main([*argv, "--program-state", f"episodic={state}"]) == 2
     assert "'episodic' is not a row of this table" in capsys.readouterr().err
 
-    study = ["hdr", "--level", "1", "--limit", "2", "--trials", "1", "--param", "K=1", "--param", "N=1", "--param", "cot=false",
-             "--param", "per_object=false", "--param", "demos=0", "--chunks", "1", "--out", str(tmp_path / "study"),
-             "--lm", LM, "--program-state", str(state)]
+    study = [
+        "hdr",
+        "--level",
+        "1",
+        "--limit",
+        "2",
+        "--trials",
+        "1",
+        "--param",
+        "K=1",
+        "--param",
+        "N=1",
+        "--param",
+        "cot=false",
+        "--param",
+        "per_object=false",
+        "--param",
+        "demos=0",
+        "--chunks",
+        "1",
+        "--out",
+        str(tmp_path / "study"),
+        "--lm",
+        LM,
+        "--program-state",
+        str(state),
+    ]
     assert optimize_cli.main(study) == 0
     (memory,) = (tmp_path / "study" / "configs").glob("*/memory-run0.json")
     hypotheses = json.loads(memory.read_text())["hypotheses"]

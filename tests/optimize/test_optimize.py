@@ -44,14 +44,25 @@ def compile_main(argv):
 
 
 def subprocess_env(**extra):
-    env = {**os.environ, SCRIPTED_ENV: "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)]), **extra}
+    env = {
+        **os.environ,
+        SCRIPTED_ENV: "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)]),
+        **extra,
+    }
     return env
 
 
 def start(argv, **env):
-    return subprocess.Popen([sys.executable, "-m", "optimize", *argv], cwd=os.getcwd(), env=subprocess_env(**env),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "optimize", *argv],
+        cwd=os.getcwd(),
+        env=subprocess_env(**env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 # -- the space ----------------------------------------------------------------------------
@@ -89,15 +100,45 @@ def test_demonstrations_never_come_from_the_evaluation_scenes():
 
 def test_the_study_finds_the_known_optimum_and_writes_its_outputs(tmp_path, capsys):
     out = tmp_path / "study"
-    argv = ["hdr", "--level", "1", "--limit", "12", "--trials", "9", "--sampler", "grid", "--pruner", "none",
-            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0", "--out", str(out), *LMS]
+    argv = [
+        "hdr",
+        "--level",
+        "1",
+        "--limit",
+        "12",
+        "--trials",
+        "9",
+        "--sampler",
+        "grid",
+        "--pruner",
+        "none",
+        "--param",
+        "K=1:3",
+        "--param",
+        "N=1:3",
+        "--param",
+        "cot=false",
+        "--param",
+        "per_object=false",
+        "--param",
+        "demos=0",
+        "--out",
+        str(out),
+        *LMS,
+    ]
     assert cli.main(argv) == 0
     trials = trials_of(out)
     assert len(trials) == 9 and all(t.state == TrialState.COMPLETE for t in trials)
     perfect = [t.params for t in trials if t.value == 1.0]
-    assert perfect == [{"K": 2, "N": 2, "cot": False, "per_object": False, "demos": 0}]  # the only configuration the script rewards
+    assert perfect == [
+        {"K": 2, "N": 2, "cot": False, "per_object": False, "demos": 0}
+    ]  # the only configuration the script rewards
     best = json.loads((out / "best.json").read_text())
-    assert best["knobs"] == {"K": 2, "N": 2, "cot": False, "per_object": False} and best["accuracy"] == 1.0 and best["program"] == "hdr"
+    assert (
+        best["knobs"] == {"K": 2, "N": 2, "cot": False, "per_object": False}
+        and best["accuracy"] == 1.0
+        and best["program"] == "hdr"
+    )
     for name in ("best_program.json", "history.png", "pareto.png", "summary.md"):
         assert (out / name).stat().st_size > 0
     assert "K=2, N=2, cot=False, per_object=False, demos=0: accuracy 100.0%" in (out / "summary.md").read_text()
@@ -106,8 +147,32 @@ def test_the_study_finds_the_known_optimum_and_writes_its_outputs(tmp_path, caps
 
 def test_two_objectives_give_a_pareto_front_and_the_pruner_stops_bad_trials(tmp_path):
     out = tmp_path / "multi"
-    argv = ["hdr", "--level", "1", "--limit", "9", "--trials", "6", "--sampler", "grid", "--objectives", "accuracy,tokens",
-            "--param", "K=1:3", "--param", "N=2:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0", "--out", str(out), *LMS]
+    argv = [
+        "hdr",
+        "--level",
+        "1",
+        "--limit",
+        "9",
+        "--trials",
+        "6",
+        "--sampler",
+        "grid",
+        "--objectives",
+        "accuracy,tokens",
+        "--param",
+        "K=1:3",
+        "--param",
+        "N=2:3",
+        "--param",
+        "cot=false",
+        "--param",
+        "per_object=false",
+        "--param",
+        "demos=0",
+        "--out",
+        str(out),
+        *LMS,
+    ]
     assert cli.main(argv) == 0
     front = json.loads((out / "pareto.json").read_text())
     assert front[0]["knobs"] == {"K": 2, "N": 2, "cot": False, "per_object": False} and front[0]["accuracy"] == 1.0
@@ -115,8 +180,34 @@ def test_two_objectives_give_a_pareto_front_and_the_pruner_stops_bad_trials(tmp_
     trials = trials_of(out)
     assert all(t.state == TrialState.COMPLETE for t in trials) and len(trials[0].values) == 2
     pruned = tmp_path / "pruned"
-    argv = ["hdr", "--level", "1", "--limit", "12", "--trials", "9", "--sampler", "grid", "--sampler-seed", "0", "--chunks", "3",
-            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0", "--out", str(pruned), *LMS]
+    argv = [
+        "hdr",
+        "--level",
+        "1",
+        "--limit",
+        "12",
+        "--trials",
+        "9",
+        "--sampler",
+        "grid",
+        "--sampler-seed",
+        "0",
+        "--chunks",
+        "3",
+        "--param",
+        "K=1:3",
+        "--param",
+        "N=1:3",
+        "--param",
+        "cot=false",
+        "--param",
+        "per_object=false",
+        "--param",
+        "demos=0",
+        "--out",
+        str(pruned),
+        *LMS,
+    ]
     assert cli.main(argv) == 0
     states = [t.state for t in trials_of(pruned)]
     assert TrialState.PRUNED in states and states.count(TrialState.COMPLETE) + states.count(TrialState.PRUNED) == 9
@@ -127,8 +218,32 @@ def test_the_memory_cache_is_hit_when_only_demonstrations_change(tmp_path):
     out = tmp_path / "demos"
     memory = scripted_engine(MEMORY)
     before = len(memory.calls)
-    argv = ["hdr", "--level", "1", "--limit", "4", "--trials", "2", "--sampler", "grid", "--pruner", "none",
-            "--param", "K=2", "--param", "N=2", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0,3", "--out", str(out), *LMS]
+    argv = [
+        "hdr",
+        "--level",
+        "1",
+        "--limit",
+        "4",
+        "--trials",
+        "2",
+        "--sampler",
+        "grid",
+        "--pruner",
+        "none",
+        "--param",
+        "K=2",
+        "--param",
+        "N=2",
+        "--param",
+        "cot=false",
+        "--param",
+        "per_object=false",
+        "--param",
+        "demos=0,3",
+        "--out",
+        str(out),
+        *LMS,
+    ]
     assert cli.main(argv) == 0
     assert len(memory.calls) - before == 2 + 2 * 2  # one consolidation: K factor passes, N generate + verify rounds
     trials = sorted(trials_of(out), key=lambda t: t.number)
@@ -143,9 +258,34 @@ def test_the_memory_cache_is_hit_when_only_demonstrations_change(tmp_path):
 
 def test_a_killed_study_resumes_with_its_trials_intact(tmp_path):
     out = tmp_path / "killed"
-    argv = ["hdr", "--level", "1", "--limit", "6", "--trials", "4", "--sampler", "grid", "--pruner", "none",
-            "--param", "K=1:2", "--param", "N=2:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0",
-            "--heartbeat", "1", "--out", str(out), *LMS]
+    argv = [
+        "hdr",
+        "--level",
+        "1",
+        "--limit",
+        "6",
+        "--trials",
+        "4",
+        "--sampler",
+        "grid",
+        "--pruner",
+        "none",
+        "--param",
+        "K=1:2",
+        "--param",
+        "N=2:3",
+        "--param",
+        "cot=false",
+        "--param",
+        "per_object=false",
+        "--param",
+        "demos=0",
+        "--heartbeat",
+        "1",
+        "--out",
+        str(out),
+        *LMS,
+    ]
     worker = start(argv, SCRIPTED_TASK_DELAY="0.4")  # trials long enough to be caught mid-way on a busy machine
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -174,9 +314,36 @@ def test_a_killed_study_resumes_with_its_trials_intact(tmp_path):
 def test_two_worker_processes_share_a_sqlite_study_and_finish_t_trials(tmp_path):
     out = tmp_path / "shared"
     total = 6
-    argv = ["hdr", "--level", "1", "--limit", "4", "--trials", str(total), "--sampler", "grid", "--pruner", "none",
-            "--param", "K=1:3", "--param", "N=1:3", "--param", "cot=false", "--param", "per_object=false", "--param", "demos=0",
-            "--storage", f"sqlite:///{tmp_path / 'shared.db'}", "--study", "shared", "--out", str(out), *LMS]
+    argv = [
+        "hdr",
+        "--level",
+        "1",
+        "--limit",
+        "4",
+        "--trials",
+        str(total),
+        "--sampler",
+        "grid",
+        "--pruner",
+        "none",
+        "--param",
+        "K=1:3",
+        "--param",
+        "N=1:3",
+        "--param",
+        "cot=false",
+        "--param",
+        "per_object=false",
+        "--param",
+        "demos=0",
+        "--storage",
+        f"sqlite:///{tmp_path / 'shared.db'}",
+        "--study",
+        "shared",
+        "--out",
+        str(out),
+        *LMS,
+    ]
     workers = [start(argv, SCRIPTED_TASK_DELAY="0.05") for _ in range(2)]
     for w in workers:
         assert w.wait(timeout=120) == 0, w.stderr.read()
@@ -198,8 +365,30 @@ def test_two_worker_processes_share_a_sqlite_study_and_finish_t_trials(tmp_path)
 @pytest.mark.parametrize("optimizer", ["bootstrap", "mipro", "gepa", "simba"])
 def test_each_optimizer_compiles_and_python_m_eval_loads_the_state(tmp_path, monkeypatch, optimizer):
     out = tmp_path / optimizer
-    argv = ["hdr", "--optimizer", optimizer, "--level", "1", "--knob", "K=3", "--knob", "N=2", "--knob", "cot=false",
-            "--trainset-size", "4", "--candidates", "2", "--budget", "12", "--max-demos", "2", "--out", str(out), *LMS]
+    argv = [
+        "hdr",
+        "--optimizer",
+        optimizer,
+        "--level",
+        "1",
+        "--knob",
+        "K=3",
+        "--knob",
+        "N=2",
+        "--knob",
+        "cot=false",
+        "--trainset-size",
+        "4",
+        "--candidates",
+        "2",
+        "--budget",
+        "12",
+        "--max-demos",
+        "2",
+        "--out",
+        str(out),
+        *LMS,
+    ]
     assert compile_main(argv) == 0
     report = json.loads((out / "compile.json").read_text())
     assert report["optimizer"] == optimizer and 0 <= report["train_score"] <= 1
@@ -210,9 +399,27 @@ def test_each_optimizer_compiles_and_python_m_eval_loads_the_state(tmp_path, mon
         assert state["reasoner.answer"]["demos"]
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     run = tmp_path / f"eval-{optimizer}"
-    assert eval_cli.main(["hdr", "--level", "1", "--limit", "3", "--config", str(out / "config.json"),
-                          "--program-state", str(out / "program.json"), "--out", str(run), "--no-progress",
-                          "--no-report", *LMS]) == 0
+    assert (
+        eval_cli.main(
+            [
+                "hdr",
+                "--level",
+                "1",
+                "--limit",
+                "3",
+                "--config",
+                str(out / "config.json"),
+                "--program-state",
+                str(out / "program.json"),
+                "--out",
+                str(run),
+                "--no-progress",
+                "--no-report",
+                *LMS,
+            ]
+        )
+        == 0
+    )
     config = json.loads((run / "config.json").read_text())
     assert config["knobs"] == {"K": 3, "N": 2, "cot": False} and len(config["program_state_sha256"]) == 64
     results = json.loads((run / "results.json").read_text())
@@ -225,8 +432,9 @@ def test_gepa_metric_gives_feedback_on_the_scene_and_the_memory():
     data = make_level(1)
     train = training_level(data, seed=0)
     example = scene_examples(train, lambda s: s.text(), limit=1)[0]
-    metric = CountFeedback(data, ["Red objects are normal on a white background.", *data.oracle_hypotheses[1:]],
-                           scenes=train.test)
+    metric = CountFeedback(
+        data, ["Red objects are normal on a white background.", *data.oracle_hypotheses[1:]], scenes=train.test
+    )
     wrong = type("P", (), {"count": example.count + 1})()
     assert metric(example, wrong) == 0.0
     out = metric(example, wrong, None, "reasoner.answer", [])
@@ -237,16 +445,19 @@ def test_gepa_metric_gives_feedback_on_the_scene_and_the_memory():
 # -- bad input ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("main, argv, message", [
-    (cli.main, ["nosuch", "--level", "1"], "unknown program"),
-    (cli.main, ["hdr", "--level", "1", "--param", "K=4:1"], "is empty"),
-    (cli.main, ["hdr", "--level", "1", "--param", "Q=1:2"], "unknown parameter"),
-    (cli.main, ["hdr", "--level", "1", "--storage", "nosuchdb://x"], "cannot open storage"),
-    (cli.main, ["hdr", "--level", "1", "--objectives", "speed"], "--objectives"),
-    (cli.main, ["hdr", "--level", "1", "--sampler", "annealing"], "argument --sampler: invalid choice: 'annealing'"),
-    (compile_main, ["hdr", "--level", "1", "--optimizer", "adam"], "argument --optimizer: invalid choice: 'adam'"),
-    (compile_main, ["nosuch", "--optimizer", "gepa"], "unknown program"),
-])
+@pytest.mark.parametrize(
+    "main, argv, message",
+    [
+        (cli.main, ["nosuch", "--level", "1"], "unknown program"),
+        (cli.main, ["hdr", "--level", "1", "--param", "K=4:1"], "is empty"),
+        (cli.main, ["hdr", "--level", "1", "--param", "Q=1:2"], "unknown parameter"),
+        (cli.main, ["hdr", "--level", "1", "--storage", "nosuchdb://x"], "cannot open storage"),
+        (cli.main, ["hdr", "--level", "1", "--objectives", "speed"], "--objectives"),
+        (cli.main, ["hdr", "--level", "1", "--sampler", "annealing"], "argument --sampler: invalid choice: 'annealing'"),
+        (compile_main, ["hdr", "--level", "1", "--optimizer", "adam"], "argument --optimizer: invalid choice: 'adam'"),
+        (compile_main, ["nosuch", "--optimizer", "gepa"], "unknown program"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(capsys, main, argv, message):
     assert main([*argv, *LMS]) == 2
     err = capsys.readouterr().err

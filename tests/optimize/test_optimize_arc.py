@@ -26,9 +26,10 @@ from arc_helpers import (
     FLIP,
     RECOLOR,
     flip_task,
-    memory_file,  # noqa: F401
+    memory_file,  # noqa: F401  (a fixture)
     puzzle_of,
     recolor_task,
+    sandbox,  # noqa: F401  (a fixture)
     small_sandbox,
     with_pair,
     write_tasks,
@@ -92,8 +93,25 @@ def evaluate(*argv: str) -> dict:
 
 def test_the_arc_study_finds_the_retry_and_python_m_eval_reproduces_it(tmp_path, tiny, memory_file, capsys):
     out = tmp_path / "study"
-    argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--trials", "2", "--sampler", "grid",
-            "--pruner", "none", "--param", "retries=0:1", *SMALL, "--out", str(out), *LMS]
+    argv = [
+        "arcmemo_ps",
+        "--split",
+        str(tiny),
+        "--memory",
+        str(memory_file),
+        "--trials",
+        "2",
+        "--sampler",
+        "grid",
+        "--pruner",
+        "none",
+        "--param",
+        "retries=0:1",
+        *SMALL,
+        "--out",
+        str(out),
+        *LMS,
+    ]
     task_before, memory_before = counts()
     assert cli.main(argv) == 0
     trials = trials_of(out)
@@ -106,8 +124,7 @@ def test_the_arc_study_finds_the_retry_and_python_m_eval_reproduces_it(tmp_path,
     for retries, trial in by_retries.items():  # every task recorded once, with the programs the script wrote
         done = records(trial.user_attrs["config_dir"])
         assert [r["id"] for r in done] == [t.id for t in TASKS]
-        assert all([s["program"] for s in r["attempts"][0]["steps"]] == [CRASH, SOLUTION[r["id"]]][: retries + 1]
-                   for r in done)
+        assert all([s["program"] for s in r["attempts"][0]["steps"]] == [CRASH, SOLUTION[r["id"]]][: retries + 1] for r in done)
         attrs = trial.user_attrs
         assert attrs["examples"] == 3 and attrs["memory_tokens"] > 0 and attrs["task_tokens"] > 0
         assert done[0]["read"]["selected"] == ["flip rows"]
@@ -120,15 +137,45 @@ def test_the_arc_study_finds_the_retry_and_python_m_eval_reproduces_it(tmp_path,
     assert state and all(lm is None for lm in lms_of(state))  # the study's LMs are never saved with the state
     hint = f"python -m eval arcmemo_ps --split {tiny} --memory {memory_file} --config {out / 'best.json'}"
     assert hint in capsys.readouterr().out
-    results = evaluate("arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--config", str(out / "best.json"),
-                       "--program-state", str(out / "best_program.json"), "--out", str(tmp_path / "eval"), *LMS)
+    results = evaluate(
+        "arcmemo_ps",
+        "--split",
+        str(tiny),
+        "--memory",
+        str(memory_file),
+        "--config",
+        str(out / "best.json"),
+        "--program-state",
+        str(out / "best_program.json"),
+        "--out",
+        str(tmp_path / "eval"),
+        *LMS,
+    )
     assert (results["attempts"], results["retries"], results["config"]["top_k"]) == (1, 1, 1)  # the knobs of best.json
     assert results["official_score"] == 1.0 and results["examples"] == 3
 
 
 def test_an_interrupted_trial_continues_from_its_examples_without_asking_again(tiny, memory_file, monkeypatch):
-    argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--trials", "1", "--sampler", "grid",
-            "--pruner", "none", "--chunks", "1", "--param", "retries=1", *SMALL, "--no-cache", *LMS]
+    argv = [
+        "arcmemo_ps",
+        "--split",
+        str(tiny),
+        "--memory",
+        str(memory_file),
+        "--trials",
+        "1",
+        "--sampler",
+        "grid",
+        "--pruner",
+        "none",
+        "--chunks",
+        "1",
+        "--param",
+        "retries=1",
+        *SMALL,
+        "--no-cache",
+        *LMS,
+    ]
     monkeypatch.setenv("ARC_INTERRUPT_ON", RECOLOUR_PUZZLE)
     assert cli.main(argv) == 130  # Ctrl-C while the second task is solved
     out = Path("runs/optimize/arcmemo_ps-tiny")  # the split directory's name, not its path
@@ -153,9 +200,35 @@ def test_an_interrupted_trial_continues_from_its_examples_without_asking_again(t
 
 def test_study_demos_are_bootstrapped_from_training_tasks_only(tmp_path, tiny, memory_file):
     out = tmp_path / "study"
-    argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--trials", "1", "--sampler", "grid",
-            "--pruner", "none", "--param", "retries=0", "--param", "top_k=1", "--param", "attempts=1", "--param", "demos=1",
-            "--train-size", "2", "--out", str(out), "--lm", ORACLE, "--memory-lm", MEMORY]
+    argv = [
+        "arcmemo_ps",
+        "--split",
+        str(tiny),
+        "--memory",
+        str(memory_file),
+        "--trials",
+        "1",
+        "--sampler",
+        "grid",
+        "--pruner",
+        "none",
+        "--param",
+        "retries=0",
+        "--param",
+        "top_k=1",
+        "--param",
+        "attempts=1",
+        "--param",
+        "demos=1",
+        "--train-size",
+        "2",
+        "--out",
+        str(out),
+        "--lm",
+        ORACLE,
+        "--memory-lm",
+        MEMORY,
+    ]
     assert cli.main(argv) == 0
     (trial,) = trials_of(out)
     assert trial.value == 1.0
@@ -172,9 +245,29 @@ def test_study_demos_are_bootstrapped_from_training_tasks_only(tmp_path, tiny, m
 @pytest.mark.parametrize("lm, solved", [(ORACLE, 1.0), (TASK, 0.0)])
 def test_bootstrap_compiles_an_arc_program_and_python_m_eval_loads_the_state(tmp_path, tiny, memory_file, lm, solved):
     out = tmp_path / "compiled"
-    argv = ["arcmemo_ps", "--optimizer", "bootstrap", "--split", str(tiny), "--memory", str(memory_file),
-            "--knob", "attempts=1", "--knob", "top_k=1", "--trainset-size", "2", "--max-demos", "1", "--out", str(out),
-            "--lm", lm, "--memory-lm", MEMORY]
+    argv = [
+        "arcmemo_ps",
+        "--optimizer",
+        "bootstrap",
+        "--split",
+        str(tiny),
+        "--memory",
+        str(memory_file),
+        "--knob",
+        "attempts=1",
+        "--knob",
+        "top_k=1",
+        "--trainset-size",
+        "2",
+        "--max-demos",
+        "1",
+        "--out",
+        str(out),
+        "--lm",
+        lm,
+        "--memory-lm",
+        MEMORY,
+    ]
     assert compile_main(argv) == 0
     report = json.loads((out / "compile.json").read_text())
     assert report["train_score"] == solved and report["trainset"] == 2  # the oracle solves training tasks; no retries here
@@ -186,9 +279,23 @@ def test_bootstrap_compiles_an_arc_program_and_python_m_eval_loads_the_state(tmp
     assert all(lm is None for lm in lms_of(state))
     before = len(scripted_engine(lm).calls)
     run = tmp_path / "eval"
-    results = evaluate("arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--config",
-                       str(out / "config.json"), "--program-state", str(out / "program.json"), "--out", str(run),
-                       "--lm", lm, "--memory-lm", MEMORY)
+    results = evaluate(
+        "arcmemo_ps",
+        "--split",
+        str(tiny),
+        "--memory",
+        str(memory_file),
+        "--config",
+        str(out / "config.json"),
+        "--program-state",
+        str(out / "program.json"),
+        "--out",
+        str(run),
+        "--lm",
+        lm,
+        "--memory-lm",
+        MEMORY,
+    )
     assert results["official_score"] == solved and results["attempts"] == 1
     config = json.loads((run / "config.json").read_text())
     assert config["program_state_sha256"] == hashlib.sha256((out / "program.json").read_bytes()).hexdigest()
@@ -199,26 +306,37 @@ def test_bootstrap_compiles_an_arc_program_and_python_m_eval_loads_the_state(tmp
 # -- bad input ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("main, argv, message", [
-    (cli.main, ["arcmemo_ps", "--split", "nowhere"], "unknown split 'nowhere'"),
-    (cli.main, ["arcmemo_ps", "--split", "{tiny}", "--memory", "missing.json"], "cannot read memory file"),
-    (cli.main, ["arcmemo_ps", "--split", "{tiny}", "--memory", "{oe}"], "needs a ps memory"),
-    (cli.main, ["baseline", "--split", "{tiny}", "--memory", "{ps}"], "reads no memory"),
-    (cli.main, ["arcmemo_ps", "--level", "1"], "is an ARC program"),
-    (cli.main, ["arcmemo_ps", "--split", "{tiny}", "--param", "K=1:3"], "unknown parameter"),
-    (compile_main, ["arcmemo_ps", "--optimizer", "bootstrap", "--split", "nowhere"], "unknown split 'nowhere'"),
-    (compile_main, ["arcmemo_ps", "--optimizer", "bootstrap", "--split", "{tiny}", "--memory", "missing.json"],
-     "cannot read memory file"),
-    (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--config", "{hdr}"], "is for hdr"),
-    (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--program-state", "missing.json"], "no such file"),
-    (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--program-state", "{cot}"], "does not fit arcmemo_ps"),
-])
+@pytest.mark.parametrize(
+    "main, argv, message",
+    [
+        (cli.main, ["arcmemo_ps", "--split", "nowhere"], "unknown split 'nowhere'"),
+        (cli.main, ["arcmemo_ps", "--split", "{tiny}", "--memory", "missing.json"], "cannot read memory file"),
+        (cli.main, ["arcmemo_ps", "--split", "{tiny}", "--memory", "{oe}"], "needs a ps memory"),
+        (cli.main, ["baseline", "--split", "{tiny}", "--memory", "{ps}"], "reads no memory"),
+        (cli.main, ["arcmemo_ps", "--level", "1"], "is an ARC program"),
+        (cli.main, ["arcmemo_ps", "--split", "{tiny}", "--param", "K=1:3"], "unknown parameter"),
+        (compile_main, ["arcmemo_ps", "--optimizer", "bootstrap", "--split", "nowhere"], "unknown split 'nowhere'"),
+        (
+            compile_main,
+            ["arcmemo_ps", "--optimizer", "bootstrap", "--split", "{tiny}", "--memory", "missing.json"],
+            "cannot read memory file",
+        ),
+        (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--config", "{hdr}"], "is for hdr"),
+        (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--program-state", "missing.json"], "no such file"),
+        (eval_main, ["arcmemo_ps", "--split", "{tiny}", "--program-state", "{cot}"], "does not fit arcmemo_ps"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, tiny, memory_file, capsys, main, argv, message):
     (tmp_path / "oe.json").write_text('{"format": "oe", "concepts": []}')
     (tmp_path / "hdr.json").write_text('{"program": "hdr", "knobs": {"K": 2}}')
     build_program("arcmemo_ps", cot=True).save(str(tmp_path / "cot.json"))
-    fill = {"{tiny}": str(tiny), "{ps}": str(memory_file), "{oe}": str(tmp_path / "oe.json"),
-            "{hdr}": str(tmp_path / "hdr.json"), "{cot}": str(tmp_path / "cot.json")}
+    fill = {
+        "{tiny}": str(tiny),
+        "{ps}": str(memory_file),
+        "{oe}": str(tmp_path / "oe.json"),
+        "{hdr}": str(tmp_path / "hdr.json"),
+        "{cot}": str(tmp_path / "cot.json"),
+    }
     assert main([*(fill.get(a, a) for a in argv), *LMS]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1

@@ -11,10 +11,15 @@ from memreason.signatures import OEConcept, Parameter, PSConcept
 from arc_helpers import PS_CONCEPT
 
 SORT = PSConcept(
-    title="sort objects", kind="routine", description="order objects by a key",
-    parameters=[Parameter(name="objects", type="list[Object]", description="what to order"),
-                Parameter(name="key", type="Callable[[Object], int]", description="")],
-    output_typing="list[Object]", relevance_cues=["objects ranked by size"],
+    title="sort objects",
+    kind="routine",
+    description="order objects by a key",
+    parameters=[
+        Parameter(name="objects", type="list[Object]", description="what to order"),
+        Parameter(name="key", type="Callable[[Object], int]", description=""),
+    ],
+    output_typing="list[Object]",
+    relevance_cues=["objects ranked by size"],
     implementation_notes=["sorted(objects, key=key)"],
 )
 
@@ -24,8 +29,10 @@ def test_revising_by_title_keeps_every_field_and_merges_lists_without_duplicates
     assert memory.add([SORT], source="t1") == {"added": ["sort objects"], "revised": []}
     revision = PSConcept(
         title="Sort Objects.",  # same title up to case and punctuation
-        parameters=[Parameter(name="KEY", type="", description="a routine giving each object's rank"),
-                    Parameter(name="descending", type="bool", description="largest first")],
+        parameters=[
+            Parameter(name="KEY", type="", description="a routine giving each object's rank"),
+            Parameter(name="descending", type="bool", description="largest first"),
+        ],
         relevance_cues=["objects ranked by size", "colour by rank"],
         implementation_notes=["Sorted(objects, key=key).", "ties keep reading order"],
     )
@@ -77,7 +84,8 @@ def test_rendering_full_and_compressed():
     memory.add([SORT, PSConcept(**PS_CONCEPT)])
     compressed = memory.render(compressed=True)
     assert compressed.splitlines()[0] == (
-        "- sort objects [routine] (objects: list[Object], key: Callable[[Object], int]) -> list[Object]; cues: objects ranked by size")
+        "- sort objects [routine] (objects: list[Object], key: Callable[[Object], int]) -> list[Object]; cues: objects ranked by size"
+    )
     assert "order objects by a key" not in compressed and "sorted(" not in compressed
     full = memory.render(["flip rows"])
     assert "## flip rows [routine] (grid: Grid) -> Grid" in full and "note: row[::-1]" in full and "sort" not in full
@@ -154,17 +162,20 @@ def test_a_crash_during_a_write_leaves_the_previous_file_intact(tmp_path, monkey
     assert len(load_memory(path)) == 1
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{oops", "is not valid JSON"),
-    ("[]", "has no known 'format'"),
-    ('{"format": "xx"}', "has no known 'format'"),
-    ('{"format": "ps", "concepts": {}}', "'concepts' must be a list"),
-    ('{"format": "ps", "concepts": [{"description": "no title"}]}', "concept 0: title"),
-    ('{"format": "ps", "concepts": [{"title": "t", "kind": "gadget"}]}', "concept 0: kind"),
-    ('{"format": "oe", "concepts": [{"situation": "s"}]}', "concept 0: suggestion"),
-    ('{"format": "ps", "concepts": [{"title": "t", "uses": "many"}]}', "'uses' must be an int"),
-    ('{"format": "cheatsheet", "text": 3}', "needs 'text'"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{oops", "is not valid JSON"),
+        ("[]", "has no known 'format'"),
+        ('{"format": "xx"}', "has no known 'format'"),
+        ('{"format": "ps", "concepts": {}}', "'concepts' must be a list"),
+        ('{"format": "ps", "concepts": [{"description": "no title"}]}', "concept 0: title"),
+        ('{"format": "ps", "concepts": [{"title": "t", "kind": "gadget"}]}', "concept 0: kind"),
+        ('{"format": "oe", "concepts": [{"situation": "s"}]}', "concept 0: suggestion"),
+        ('{"format": "ps", "concepts": [{"title": "t", "uses": "many"}]}', "'uses' must be an int"),
+        ('{"format": "cheatsheet", "text": 3}', "needs 'text'"),
+    ],
+)
 def test_corrupt_memory_files_are_one_clear_error(tmp_path, content, message):
     (tmp_path / "m.json").write_text(content)
     with pytest.raises(MemoryFileError, match=message) as info:

@@ -65,8 +65,7 @@ def test_ps_selection_respects_top_k_and_skips_an_empty_memory():
 def test_oe_selection_captions_then_picks_top_k_numbers():
     memory = ConceptMemory("oe")
     memory.add([OEConcept(situation=f"situation {i}", suggestion=f"do {i}") for i in range(1, 5)])
-    script = Script(speculation={"observations": ["rows are mirrored"], "speculation": ["flip"]},
-                    chosen={"chosen": [3, 9, 1, 2]})
+    script = Script(speculation={"observations": ["rows are mirrored"], "speculation": ["flip"]}, chosen={"chosen": [3, 9, 1, 2]})
     engine = ScriptedEngine(script)
     out = in_context(engine, lambda: ConceptSelector("oe", top_k=2)(problem=arc_problem(flip_task()), memory=memory))
     assert script.asked == ["speculation", "chosen"]
@@ -99,8 +98,11 @@ def test_arcmemo_oe_in_image_modality_captions_the_task_drawn():
 def test_ps_abstraction_goes_through_pseudocode_and_sees_compressed_memory():
     memory = ps_memory("flip rows")
     revised = {**PS_CONCEPT, "relevance_cues": ["mirror symmetry"], "implementation_notes": ["numpy.fliplr"]}
-    new = {"title": "map cells", "kind": "routine",
-           "parameters": [{"name": "f", "type": "Callable[[int], int]", "description": "per-cell rule"}]}
+    new = {
+        "title": "map cells",
+        "kind": "routine",
+        "parameters": [{"name": "f", "type": "Callable[[int], int]", "description": "per-cell rule"}],
+    }
     script = Script(pseudocode={"pseudocode": "1. reverse every row"}, concepts={"concepts": [revised, new]})
     engine = ScriptedEngine(script)
     out = in_context(engine, lambda: ConceptAbstractor("ps")(problem="p", solution=FLIP, memory=memory, source="flip"))
@@ -126,15 +128,22 @@ def test_the_arc_programs_give_abstraction_its_few_shot_demos_the_module_carries
     bare = ScriptedEngine(Script(pseudocode={"pseudocode": "p"}, concepts={"concepts": []}))
     in_context(bare, lambda: ConceptAbstractor("ps")(problem="p", solution=FLIP, memory=ConceptMemory("ps")))
     assert not any("sort objects" in c.text for c in bare.calls)
-    assert build_program("arcmemo_ps").abstractor.abstract.demos and not build_program("arcmemo_ps", demos=False).abstractor.abstract.demos
+    assert (
+        build_program("arcmemo_ps").abstractor.abstract.demos
+        and not build_program("arcmemo_ps", demos=False).abstractor.abstract.demos
+    )
     oe = build_program("arcmemo_oe").abstractor
-    assert oe.derive.demos[0]["problem"].startswith(arc_problem(flip_task()).split("\n\n")[0])  # stated as the program states tasks
+    assert oe.derive.demos[0]["problem"].startswith(
+        arc_problem(flip_task()).split("\n\n")[0]
+    )  # stated as the program states tasks
 
 
 def test_oe_abstraction_derives_then_abstracts_without_reading_memory():
     memory = ConceptMemory("oe")
-    script = Script(derivation={"derivation": ["Observation: rows reversed", "Thought: mirror"]},
-                    concepts={"concepts": [{"situation": "output mirrors input", "suggestion": "reverse rows"}]})
+    script = Script(
+        derivation={"derivation": ["Observation: rows reversed", "Thought: mirror"]},
+        concepts={"concepts": [{"situation": "output mirrors input", "suggestion": "reverse rows"}]},
+    )
     engine = ScriptedEngine(script)
     problem = arc_problem(flip_task(), test_inputs=False)
     out = in_context(engine, lambda: ConceptAbstractor("oe")(problem=problem, solution=FLIP, memory=memory, source="flip"))
@@ -147,8 +156,12 @@ def test_oe_abstraction_derives_then_abstracts_without_reading_memory():
 def test_arcmemo_states_the_task_to_its_memory_modules(sandbox):
     program = build_program("arcmemo_ps", attempts=1, continual_every=1, sandbox=sandbox)
     program.use_memory(ps_memory("flip rows"))
-    script = Script(program={"program": FLIP}, selected={"reasoning": "-", "selected": ["flip rows"]},
-                    pseudocode={"pseudocode": "p"}, concepts={"concepts": [{"title": "c"}]})
+    script = Script(
+        program={"program": FLIP},
+        selected={"reasoning": "-", "selected": ["flip rows"]},
+        pseudocode={"pseudocode": "p"},
+        concepts={"concepts": [{"title": "c"}]},
+    )
     engine = ScriptedEngine(script)
     writes = []
     in_context(engine, lambda: program.solve_all([flip_task("a")], on_write=lambda i, records: writes.append(records)))
@@ -163,7 +176,12 @@ def test_arcmemo_states_the_task_to_its_memory_modules(sandbox):
 
 def test_the_arc_programs_are_registered():
     assert {n for n, s in PROGRAMS.items() if s.task == "arc"} == {
-        "baseline", "cheatsheet", "arcmemo_oe", "arcmemo_ps", "arcmemo_ps_noselect"}
+        "baseline",
+        "cheatsheet",
+        "arcmemo_oe",
+        "arcmemo_ps",
+        "arcmemo_ps_noselect",
+    }
     assert build_program("arcmemo_ps_noselect").selector is None
     program = build_program("arcmemo_ps", attempts=3, retries=2, top_k=4, continual_every=5)
     assert (program.solver.attempts, program.solver.retries, program.selector.top_k, program.continual_every) == (3, 2, 4, 5)
@@ -174,12 +192,18 @@ def test_the_arc_programs_are_registered():
 def test_continual_writes_happen_exactly_every_k_problems_and_only_from_verified_solutions(sandbox):
     tasks = [flip_task(f"f{i}") if i % 2 == 0 else recolor_task(f"r{i}") for i in range(7)]
     # only flips are solved (the solver returns FLIP for everything): f0 f2 f4 f6 verified, r1 r3 r5 not
-    script = Script(program={"program": FLIP}, selected={"reasoning": "-", "selected": []},
-                    pseudocode={"pseudocode": "p"}, concepts={"concepts": [{"title": "c"}]})
+    script = Script(
+        program={"program": FLIP},
+        selected={"reasoning": "-", "selected": []},
+        pseudocode={"pseudocode": "p"},
+        concepts={"concepts": [{"title": "c"}]},
+    )
     engine = ScriptedEngine(script)
     program = build_program("arcmemo_ps", attempts=1, continual_every=3, sandbox=sandbox)
     writes = []
-    in_context(engine, lambda: program.solve_all(tasks, on_write=lambda i, records: writes.append((i, [r["task"] for r in records]))))
+    in_context(
+        engine, lambda: program.solve_all(tasks, on_write=lambda i, records: writes.append((i, [r["task"] for r in records])))
+    )
     assert writes == [(3, ["f0", "f2"]), (6, ["f4"])]  # after problems 3 and 6; none after 7 (f6)
     assert program.memory.entries[0].sources == ["f0", "f2", "f4"]
     assert script.asked.count("pseudocode") == 3  # one abstraction per verified solution, no more
@@ -213,8 +237,14 @@ def test_frozen_memory_solves_every_task_in_one_batch_and_never_writes(sandbox):
         return [program(task=t) for t in batch]
 
     engine = ScriptedEngine(Script(program={"program": FLIP}))
-    in_context(engine, lambda: program.solve_all([flip_task("a"), flip_task("b")], solve_batch=solve_batch,
-                                               on_write=lambda *a: pytest.fail("frozen memory was written")))
+    in_context(
+        engine,
+        lambda: program.solve_all(
+            [flip_task("a"), flip_task("b")],
+            solve_batch=solve_batch,
+            on_write=lambda *a: pytest.fail("frozen memory was written"),
+        ),
+    )
     assert batches == [2]
 
 
@@ -254,12 +284,14 @@ def test_an_unreadable_selection_answer_does_not_forfeit_the_puzzle(sandbox):
     assert given(task_engine.calls[0], "concepts") == "(none)" and out.attempts[0].final.passed_train
 
     from memreason.lm.faults import ResilientAdapter, RetryPolicy  # the harness's route: LMFailure("unparseable")
+
     with dspy.context(lm=task_engine.lm(), adapter=ResilientAdapter.around(dspy.JSONAdapter(), RetryPolicy(retries=1))):
         again = program(task=flip_task())
     assert again.read["failed"].startswith("unparseable after 2 attempts") and again.attempts[0].final.passed_train
 
     def rate_limited(call):
         raise LMFailure("rate_limit", "429", 4)
+
     program.set_memory_lm(ScriptedEngine(rate_limited).lm())
     with pytest.raises(Exception, match="rate_limit after 4 attempts"):
         in_context(task_engine, lambda: program(task=flip_task()))
@@ -284,12 +316,19 @@ def test_cheatsheet_reads_the_whole_sheet_and_curates_on_writes(sandbox):
 
 def test_a_failed_write_is_recorded_and_the_loop_goes_on(sandbox):
     program = build_program("arcmemo_ps", attempts=1, continual_every=1, sandbox=sandbox)
-    engine = ScriptedEngine(Script(program={"program": FLIP}, selected={"reasoning": "-", "selected": []},
-                                   pseudocode=["unparseable", "again (JSON fallback)", {"pseudocode": "p"}], concepts={"concepts": [{"title": "c"}]}))
+    engine = ScriptedEngine(
+        Script(
+            program={"program": FLIP},
+            selected={"reasoning": "-", "selected": []},
+            pseudocode=["unparseable", "again (JSON fallback)", {"pseudocode": "p"}],
+            concepts={"concepts": [{"title": "c"}]},
+        )
+    )
 
     writes = []
-    results = in_context(engine, lambda: program.solve_all(
-        [flip_task("a"), flip_task("b")], on_write=lambda i, records: writes.append(records)))
+    results = in_context(
+        engine, lambda: program.solve_all([flip_task("a"), flip_task("b")], on_write=lambda i, records: writes.append(records))
+    )
     assert len(results) == 2 and len(writes) == 2
     assert "error" in writes[0][0] and writes[1][0]["added"] == ["c"]
 
@@ -300,8 +339,9 @@ ARC_SCRIPTS = {  # every ARC program, with the answers its read and its solver a
     "baseline": dict(program={"program": FLIP}),
     "cheatsheet": dict(program={"program": FLIP}),
     "arcmemo_ps": dict(program={"program": FLIP}, selected={"reasoning": "-", "selected": ["flip rows"]}),
-    "arcmemo_oe": dict(program={"program": FLIP}, speculation={"observations": ["mirrored"], "speculation": ["flip"]},
-                       chosen={"chosen": [1]}),
+    "arcmemo_oe": dict(
+        program={"program": FLIP}, speculation={"observations": ["mirrored"], "speculation": ["flip"]}, chosen={"chosen": [1]}
+    ),
     "arcmemo_ps_noselect": dict(program={"program": FLIP}),
 }
 
@@ -365,14 +405,22 @@ def test_an_optimizer_leaves_the_abstractor_alone_and_the_program_still_writes_s
     program.use_memory(ps_memory("flip rows"))
     demos = {n: list(p.demos) for n, p in program.memory_writer_predictors()}
     assert all(demos.values())  # the hand-written ARC demos
-    trainset = [dspy.Example(task=flip_task(), problem="p", memory="m", program=FLIP, selected=["flip rows"], reasoning="-")
-                .with_inputs("task")]
+    trainset = [
+        dspy.Example(task=flip_task(), problem="p", memory="m", program=FLIP, selected=["flip rows"], reasoning="-").with_inputs(
+            "task"
+        )
+    ]
     compiled = dspy.LabeledFewShot(k=1).compile(program, trainset=trainset)  # resets, then gives demos to what it sees
     assert {n: list(p.demos) for n, p in compiled.memory_writer_predictors()} == demos
     assert all(len(p.demos) == 1 for _, p in compiled.named_predictors())
 
-    memory_engine = ScriptedEngine(Script(selected={"reasoning": "-", "selected": ["flip rows"]},
-                                          pseudocode={"pseudocode": "p"}, concepts={"concepts": [{"title": "mirror"}]}))
+    memory_engine = ScriptedEngine(
+        Script(
+            selected={"reasoning": "-", "selected": ["flip rows"]},
+            pseudocode={"pseudocode": "p"},
+            concepts={"concepts": [{"title": "mirror"}]},
+        )
+    )
     program.set_memory_lm(memory_engine.lm())
     assert all(p.lm is not None for _, p in program.memory_writer_predictors())  # the memory LM reaches the writers
     in_context(ScriptedEngine(Script(program={"program": FLIP})), lambda: program.solve_all([flip_task("a")]))
@@ -392,7 +440,10 @@ def test_a_memory_module_given_none_for_its_memory_refuses_it_before_any_call():
     import asyncio
 
     engine = ScriptedEngine(Script())
-    for module, inputs in [(ConceptSelector("ps"), {"problem": "p"}), (ConceptAbstractor("ps"), {"problem": "p", "solution": "s"})]:
+    for module, inputs in [
+        (ConceptSelector("ps"), {"problem": "p"}),
+        (ConceptAbstractor("ps"), {"problem": "p", "solution": "s"}),
+    ]:
         with pytest.raises(TypeError, match="needs a ConceptMemory, got None"):
             in_context(engine, lambda: module(**inputs, memory=None))
         with pytest.raises(TypeError, match="needs a ConceptMemory, got None"):

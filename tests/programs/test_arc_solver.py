@@ -145,5 +145,6 @@ def test_parallel_attempts_run_in_their_own_threads_and_record_the_same_attempts
     parallel = run(ScriptedEngine(respond), flip_task(), sandbox, attempts=3, retries=1, parallel=True)
     assert len(threads) >= 2 and threading.get_ident() not in threads
     assert [a.index for a in parallel] == [0, 1, 2]
-    assert [[(s.retry, s.program, s.passed_train) for s in a.steps] for a in parallel] == \
-        [[(s.retry, s.program, s.passed_train) for s in a.steps] for a in serial]
+    assert [[(s.retry, s.program, s.passed_train) for s in a.steps] for a in parallel] == [
+        [(s.retry, s.program, s.passed_train) for s in a.steps] for a in serial
+    ]

@@ -46,15 +46,24 @@ def consolidate(script, episodes=EPISODES, **knobs):
 
 
 def test_a_rule_with_a_counterexample_is_rejected_and_the_episode_goes_back_to_the_generator():
-    script = Script(factors={"factors": ["colour", "shape"]}, rules=[
-        {"rules": [rule("anomaly", color=["red"]),                     # right
-                   rule("anomaly", shape=["square"]),                  # the green square contradicts it
-                   rule("normal", shape=["circle"], color=["green"])]},  # matches no episode: implies nothing
-        {"rules": [rule("normal", color=["green", "blue"]), rule("anomaly", shape=["square"])]},  # a rejected rule again
-    ])
+    script = Script(
+        factors={"factors": ["colour", "shape"]},
+        rules=[
+            {
+                "rules": [
+                    rule("anomaly", color=["red"]),  # right
+                    rule("anomaly", shape=["square"]),  # the green square contradicts it
+                    rule("normal", shape=["circle"], color=["green"]),
+                ]
+            },  # matches no episode: implies nothing
+            {"rules": [rule("normal", color=["green", "blue"]), rule("anomaly", shape=["square"])]},  # a rejected rule again
+        ],
+    )
     program, record, engine = consolidate(script)
-    assert program.hypotheses == ["Objects with color red are labelled anomaly.",
-                                  "Objects with color blue or green are labelled normal."]
+    assert program.hypotheses == [
+        "Objects with color red are labelled anomaly.",
+        "Objects with color blue or green are labelled normal.",
+    ]
     first, second = record["rounds"]
     verdicts = {(p["label"], json.dumps(p["conditions"])): p for p in first["proposed"]}
     square = verdicts[("anomaly", json.dumps({"shape": ["square"]}))]
@@ -69,15 +78,18 @@ def test_a_rule_with_a_counterexample_is_rejected_and_the_episode_goes_back_to_t
     rejected = given(generator_calls[1], "rejected")
     assert {"shape": "square", "color": "green", "label": "normal"} in rejected[0]["counterexamples"]
     assert given(generator_calls[1], "verified") == ["Objects with color red are labelled anomaly."]
-    assert given(generator_calls[1], "to_explain") == [{"shape": "square", "color": "green", "label": "normal"},
-                                                        {"shape": "circle", "color": "blue", "label": "normal"}]
+    assert given(generator_calls[1], "to_explain") == [
+        {"shape": "square", "color": "green", "label": "normal"},
+        {"shape": "circle", "color": "blue", "label": "normal"},
+    ]
     kept = {r["statement"]: r for r in record["rules"]}
     assert kept["Objects with color red are labelled anomaly."]["coverage"] == [0, 1]
 
 
 def test_episodes_left_unexplained_are_named_and_a_rule_that_matches_everything_is_checked_too():
-    script = Script(factors={"factors": ["colour"]},
-                    rules={"rules": [rule("anomaly", color=["red"]), rule("normal")]})  # "all objects are normal": wrong
+    script = Script(
+        factors={"factors": ["colour"]}, rules={"rules": [rule("anomaly", color=["red"]), rule("normal")]}
+    )  # "all objects are normal": wrong
     program, record, _ = consolidate(script, N=2)
     assert program.hypotheses == ["Objects with color red are labelled anomaly."]
     assert record["unexplained"] == [2, 3] and not record["explained_all"] and len(record["rounds"]) == 2
@@ -110,8 +122,10 @@ def test_image_episodes_are_perceived_once_each_and_async_builds_the_same_memory
 def test_structured_rules_are_scored_exactly_and_the_sentence_wording_does_not_matter():
     data = make_level(1)
     truth = RuleTable.paper()
-    rules = [{"conditions": {"shape": [s], "color": [c], "background": [b]}, "label": truth.rows[(s, c, b)]}
-             for (s, c, b) in data.visible]
+    rules = [
+        {"conditions": {"shape": [s], "color": [c], "background": [b]}, "label": truth.rows[(s, c, b)]}
+        for (s, c, b) in data.visible
+    ]
     perfect = memory_score({"hypotheses": ["gibberish"] * len(rules), "rules": rules}, data)
     assert (perfect.precision, perfect.recall, perfect.f1) == (1.0, 1.0, 1.0)
     wrong = [{**r, "label": "normal"} for r in rules]
@@ -154,8 +168,14 @@ def test_per_object_counts_are_computed_in_code_from_the_labels():
 
 
 def test_per_object_labels_are_bounded_and_the_counted_label_is_the_one_the_query_names():
-    engine = ScriptedEngine(lambda call: {"objects": [{"object_and_background": "a", "evidence": "-", "label": "ripe"},
-                                                     {"object_and_background": "b", "evidence": "-", "label": "unripe"}]})
+    engine = ScriptedEngine(
+        lambda call: {
+            "objects": [
+                {"object_and_background": "a", "evidence": "-", "label": "ripe"},
+                {"object_and_background": "b", "evidence": "-", "label": "unripe"},
+            ]
+        }
+    )
     reasoner = Reasoner(episodic=True, semantic=False, per_object=True)
     episodes = [Episode(observation="a yellow banana", label="ripe"), Episode(observation="a green banana", label="unripe")]
     with dspy.context(lm=engine.lm(), adapter=BoundedJSONAdapter()):
@@ -174,13 +194,31 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
     table_path.write_text(json.dumps(CUSTOM))
     table = RuleTable.from_json(table_path)
 
-    engines = {"memory": ScriptedEngine(Script(factors={"factors": ["shape"]}, rules=one_rule_per_record)),
-               "task": ScriptedEngine(labeller(table))}
-    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm",
-                        lambda spec, **kw: LMChoice(spec, engines[spec].lm(), local=False))
+    engines = {
+        "memory": ScriptedEngine(Script(factors={"factors": ["shape"]}, rules=one_rule_per_record)),
+        "task": ScriptedEngine(labeller(table)),
+    }
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec, engines[spec].lm(), local=False)
+    )
     out = tmp_path / "run"
-    argv = ["hdr_grounded", "--level", "2", "--rules", str(table_path), "--per-object", "--limit", "6",
-            "--lm", "task", "--memory-lm", "memory", "--out", str(out), "--no-progress"]
+    argv = [
+        "hdr_grounded",
+        "--level",
+        "2",
+        "--rules",
+        str(table_path),
+        "--per-object",
+        "--limit",
+        "6",
+        "--lm",
+        "task",
+        "--memory-lm",
+        "memory",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     assert cli.main(argv) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["accuracy"]["mean"] == 1.0
@@ -201,8 +239,15 @@ def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_r
     table_path.write_text(json.dumps(CUSTOM))
     table = RuleTable.from_json(table_path)
 
-    engine = ScriptedEngine(Script(factors={"factors": []}, rules=one_rule_per_record, objects=labeller(table),
-                                   hypotheses={"hypotheses": ["Triangles are toxic."]}, verdicts=approve_all))
+    engine = ScriptedEngine(
+        Script(
+            factors={"factors": []},
+            rules=one_rule_per_record,
+            objects=labeller(table),
+            hypotheses={"hypotheses": ["Triangles are toxic."]},
+            verdicts=approve_all,
+        )
+    )
     resolve = lambda spec, **kw: LMChoice("embedded", engine.lm(), local=False)  # noqa: E731
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(tables, "resolve_lm", resolve)

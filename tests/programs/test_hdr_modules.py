@@ -63,7 +63,9 @@ def test_factor_loop_stops_when_the_factors_repeat():
 @pytest.mark.parametrize("K", [0, 1, 3])
 def test_factor_loop_never_makes_more_than_K_calls(K):
     fresh = iter(range(100))
-    out, engine = run(FactorExtractor(K=K), Script(factors=lambda call: {"factors": [f"factor {next(fresh)}"]}), episodes=EPISODES)
+    out, engine = run(
+        FactorExtractor(K=K), Script(factors=lambda call: {"factors": [f"factor {next(fresh)}"]}), episodes=EPISODES
+    )
     assert len(engine.calls) == K and len(out.passes) == K
     assert out.factors == ([f"factor {K - 1}"] if K else [])
 
@@ -98,15 +100,28 @@ def test_verifier_keeps_only_explicitly_valid_hypotheses():
         {"hypothesis": "C", "reason": "episode 1", "verdict": "invalid"},
         {"hypothesis": "Z", "reason": "never asked", "verdict": "valid"},  # unknown: ignored
     ]  # D gets no verdict at all
-    out, _ = run(HypothesisVerifier(), Script(verdicts={"verdicts": verdicts}), episodes=EPISODES, factors=[], hypotheses=["A", "B", "C", "D"])
+    out, _ = run(
+        HypothesisVerifier(),
+        Script(verdicts={"verdicts": verdicts}),
+        episodes=EPISODES,
+        factors=[],
+        hypotheses=["A", "B", "C", "D"],
+    )
     assert out.valid == ["A"]
-    assert [(j.hypothesis, j.verdict) for j in out.judgements] == [("A", "valid"), ("B", "invalid"), ("C", "invalid"), ("D", "unjudged")]
+    assert [(j.hypothesis, j.verdict) for j in out.judgements] == [
+        ("A", "valid"),
+        ("B", "invalid"),
+        ("C", "invalid"),
+        ("D", "unjudged"),
+    ]
     assert out.judgements[2].reason == "episode 1"
 
 
 def test_verifier_with_too_few_verdicts_keeps_only_those_named():
     verdicts = [{"hypothesis": "B", "reason": "fits", "verdict": "valid"}]
-    out, _ = run(HypothesisVerifier(), Script(verdicts={"verdicts": verdicts}), episodes=EPISODES, factors=[], hypotheses=["A", "B", "C"])
+    out, _ = run(
+        HypothesisVerifier(), Script(verdicts={"verdicts": verdicts}), episodes=EPISODES, factors=[], hypotheses=["A", "B", "C"]
+    )
     assert out.valid == ["B"]
 
 
@@ -122,9 +137,11 @@ def rejecting(*bad):
     """A verifier that calls the hypotheses in ``bad`` invalid and the rest valid."""
 
     def respond(call):
-        return {"verdicts": [
-            {"hypothesis": h, "reason": "-", "verdict": "invalid" if h in bad else "valid"} for h in given(call, "hypotheses")
-        ]}
+        return {
+            "verdicts": [
+                {"hypothesis": h, "reason": "-", "verdict": "invalid" if h in bad else "valid"} for h in given(call, "hypotheses")
+            ]
+        }
 
     return respond
 
@@ -183,8 +200,10 @@ def test_the_record_has_each_hypothesis_round_born_and_verdicts():
 
 
 def test_resample_asks_later_rounds_afresh_from_reordered_episodes_and_the_verifier_keeps_the_survivors():
-    episodes = [Episode(observation=f"A {c} square on a white background.", label="anomaly" if i % 2 else "normal")
-                for i, c in enumerate(["red", "green", "blue", "pink", "cyan", "brown"])]
+    episodes = [
+        Episode(observation=f"A {c} square on a white background.", label="anomaly" if i % 2 else "normal")
+        for i, c in enumerate(["red", "green", "blue", "pink", "cyan", "brown"])
+    ]
     out, engine, script = consolidate(proposals=[["A", "B"], ["C"], ["D", "A"]], episodes=episodes, resample=True)
     generator_calls = script.calls_to(engine, "hypotheses")
     assert [given(c, "previous_hypotheses") for c in generator_calls] == [[], [], []]  # nothing to copy
@@ -209,10 +228,20 @@ def test_knobs_are_checked():
 
 
 @pytest.mark.parametrize("value", [2.5, "3", True, None])
-@pytest.mark.parametrize("build", [
-    lambda v: FactorExtractor(K=v), lambda v: MemoryConsolidator(K=v), lambda v: MemoryConsolidator(N=v),
-    lambda v: GroundedConsolidator(K=v), lambda v: GroundedConsolidator(N=v), lambda v: HDR(K=v), lambda v: HDR(N=v),
-    lambda v: HDRGrounded(N=v), lambda v: TwoStage(K=v)])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda v: FactorExtractor(K=v),
+        lambda v: MemoryConsolidator(K=v),
+        lambda v: MemoryConsolidator(N=v),
+        lambda v: GroundedConsolidator(K=v),
+        lambda v: GroundedConsolidator(N=v),
+        lambda v: HDR(K=v),
+        lambda v: HDR(N=v),
+        lambda v: HDRGrounded(N=v),
+        lambda v: TwoStage(K=v),
+    ],
+)
 def test_K_and_N_must_be_whole_numbers(build, value):
     with pytest.raises(TypeError, match=rf"must be a whole number >= \d, got {type(value).__name__}"):
         build(value)
@@ -269,8 +298,9 @@ def test_a_string_in_place_of_the_hypotheses_is_refused_naming_what_was_given():
             with pytest.raises(TypeError, match=r"hypotheses must be a list of strings, got a str \('Red is odd.'\)"):
                 reasoner(episodes=EPISODES, hypotheses="Red is odd.", query="Count the anomaly objects.", scene="s")
             with pytest.raises(TypeError, match="hypotheses must be a list of strings, got a str"):
-                asyncio.run(reasoner.acall(episodes=EPISODES, hypotheses="Red is odd.", query="Count the anomaly objects.",
-                                           scene="s"))
+                asyncio.run(
+                    reasoner.acall(episodes=EPISODES, hypotheses="Red is odd.", query="Count the anomaly objects.", scene="s")
+                )
         with pytest.raises(TypeError, match="hypotheses must be a list of strings; item 0 is a int"):
             Reasoner()(episodes=EPISODES, hypotheses=[3], query="How many?", scene="s")
         with pytest.raises(TypeError, match="oracle_hypotheses must be a list of strings, got a str"):
@@ -281,14 +311,18 @@ def test_a_string_in_place_of_the_hypotheses_is_refused_naming_what_was_given():
 def test_experience_memory_refuses_a_string_or_none_and_keeps_what_it_had():
     memory = ExperienceMemory()
     memory.set(EPISODES, ["Red is odd."], {"factors": ["colour"]})
-    for episodes, hypotheses, message in [(EPISODES, "Red is odd.", "hypotheses must be a list of strings, got a str"),
-                                          (EPISODES, None, "hypotheses must be a list of strings, got None"),
-                                          (EPISODES, {"rule": 1}, "got a dict"),
-                                          (None, ["A"], "episodes must be a list, got None"),
-                                          ("an episode", ["A"], "episodes must be a list, got one str")]:
+    for episodes, hypotheses, message in [
+        (EPISODES, "Red is odd.", "hypotheses must be a list of strings, got a str"),
+        (EPISODES, None, "hypotheses must be a list of strings, got None"),
+        (EPISODES, {"rule": 1}, "got a dict"),
+        (None, ["A"], "episodes must be a list, got None"),
+        ("an episode", ["A"], "episodes must be a list, got one str"),
+    ]:
         with pytest.raises(TypeError, match=message):
             memory.set(episodes, hypotheses)
-    assert memory.hypotheses == ["Red is odd."] and memory.episodes == EPISODES and memory.consolidation == {"factors": ["colour"]}
+    assert (
+        memory.hypotheses == ["Red is odd."] and memory.episodes == EPISODES and memory.consolidation == {"factors": ["colour"]}
+    )
     memory.set(EPISODES, ("A", "B"))  # any sequence of strings
     assert memory.hypotheses == ["A", "B"]
 
@@ -296,8 +330,10 @@ def test_experience_memory_refuses_a_string_or_none_and_keeps_what_it_had():
 # -- the consolidator's prompts speak of any task -------------------------------------------------
 
 EXPERIENCE_TRANSFER_WORDS = ("colour", "color", "shape", "background", "position or size", "object")
-FRUITS = [Episode(observation="a banana with brown spots", label="ripe", attributes={"skin": "spotted"}),
-          Episode(observation="a hard green banana", label="unripe", attributes={"skin": "green"})]
+FRUITS = [
+    Episode(observation="a banana with brown spots", label="ripe", attributes={"skin": "spotted"}),
+    Episode(observation="a hard green banana", label="unripe", attributes={"skin": "green"}),
+]
 
 
 def instructions_sent(call) -> str:
@@ -306,9 +342,13 @@ def instructions_sent(call) -> str:
 
 
 def test_the_consolidators_default_prompts_name_no_experience_transfer_attribute():
-    script = Script(factors={"factors": ["skin"]}, hypotheses={"hypotheses": ["Spotted bananas are ripe."]}, verdicts=approve_all,
-                    rules={"rules": [{"conditions": {"skin": ["spotted"]}, "label": "ripe", "sentence": "-"}]},
-                    attribute_values={"attribute_values": {"skin": "spotted"}})
+    script = Script(
+        factors={"factors": ["skin"]},
+        hypotheses={"hypotheses": ["Spotted bananas are ripe."]},
+        verdicts=approve_all,
+        rules={"rules": [{"conditions": {"skin": ["spotted"]}, "label": "ripe", "sentence": "-"}]},
+        attribute_values={"attribute_values": {"skin": "spotted"}},
+    )
     engine = ScriptedEngine(script)
     with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
         MemoryConsolidator(K=1, N=1)(episodes=FRUITS)
@@ -326,9 +366,13 @@ def test_a_task_description_rewords_the_consolidators_prompts():
 
     from memreason.signatures import NEUTRAL_TASK
 
-    fruit = replace(NEUTRAL_TASK, episodes="episodic memory: bananas, each labelled ripe or unripe",
-                    factor_extraction=NEUTRAL_TASK.factor_extraction.replace(
-                        "an episode's label.", "a banana's ripeness: for example the colour of its skin."))
+    fruit = replace(
+        NEUTRAL_TASK,
+        episodes="episodic memory: bananas, each labelled ripe or unripe",
+        factor_extraction=NEUTRAL_TASK.factor_extraction.replace(
+            "an episode's label.", "a banana's ripeness: for example the colour of its skin."
+        ),
+    )
     engine = ScriptedEngine(Script(factors={"factors": ["skin"]}, hypotheses={"hypotheses": ["h"]}, verdicts=approve_all))
     with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
         MemoryConsolidator(K=1, N=1, task_description=fruit)(episodes=FRUITS)
@@ -354,33 +398,74 @@ def ps_memory():
 
 
 COMPOSITES = {  # name: (build the module, its inputs, the script's answers)
-    "factor_extractor": (lambda: FactorExtractor(K=3), lambda: {"episodes": EPISODES},
-                         {"factors": [{"factors": ["colour"]}, {"factors": ["colour", "shape"]}, {"factors": ["shape", "colour"]}]}),
-    "hypothesis_generator": (HypothesisGenerator, lambda: {"episodes": EPISODES, "factors": ["colour"]},
-                             {"hypotheses": {"hypotheses": ["Red is odd.", "red is odd"]}}),
-    "hypothesis_verifier": (HypothesisVerifier, lambda: {"episodes": EPISODES, "hypotheses": ["A", "B"]},
-                            {"verdicts": lambda call: rejecting("B")(call)}),
-    "memory_consolidator": (lambda: MemoryConsolidator(K=1, N=2), lambda: {"episodes": EPISODES},
-                            {"factors": {"factors": ["colour"]}, "hypotheses": [{"hypotheses": ["A", "B"]}, {"hypotheses": ["A"]}],
-                             "verdicts": lambda call: rejecting("B")(call)}),
-    "reasoner": (lambda: Reasoner(cot=True), lambda: {"episodes": EPISODES, "hypotheses": ["A"], "query": "How many?", "scene": "s"},
-                 {"count": {"reasoning": "r", "count": 2}}),
-    "reasoner_any_task": (lambda: Reasoner(signature="question -> yes: bool", semantic=False),
-                          lambda: {"episodes": ["a red square: anomaly"], "question": "Is a red square odd?"}, {"yes": {"yes": True}}),
-    "hypothesis_interpreter": (HypothesisInterpreter, lambda: {"hypotheses": ["Red is odd."], "labels": ["odd", "fine"],
-                                                               "combinations": [{"colour": "red"}, {"colour": "blue"}]},
-                               {"implied": {"implied": {"colour: red": "odd", "colour: blue": "silent"}}}),
-    "hypothesis_judge": (HypothesisJudge, lambda: {"hypotheses": ["Red is odd.", "x"], "rules": ["Red is odd"]},
-                         {"matches": [{"matches": ["red is odd."]}, {"matches": []}]}),
-    "concept_selector_oe": (lambda: ConceptSelector("oe", top_k=1), lambda: {"problem": "Is it ripe?", "memory": oe_memory()},
-                            {"speculation": {"observations": ["o"], "speculation": ["s"]}, "chosen": {"chosen": [2, 1]}}),
-    "concept_selector_ps": (ConceptSelector, lambda: {"problem": "Mirror it.", "memory": ps_memory()},
-                            {"selected": {"reasoning": "cues", "selected": ["Flip Rows", "ghost"]}}),
-    "concept_abstractor_oe": (lambda: ConceptAbstractor("oe"), lambda: {"problem": "p", "solution": "s", "memory": oe_memory(), "source": "x"},
-                              {"derivation": {"derivation": ["Thought: t"]},
-                               "concepts": {"concepts": [{"situation": "new", "suggestion": "try"}]}}),
-    "concept_abstractor_ps": (ConceptAbstractor, lambda: {"problem": "p", "solution": "s", "memory": ps_memory(), "source": "x"},
-                              {"pseudocode": {"pseudocode": "1. flip"}, "concepts": {"concepts": [{"title": "flip rows"}]}}),
+    "factor_extractor": (
+        lambda: FactorExtractor(K=3),
+        lambda: {"episodes": EPISODES},
+        {"factors": [{"factors": ["colour"]}, {"factors": ["colour", "shape"]}, {"factors": ["shape", "colour"]}]},
+    ),
+    "hypothesis_generator": (
+        HypothesisGenerator,
+        lambda: {"episodes": EPISODES, "factors": ["colour"]},
+        {"hypotheses": {"hypotheses": ["Red is odd.", "red is odd"]}},
+    ),
+    "hypothesis_verifier": (
+        HypothesisVerifier,
+        lambda: {"episodes": EPISODES, "hypotheses": ["A", "B"]},
+        {"verdicts": lambda call: rejecting("B")(call)},
+    ),
+    "memory_consolidator": (
+        lambda: MemoryConsolidator(K=1, N=2),
+        lambda: {"episodes": EPISODES},
+        {
+            "factors": {"factors": ["colour"]},
+            "hypotheses": [{"hypotheses": ["A", "B"]}, {"hypotheses": ["A"]}],
+            "verdicts": lambda call: rejecting("B")(call),
+        },
+    ),
+    "reasoner": (
+        lambda: Reasoner(cot=True),
+        lambda: {"episodes": EPISODES, "hypotheses": ["A"], "query": "How many?", "scene": "s"},
+        {"count": {"reasoning": "r", "count": 2}},
+    ),
+    "reasoner_any_task": (
+        lambda: Reasoner(signature="question -> yes: bool", semantic=False),
+        lambda: {"episodes": ["a red square: anomaly"], "question": "Is a red square odd?"},
+        {"yes": {"yes": True}},
+    ),
+    "hypothesis_interpreter": (
+        HypothesisInterpreter,
+        lambda: {
+            "hypotheses": ["Red is odd."],
+            "labels": ["odd", "fine"],
+            "combinations": [{"colour": "red"}, {"colour": "blue"}],
+        },
+        {"implied": {"implied": {"colour: red": "odd", "colour: blue": "silent"}}},
+    ),
+    "hypothesis_judge": (
+        HypothesisJudge,
+        lambda: {"hypotheses": ["Red is odd.", "x"], "rules": ["Red is odd"]},
+        {"matches": [{"matches": ["red is odd."]}, {"matches": []}]},
+    ),
+    "concept_selector_oe": (
+        lambda: ConceptSelector("oe", top_k=1),
+        lambda: {"problem": "Is it ripe?", "memory": oe_memory()},
+        {"speculation": {"observations": ["o"], "speculation": ["s"]}, "chosen": {"chosen": [2, 1]}},
+    ),
+    "concept_selector_ps": (
+        ConceptSelector,
+        lambda: {"problem": "Mirror it.", "memory": ps_memory()},
+        {"selected": {"reasoning": "cues", "selected": ["Flip Rows", "ghost"]}},
+    ),
+    "concept_abstractor_oe": (
+        lambda: ConceptAbstractor("oe"),
+        lambda: {"problem": "p", "solution": "s", "memory": oe_memory(), "source": "x"},
+        {"derivation": {"derivation": ["Thought: t"]}, "concepts": {"concepts": [{"situation": "new", "suggestion": "try"}]}},
+    ),
+    "concept_abstractor_ps": (
+        ConceptAbstractor,
+        lambda: {"problem": "p", "solution": "s", "memory": ps_memory(), "source": "x"},
+        {"pseudocode": {"pseudocode": "1. flip"}, "concepts": {"concepts": [{"title": "flip rows"}]}},
+    ),
 }
 
 
@@ -417,7 +502,9 @@ def test_an_interrupt_inside_a_module_unwinds_its_steps():
         with dspy.context(lm=ScriptedEngine(interrupted).lm(), adapter=dspy.ChatAdapter()):
             with pytest.raises(KeyboardInterrupt) as stopped:  # its traceback keeps the steps alive
                 selector = ConceptSelector()
-                asyncio.run(selector.acall(problem="p", memory=ps_memory())) if via_acall else selector(problem="p", memory=ps_memory())
+                asyncio.run(selector.acall(problem="p", memory=ps_memory())) if via_acall else selector(
+                    problem="p", memory=ps_memory()
+                )
             assert dspy.settings.usage_tracker is None and stopped  # the selector's usage count closed where it opened
 
 
@@ -441,7 +528,9 @@ def test_plain_strings_and_dicts_are_episodes_without_a_type_warning(caplog):
 
 
 def test_episodes_round_trip_through_json_images_included():
-    image = dspy.Image(url="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
+    image = dspy.Image(
+        url="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+    )
     for episode in [Episode(observation=image, label="anomaly"), Episode(observation="text"), EPISODES[0]]:
         data = json.loads(json.dumps(episode_to_json(episode)))
         assert episode_from_json(data) == episode
@@ -468,7 +557,8 @@ def test_the_default_reasoner_is_experience_transfers_unchanged():
             fields = {k: v for k, v in predictor.signature.fields.items() if k != "reasoning"}
             assert list(fields) == list(expected.fields) and all(
                 (fields[k].annotation, fields[k].json_schema_extra) == (f.annotation, f.json_schema_extra)
-                for k, f in expected.fields.items())
+                for k, f in expected.fields.items()
+            )
 
 
 def test_a_reasoner_answers_any_signature_with_neutral_instructions_and_its_memory_first():
@@ -485,8 +575,13 @@ def test_a_reasoner_answers_any_signature_with_neutral_instructions_and_its_memo
 
     own = Reasoner(signature=Ripe, episodic=False).answer.signature
     assert own.instructions == "Say whether the fruit is ripe." and list(own.input_fields) == ["hypotheses", "fruit"]
-    out, engine = run(Reasoner(signature=Ripe), Script(ripe={"ripe": True}), episodes=["a spotted banana: ripe"], hypotheses=[],
-                      fruit="a spotted banana")
+    out, engine = run(
+        Reasoner(signature=Ripe),
+        Script(ripe={"ripe": True}),
+        episodes=["a spotted banana: ripe"],
+        hypotheses=[],
+        fruit="a spotted banana",
+    )
     assert out.ripe is True and given(engine.calls[0], "hypotheses") == []  # an empty memory is a memory
 
 
@@ -502,8 +597,10 @@ def test_a_reasoner_that_reads_memory_refuses_none():
 
 def test_a_reasoners_demos_never_repeat_the_memory():
     reasoner = Reasoner(cot=False)
-    reasoner.answer.demos = [dspy.Example(episodes=[EPISODES[0]], hypotheses=["A"], query="q", scene="demo scene", count=1),
-                             {"query": "q", "scene": "other scene", "count": 0, "episodes": []}]
+    reasoner.answer.demos = [
+        dspy.Example(episodes=[EPISODES[0]], hypotheses=["A"], query="q", scene="demo scene", count=1),
+        {"query": "q", "scene": "other scene", "count": 0, "episodes": []},
+    ]
     _, engine = run(reasoner, Script(count={"count": 1}), episodes=EPISODES, hypotheses=["B"], query="q", scene="now")
     text = engine.calls[0].user_text
     assert "demo scene" in text and "other scene" in text

@@ -187,19 +187,37 @@ def observe(item, modality: str):
 
 def prompts_of(name: str, modality: str, adapter: dspy.Adapter, *, answers: dict | None = None, attributes: bool = False) -> str:
     data = make_level(2, seed=0)
-    episodes = [Episode(observation=observe(e, modality), label=e.label,
-                        attributes=e.attributes() if attributes and modality == "text" else None) for e in data.episodes[:6]]
-    memory = ScriptedEngine(Script(**(answers or dict(
-        factors={"factors": ["colour", "shape"]}, hypotheses={"hypotheses": ["Red is odd.", "Blue is fine."]},
-        verdicts=approve_all, reflection={"reflection": "a lesson"}))))
+    episodes = [
+        Episode(
+            observation=observe(e, modality),
+            label=e.label,
+            attributes=e.attributes() if attributes and modality == "text" else None,
+        )
+        for e in data.episodes[:6]
+    ]
+    memory = ScriptedEngine(
+        Script(
+            **(
+                answers
+                or dict(
+                    factors={"factors": ["colour", "shape"]},
+                    hypotheses={"hypotheses": ["Red is odd.", "Blue is fine."]},
+                    verdicts=approve_all,
+                    reflection={"reflection": "a lesson"},
+                )
+            )
+        )
+    )
     task = ScriptedEngine(lambda call: {"reasoning": "r", "count": 1})
     program = build_program(name)
     with dspy.context(lm=memory.lm(), adapter=adapter):
         program.memorize(episodes, data.oracle_hypotheses)
     with dspy.context(lm=task.lm(), adapter=adapter):
         program(query=data.query, scene=observe(data.test[0], modality))
-    return "\n\x00".join(f"{c.system}\n{c.user_text}\n{c.images}\n{json.dumps(c.response_format, sort_keys=True)}"
-                         for c in memory.calls + task.calls)
+    return "\n\x00".join(
+        f"{c.system}\n{c.user_text}\n{c.images}\n{json.dumps(c.response_format, sort_keys=True)}"
+        for c in memory.calls + task.calls
+    )
 
 
 @pytest.mark.parametrize("name", list(PROMPTS))
@@ -211,8 +229,10 @@ def test_every_programs_prompts_are_byte_for_byte_what_they_were(name):
     assert digest.hexdigest()[:16] == PROMPTS[name]
 
 
-EPISODES = [Episode(observation="A red square on a white background.", label="anomaly"),
-            Episode(observation="A green circle on a white background.", label="normal")]
+EPISODES = [
+    Episode(observation="A red square on a white background.", label="anomaly"),
+    Episode(observation="A green circle on a white background.", label="normal"),
+]
 
 
 def memorized(name: str, **knobs):
@@ -238,7 +258,10 @@ def test_every_program_memorizes_and_answers_the_same_through_acall(name):
     with dspy.context(lm=async_memory.lm(), adapter=dspy.ChatAdapter()):
         assert asyncio.run(twin.amemorize(EPISODES, ["oracle rule"])) == record
     assert [c.text for c in async_memory.calls] == [c.text for c in sync_memory.calls]
-    sync_task, async_task = ScriptedEngine(lambda call: {"reasoning": "r", "count": 2}), ScriptedEngine(lambda call: {"reasoning": "r", "count": 2})
+    sync_task, async_task = (
+        ScriptedEngine(lambda call: {"reasoning": "r", "count": 2}),
+        ScriptedEngine(lambda call: {"reasoning": "r", "count": 2}),
+    )
     assert answer(program, sync_task).count == answer(twin, async_task, via_acall=True).count == 2
     assert [c.text for c in async_task.calls] == [c.text for c in sync_task.calls]
 
@@ -251,7 +274,10 @@ def test_every_program_saves_and_loads_its_memory(name, tmp_path):
     fresh = build_program(name)
     fresh.load(str(tmp_path / "program.json"))
     assert fresh.episodes == EPISODES and fresh.hypotheses == program.hypotheses and fresh.memory_record() == record
-    before, after = ScriptedEngine(lambda call: {"reasoning": "r", "count": 1}), ScriptedEngine(lambda call: {"reasoning": "r", "count": 1})
+    before, after = (
+        ScriptedEngine(lambda call: {"reasoning": "r", "count": 1}),
+        ScriptedEngine(lambda call: {"reasoning": "r", "count": 1}),
+    )
     answer(program, before), answer(fresh, after)
     assert [c.text for c in after.calls] == [c.text for c in before.calls]  # the same prompt: the same memory
 
@@ -365,7 +391,8 @@ SENT_BEFORE = {
         "        whose values could decide an object's label: for example colour, shape,\n"
         "        background, position or size. Revise the current factors against the episodes:\n"
         "        keep those that could matter, drop those that cannot, add any that are missing,\n"
-        "        and return the whole revised list, one short noun phrase per factor."),
+        "        and return the whole revised list, one short noun phrase per factor."
+    ),
     "hypotheses": (
         "Propose hypotheses that explain which label each episode carries.\n        \n"
         "        A hypothesis is an explicit rule in natural language stating which objects carry\n"
@@ -375,7 +402,8 @@ SENT_BEFORE = {
         "        verification: keep them, refine them (more general where the episodes allow it,\n"
         "        more precise where they demand it), and add new hypotheses for the episodes\n"
         "        they do not yet explain. With no previous hypotheses, start afresh; with no\n"
-        "        factors, find the relevant attributes yourself."),
+        "        factors, find the relevant attributes yourself."
+    ),
 }
 EPISODES_BEFORE = "1. `episodes` (list[Episode]): episodic memory: labelled observations, one object each\n"
 
@@ -400,7 +428,8 @@ def test_the_registrys_programs_send_the_experience_transfer_instructions_they_a
 GROUNDED_ANSWERS = dict(
     factors={"factors": ["colour", "shape"]},
     attribute_values={"attribute_values": {"shape": "square", "color": "red", "background": "white"}},
-    rules={"rules": [{"conditions": {"color": ["red"]}, "label": "anomaly", "sentence": "Red objects are anomalies."}]})
+    rules={"rules": [{"conditions": {"color": ["red"]}, "label": "anomaly", "sentence": "Red objects are anomalies."}]},
+)
 
 
 def test_hdr_grounded_prompts_are_byte_for_byte_what_they_were():

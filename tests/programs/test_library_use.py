@@ -17,8 +17,10 @@ from memreason.programs import ConceptMemory, ConceptSelector, ExperienceMemory,
 from memreason.programs.shared.steps import arun, call, run
 
 EPISODES = ["a yellow banana with brown spots: ripe", "a hard green banana: unripe", "a soft yellow banana: ripe"]
-TIPS = [{"situation": "the skin has brown spots", "suggestion": "the fruit is ripe: its starch has turned to sugar"},
-        {"situation": "the skin is green", "suggestion": "wait a few days"}]
+TIPS = [
+    {"situation": "the skin has brown spots", "suggestion": "the fruit is ripe: its starch has turned to sugar"},
+    {"situation": "the skin is green", "suggestion": "wait a few days"},
+]
 RULE = "Bananas with brown spots or soft yellow skin are ripe; hard green ones are not."
 FRUITS = {"a yellow banana with brown spots": True, "a hard green banana": False, "a soft yellow banana": True}
 
@@ -52,14 +54,16 @@ class RipenessExpert(dspy.Module):
 
 def stand_in_lm() -> DummyLM:
     """Answers by the output field the prompt asks for; ``ripe`` by the fruit asked about."""
-    return DummyLM({
-        **{f"[[ ## fruit ## ]]\n{fruit}": {"ripe": ripe} for fruit, ripe in FRUITS.items()},
-        "`[[ ## factors ## ]]`": {"factors": ["skin colour", "brown spots", "firmness"]},
-        "`[[ ## hypotheses ## ]]`": {"hypotheses": [RULE]},
-        "`[[ ## verdicts ## ]]`": {"verdicts": [{"hypothesis": RULE, "reason": "every episode agrees", "verdict": "valid"}]},
-        "`[[ ## observations ## ]]`": {"observations": ["a banana"], "speculation": ["check the skin"]},
-        "`[[ ## chosen ## ]]`": {"chosen": [1]},
-    })
+    return DummyLM(
+        {
+            **{f"[[ ## fruit ## ]]\n{fruit}": {"ripe": ripe} for fruit, ripe in FRUITS.items()},
+            "`[[ ## factors ## ]]`": {"factors": ["skin colour", "brown spots", "firmness"]},
+            "`[[ ## hypotheses ## ]]`": {"hypotheses": [RULE]},
+            "`[[ ## verdicts ## ]]`": {"verdicts": [{"hypothesis": RULE, "reason": "every episode agrees", "verdict": "valid"}]},
+            "`[[ ## observations ## ]]`": {"observations": ["a banana"], "speculation": ["check the skin"]},
+            "`[[ ## chosen ## ]]`": {"chosen": [1]},
+        }
+    )
 
 
 def ripe(example, prediction, trace=None) -> bool:
@@ -92,7 +96,8 @@ def test_the_pipeline_compiles_with_bootstrap_few_shot_and_saves_and_loads_with_
     asyncio.run(expert.amemorize(EPISODES, TIPS))
     trainset = [dspy.Example(fruit=f, ripe=r).with_inputs("fruit") for f, r in FRUITS.items()]
     compiled = dspy.BootstrapFewShot(metric=ripe, max_bootstrapped_demos=2, max_labeled_demos=2).compile(
-        expert, trainset=trainset)
+        expert, trainset=trainset
+    )
     demos = compiled.answer.answer.demos
     assert len(demos) == 2 and all(set(d) >= {"fruit", "tips", "ripe"} for d in demos)
     compiled(fruit="a hard green banana")
@@ -136,9 +141,11 @@ def test_the_main_programs_import_from_the_top_and_importing_memreason_imports_n
     import subprocess
     import sys
 
-    code = ("import sys, memreason; loaded = sorted(m for m in sys.modules if m.startswith('memreason.') or m == 'dspy');"
-            "from memreason import HDR, HDRGrounded, ArcMemoPS, ArcMemoOE, MemoryConsolidator, Reasoner, ConceptMemory;"
-            "import memreason.programs as p; assert HDR is p.HDR and ArcMemoPS is p.ArcMemoPS; print(loaded)")
+    code = (
+        "import sys, memreason; loaded = sorted(m for m in sys.modules if m.startswith('memreason.') or m == 'dspy');"
+        "from memreason import HDR, HDRGrounded, ArcMemoPS, ArcMemoOE, MemoryConsolidator, Reasoner, ConceptMemory;"
+        "import memreason.programs as p; assert HDR is p.HDR and ArcMemoPS is p.ArcMemoPS; print(loaded)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"  # nothing imported until a name is used
@@ -156,7 +163,9 @@ def test_every_public_module_of_the_programs_declares_what_it_exports():
     import memreason.programs as programs
 
     names = ["memreason.programs"] + [m.name for m in pkgutil.walk_packages(programs.__path__, "memreason.programs.")]
-    assert {"memreason.programs.hdr.hdr", "memreason.programs.arcmemo.arcmemo", "memreason.programs.shared.reader_knobs"} <= set(names)
+    assert {"memreason.programs.hdr.hdr", "memreason.programs.arcmemo.arcmemo", "memreason.programs.shared.reader_knobs"} <= set(
+        names
+    )
     for name in names:
         module = importlib.import_module(name)
         assert isinstance(getattr(module, "__all__", None), list), f"{name} has no __all__"

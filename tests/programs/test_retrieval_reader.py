@@ -21,14 +21,22 @@ LABELS = ("normal", "anomaly")
 def test_nearest_ranks_by_shared_words_weighted_by_rarity_and_keeps_unmatchable_entries():
     rules = make_level(2).oracle_hypotheses
     assert nearest(rules, "blue circle on a black background", 1) == ["On a black background, blue circles are labelled anomaly."]
-    assert nearest(rules, "red square on a white background", 2)[0] == "On a white background, red objects of any shape are labelled anomaly."
+    assert (
+        nearest(rules, "red square on a white background", 2)[0]
+        == "On a white background, red objects of any shape are labelled anomaly."
+    )
     # "background" is in every entry and decides nothing; the rarer colour does
-    assert nearest(["a red square, background", "a blue circle, background"], "blue thing, background", 1) == ["a blue circle, background"]
+    assert nearest(["a red square, background", "a blue circle, background"], "blue thing, background", 1) == [
+        "a blue circle, background"
+    ]
     image = Episode(observation=dspy.Image(url="data:image/png;base64,AAAA"), label="normal")
     texts = [Episode(observation="a red square", label="anomaly"), Episode(observation="a green circle", label="normal")]
     assert nearest([*texts, image], "green circle", 1) == [image, texts[1]]
-    with_attributes = Episode(observation=dspy.Image(url="data:image/png;base64,AAAA"), label="anomaly",
-                              attributes={"shape": "circle", "color": "green"})
+    with_attributes = Episode(
+        observation=dspy.Image(url="data:image/png;base64,AAAA"),
+        label="anomaly",
+        attributes={"shape": "circle", "color": "green"},
+    )
     assert nearest([texts[0], with_attributes], "green circle", 1) == [with_attributes]
 
 
@@ -48,7 +56,10 @@ def test_each_object_is_labelled_against_its_k_nearest_entries_and_counted_in_co
     assert len(labelled) == sum(len(s.objects) for s in scenes) and len(script.calls_to(engine, "objects")) == len(scenes)
     assert all(len(given(call, field)) == 3 for call in labelled)
     assert all("[[ ## scene ## ]]" not in call.user_text for call in labelled)
-    assert outs[0].objects[0]["object_and_background"] == f"{scenes[0].objects[0].color} {scenes[0].objects[0].shape} on a black background"
+    assert (
+        outs[0].objects[0]["object_and_background"]
+        == f"{scenes[0].objects[0].color} {scenes[0].objects[0].shape} on a black background"
+    )
     assert outs[0].objects[0]["evidence"].count(" | ") == 2  # the three entries the object was shown
 
 
@@ -67,7 +78,9 @@ def test_retrieve_k_needs_per_object_and_a_whole_number():
             Reasoner(**bad)
 
 
-def test_the_cli_takes_retrieve_k_records_what_each_object_was_shown_and_refuses_it_without_per_object(tmp_path, monkeypatch, capsys):
+def test_the_cli_takes_retrieve_k_records_what_each_object_was_shown_and_refuses_it_without_per_object(
+    tmp_path, monkeypatch, capsys
+):
     engine = ScriptedEngine(Script(objects=perceiver, label=first_entry_labeller))
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec, engine.lm(), local=False))
     out = tmp_path / "run"
@@ -84,7 +97,10 @@ def test_the_cli_takes_retrieve_k_records_what_each_object_was_shown_and_refuses
 def test_a_state_saved_with_other_reader_knobs_is_refused_not_loaded_onto_the_wrong_fields(tmp_path):
     plain = build_program("hdr")
     plain.save(str(tmp_path / "plain.json"))
-    for knobs, message in (({"per_object": True}, "has the fields"), ({"per_object": True, "retrieve_k": 3}, "holds no reasoner.perceive")):
+    for knobs, message in (
+        ({"per_object": True}, "has the fields"),
+        ({"per_object": True, "retrieve_k": 3}, "holds no reasoner.perceive"),
+    ):
         program = build_program("hdr", **knobs)
         instructions = program.reasoner.answer.predict.signature.instructions
         with pytest.raises(ValueError, match=message):

@@ -27,8 +27,7 @@ from memreason.sandbox.report import LAYER_NAMES
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 
-LIMITS = Limits(cpu_seconds=1, wall_seconds=1.0, memory_mb=256, file_size_mb=1,
-                max_processes=8, max_output_bytes=2048)
+LIMITS = Limits(cpu_seconds=1, wall_seconds=1.0, memory_mb=256, file_size_mb=1, max_processes=8, max_output_bytes=2048)
 IDENTITY = "def transform(grid):\n    return grid\n"
 GRID = [[1, 2, 3], [4, 5, 6]]
 SECRET_NAME, SECRET_VALUE = "SANDBOX_TEST_SECRET", "s3cr3t-7f1d2c"
@@ -125,67 +124,102 @@ def corpus(files: dict[str, Path], port: int) -> list[Case]:
     return [
         case("infinite_loop", "def transform(g):\n    while True:\n        pass", T),
         case("busy_c_call", "def transform(g):\n    return sum(range(10**12))", T),
-        case("busy_numpy", "import numpy as np\ndef transform(g):\n    a = np.ones((1500, 1500))\n"
-             "    while True:\n        a = a @ a", T),
+        case(
+            "busy_numpy",
+            "import numpy as np\ndef transform(g):\n    a = np.ones((1500, 1500))\n    while True:\n        a = a @ a",
+            T,
+        ),
         case("sleep_forever", "import time\ndef transform(g):\n    time.sleep(3600)", T),
-        case("top_level_loop", "while True:\n    pass\ndef transform(g):\n    return g", T,
-             detail="loading the program"),
-        case("huge_numpy_allocation", "import numpy as np\ndef transform(g):\n"
-             "    return np.zeros((10**6, 10**6))", M),
-        case("memory_bomb", "import numpy as np\ndef transform(g):\n    hog = []\n    while True:\n"
-             "        hog.append(np.empty(10**7))", M),
-        case("memory_bomb_touching_pages", "def transform(g):\n    hog = []\n    while True:\n"
-             "        hog.append(bytearray(10**8))", M, limits=replace(LIMITS, wall_seconds=10)),
-        case("fork_bomb", "import os\ndef transform(g):\n    while True:\n        try:\n"
-             "            os.fork()\n        except OSError:\n            pass", T, E),
-        case("thread_bomb", "import threading, time\ndef transform(g):\n    while True:\n"
-             "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()", E, M),
+        case("top_level_loop", "while True:\n    pass\ndef transform(g):\n    return g", T, detail="loading the program"),
+        case("huge_numpy_allocation", "import numpy as np\ndef transform(g):\n    return np.zeros((10**6, 10**6))", M),
+        case(
+            "memory_bomb",
+            "import numpy as np\ndef transform(g):\n    hog = []\n    while True:\n        hog.append(np.empty(10**7))",
+            M,
+        ),
+        case(
+            "memory_bomb_touching_pages",
+            "def transform(g):\n    hog = []\n    while True:\n        hog.append(bytearray(10**8))",
+            M,
+            limits=replace(LIMITS, wall_seconds=10),
+        ),
+        case(
+            "fork_bomb",
+            "import os\ndef transform(g):\n    while True:\n        try:\n"
+            "            os.fork()\n        except OSError:\n            pass",
+            T,
+            E,
+        ),
+        case(
+            "thread_bomb",
+            "import threading, time\ndef transform(g):\n    while True:\n"
+            "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()",
+            E,
+            M,
+        ),
         case("deep_recursion", "def transform(g):\n    return transform(g)", E, detail="RecursionError"),
-        case("deep_recursion_no_limit", "import sys\nsys.setrecursionlimit(10**8)\n"
-             "def f(n):\n    return f(n + 1) + 1\ndef transform(g):\n    return f(0)", K, E, M, T),
-        case("read_project_file", f"def transform(g):\n    open({str(PROJECT_FILE)!r}).read()\n"
-             "    return [[1]]", E),
+        case(
+            "deep_recursion_no_limit",
+            "import sys\nsys.setrecursionlimit(10**8)\ndef f(n):\n    return f(n + 1) + 1\ndef transform(g):\n    return f(0)",
+            K,
+            E,
+            M,
+            T,
+        ),
+        case("read_project_file", f"def transform(g):\n    open({str(PROJECT_FILE)!r}).read()\n    return [[1]]", E),
         case("read_etc_passwd", "def transform(g):\n    open('/etc/passwd').read()\n    return [[1]]", E),
         case("read_host_file", f"def transform(g):\n    open({str(sentinel)!r}).read()\n    return [[1]]", E),
-        case("list_root", "import os\ndef transform(g):\n"
-             "    return [[int(n in os.listdir('/')) for n in ('etc', 'work', 'home', 'proc')]]",
-             E),  # with the audit hook the listing itself is refused
+        case(
+            "list_root",
+            "import os\ndef transform(g):\n    return [[int(n in os.listdir('/')) for n in ('etc', 'work', 'home', 'proc')]]",
+            E,
+        ),  # with the audit hook the listing itself is refused
         case("overwrite_host_file", f"def transform(g):\n    open({str(sentinel)!r}, 'w').write('pwned')", E),
         case("append_host_file", f"def transform(g):\n    open({str(sentinel)!r}, 'a').write('pwned')", E),
         case("delete_host_file", f"import os\ndef transform(g):\n    os.remove({str(sentinel)!r})", E),
         case("create_host_file", f"def transform(g):\n    open({str(created)!r}, 'x').write('x')", E),
         case("write_host_tmp", "def transform(g):\n    open('/tmp/sandbox-escape.txt', 'w').write('x')", E),
-        case("connect_outside", "import socket\ndef transform(g):\n"
-             "    socket.create_connection(('1.1.1.1', 80), timeout=0.5)", E),
-        case("udp_outside", "import socket\ndef transform(g):\n"
-             "    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('8.8.8.8', 53))", E),
-        case("connect_localhost", f"import socket\ndef transform(g):\n"
-             f"    socket.create_connection(('127.0.0.1', {port}), timeout=0.5)", E),
+        case(
+            "connect_outside", "import socket\ndef transform(g):\n    socket.create_connection(('1.1.1.1', 80), timeout=0.5)", E
+        ),
+        case(
+            "udp_outside",
+            "import socket\ndef transform(g):\n"
+            "    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('8.8.8.8', 53))",
+            E,
+        ),
+        case(
+            "connect_localhost",
+            f"import socket\ndef transform(g):\n    socket.create_connection(('127.0.0.1', {port}), timeout=0.5)",
+            E,
+        ),
         case("os_exit", "import os\ndef transform(g):\n    os._exit(0)", K, detail="without reporting"),
         case("abort", "import os\ndef transform(g):\n    os.abort()", K),
         case("sys_exit", "import sys\ndef transform(g):\n    sys.exit(3)", E, detail="SystemExit: 3"),
         case("raise_system_exit", "def transform(g):\n    raise SystemExit", E, detail="SystemExit"),
-        case("keyboard_interrupt", "def transform(g):\n    raise KeyboardInterrupt", E,
-             detail="KeyboardInterrupt"),
+        case("keyboard_interrupt", "def transform(g):\n    raise KeyboardInterrupt", E, detail="KeyboardInterrupt"),
         case("exit_at_top_level", "import sys\nsys.exit(0)\ndef transform(g):\n    return g", E),
-        harmless("kill_parent", "import os, signal\ndef transform(g):\n"
-                 "    os.kill(os.getppid(), signal.SIGKILL)\n    return g"),
-        harmless("kill_everything", "import os, signal\ndef transform(g):\n"
-                 "    os.kill(-1, signal.SIGKILL)\n    return g"),
-        harmless("kill_pid_1", "import os, signal\ndef transform(g):\n"
-                 "    os.kill(1, signal.SIGKILL)\n    return g"),
-        harmless("kill_own_group", "import os, signal\ndef transform(g):\n"
-                 "    os.killpg(os.getpgrp(), signal.SIGKILL)\n    return g"),
-        harmless("escape_with_setsid", "import os, time\ndef transform(g):\n    if os.fork() == 0:\n"
-                 "        os.setsid()\n        if os.fork() == 0:\n            time.sleep(300)\n"
-                 "        os._exit(0)\n    return g"),
-        harmless("kill_parent_by_guessing", "import os, signal\ndef transform(g):\n"
-                 "    for pid in range(2, 4096):\n        try:\n"
-                 "            os.kill(pid, signal.SIGKILL)\n        except OSError:\n"
-                 "            pass\n    return g"),
+        harmless("kill_parent", "import os, signal\ndef transform(g):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return g"),
+        harmless("kill_everything", "import os, signal\ndef transform(g):\n    os.kill(-1, signal.SIGKILL)\n    return g"),
+        harmless("kill_pid_1", "import os, signal\ndef transform(g):\n    os.kill(1, signal.SIGKILL)\n    return g"),
+        harmless(
+            "kill_own_group", "import os, signal\ndef transform(g):\n    os.killpg(os.getpgrp(), signal.SIGKILL)\n    return g"
+        ),
+        harmless(
+            "escape_with_setsid",
+            "import os, time\ndef transform(g):\n    if os.fork() == 0:\n"
+            "        os.setsid()\n        if os.fork() == 0:\n            time.sleep(300)\n"
+            "        os._exit(0)\n    return g",
+        ),
+        harmless(
+            "kill_parent_by_guessing",
+            "import os, signal\ndef transform(g):\n"
+            "    for pid in range(2, 4096):\n        try:\n"
+            "            os.kill(pid, signal.SIGKILL)\n        except OSError:\n"
+            "            pass\n    return g",
+        ),
         case("close_result_channel", "import os\ndef transform(g):\n    os.close(3)\n    return g", K),
-        case("garbage_on_result_channel", "import os\ndef transform(g):\n"
-             "    os.write(3, b'\\xff' * 64)\n    return g", K),
+        case("garbage_on_result_channel", "import os\ndef transform(g):\n    os.write(3, b'\\xff' * 64)\n    return g", K),
         case("flood_stdout_forever", "def transform(g):\n    while True:\n        print('x' * 1000)", T),
         case("return_int", "def transform(g):\n    return 5", B),
         case("return_none", "def transform(g):\n    pass", B),
@@ -199,11 +233,9 @@ def corpus(files: dict[str, Path], port: int) -> list[Case]:
         case("return_empty_rows", "def transform(g):\n    return [[], []]", B),
         case("return_1d", "def transform(g):\n    return [1, 2, 3]", B),
         case("return_huge", "def transform(g):\n    return [[1] * 1000] * 1000", B),
-        case("return_huge_numpy", "import numpy as np\ndef transform(g):\n"
-             "    return np.ones((5000, 5000), dtype=np.int8)", B),
+        case("return_huge_numpy", "import numpy as np\ndef transform(g):\n    return np.ones((5000, 5000), dtype=np.int8)", B),
         case("return_float_array", "import numpy as np\ndef transform(g):\n    return np.array(g) * 1.0", B),
-        case("return_object_array", "import numpy as np\ndef transform(g):\n"
-             "    return np.array([[1, 'a']], dtype=object)", B),
+        case("return_object_array", "import numpy as np\ndef transform(g):\n    return np.array([[1, 'a']], dtype=object)", B),
         case("return_3d_array", "import numpy as np\ndef transform(g):\n    return np.zeros((2, 2, 2), int)", B),
         case("return_list_subclass", "class L(list):\n    pass\ndef transform(g):\n    return L(g)", B),
         case("return_generator", "def transform(g):\n    return (row for row in g)", B),
@@ -211,8 +243,12 @@ def corpus(files: dict[str, Path], port: int) -> list[Case]:
         case("transform_not_callable", "transform = [[1]]", Failure.NO_TRANSFORM),
         case("syntax_error", "def transform(g)\n    return g", Failure.SYNTAX_ERROR, detail="line 1"),
         case("null_byte", "def transform(g):\n    return g\x00", Failure.SYNTAX_ERROR),
-        case("exception_detail", "def transform(g):\n    x = 1\n    raise ValueError('bad thing')",
-             E, detail="ValueError: bad thing (line 3: raise ValueError('bad thing'))"),
+        case(
+            "exception_detail",
+            "def transform(g):\n    x = 1\n    raise ValueError('bad thing')",
+            E,
+            detail="ValueError: bad thing (line 3: raise ValueError('bad thing'))",
+        ),
     ]
 
 
@@ -233,27 +269,43 @@ _FILES = frozenset({"mount_namespace", "landlock"})
 _NETWORK = frozenset({"network_namespace", "seccomp", "landlock"})
 _PROCESSES = frozenset({"pid_namespace", "privilege_drop"})
 KERNEL_CASES: dict[str, frozenset[str]] = {
-    "read_project_file": _FILES, "read_etc_passwd": _FILES, "read_host_file": _FILES,
-    "overwrite_host_file": _FILES, "delete_host_file": _FILES, "create_host_file": _FILES,
-    "connect_outside": _NETWORK, "udp_outside": _NETWORK, "connect_localhost": _NETWORK,
-    "fork_bomb": _PROCESSES, "kill_parent": _PROCESSES, "kill_everything": _PROCESSES,
-    "kill_own_group": _PROCESSES, "kill_parent_by_guessing": _PROCESSES, "escape_with_setsid": _PROCESSES,
+    "read_project_file": _FILES,
+    "read_etc_passwd": _FILES,
+    "read_host_file": _FILES,
+    "overwrite_host_file": _FILES,
+    "delete_host_file": _FILES,
+    "create_host_file": _FILES,
+    "connect_outside": _NETWORK,
+    "udp_outside": _NETWORK,
+    "connect_localhost": _NETWORK,
+    "fork_bomb": _PROCESSES,
+    "kill_parent": _PROCESSES,
+    "kill_everything": _PROCESSES,
+    "kill_own_group": _PROCESSES,
+    "kill_parent_by_guessing": _PROCESSES,
+    "escape_with_setsid": _PROCESSES,
     "close_result_channel": frozenset({"fd_hygiene"}),
 }
-DEGRADED_CASES = ["read_host_file", "overwrite_host_file", "connect_localhost", "fork_bomb",
-                  "kill_parent", "kill_parent_by_guessing", "escape_with_setsid", "memory_bomb",
-                  "infinite_loop"]
+DEGRADED_CASES = [
+    "read_host_file",
+    "overwrite_host_file",
+    "connect_localhost",
+    "fork_bomb",
+    "kill_parent",
+    "kill_parent_by_guessing",
+    "escape_with_setsid",
+    "memory_bomb",
+    "infinite_loop",
+]
 
 
 @pytest.mark.parametrize("name", sorted(KERNEL_CASES))
-def test_kernel_layers_contain_without_audit_hook(name: str, kernel_only_sandbox: Sandbox,
-                                                  host_files, listener) -> None:
+def test_kernel_layers_contain_without_audit_hook(name: str, kernel_only_sandbox: Sandbox, host_files, listener) -> None:
     _check_contained(kernel_only_sandbox, name, host_files, listener)
 
 
 @pytest.mark.parametrize("name", DEGRADED_CASES)
-def test_degraded_sandbox_without_namespaces_still_contains(name: str, degraded_sandbox: Sandbox,
-                                                             host_files, listener) -> None:
+def test_degraded_sandbox_without_namespaces_still_contains(name: str, degraded_sandbox: Sandbox, host_files, listener) -> None:
     _check_contained(degraded_sandbox, name, host_files, listener)
 
 
@@ -362,10 +414,7 @@ def test_flood_is_bounded(sandbox: Sandbox) -> None:
 
 
 def test_numpy_programs_and_several_grids(sandbox: Sandbox) -> None:
-    source = (
-        "import numpy as np\n"
-        "def transform(grid):\n    a = np.array(grid)\n    return np.rot90((a + 1) % 10)\n"
-    )
+    source = "import numpy as np\ndef transform(grid):\n    a = np.array(grid)\n    return np.rot90((a + 1) % 10)\n"
     grids = [[[1, 2], [3, 4]], [[9]], [[0, 0, 0]], [[5], [6]]]
     outcomes = sandbox.run(source, grids)
     import numpy as np
@@ -454,8 +503,11 @@ def test_closed_sandbox_refuses_work_and_leaves_nothing_behind() -> None:
     before, options = _snapshot(), isolation()
     box = Sandbox(workers=2, limits=LIMITS, isolation=options)
     assert box.run(IDENTITY, [GRID])[0].output == GRID
-    box.run("import os\ndef transform(g):\n    while True:\n        try:\n            os.fork()\n"
-            "        except OSError:\n            pass", [GRID])
+    box.run(
+        "import os\ndef transform(g):\n    while True:\n        try:\n            os.fork()\n"
+        "        except OSError:\n            pass",
+        [GRID],
+    )
     box.close()
     box.close()
     with pytest.raises(SandboxError):
@@ -547,8 +599,7 @@ def _assert_no_strays(before: tuple[set[int], set[Path]], options: Isolation) ->
         if not (workers or programs or leftovers):
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"left behind: workers {workers}, program processes {programs}, "
-                                 f"scratch directories {leftovers}")
+            raise AssertionError(f"left behind: workers {workers}, program processes {programs}, scratch directories {leftovers}")
         time.sleep(0.05)
 
 

@@ -6,6 +6,6 @@ def transform(grid):
         if row[0] and row[-1]:
             half = w // 2
             row[:half] = [row[0]] * half
-            row[half + 1:] = [row[-1]] * (w - half - 1)
+            row[half + 1 :] = [row[-1]] * (w - half - 1)
             row[half] = 5
     return out

@@ -60,9 +60,18 @@ class _HTTPServer(ThreadingHTTPServer):
 class StubServer:
     """The server, run on a daemon thread of this process."""
 
-    def __init__(self, *, latency: float = 0.2, fail_rate: float = 0.2, seed: int = 0,
-                 hang: float = 5.0, lifetime: float = 300.0, faults: tuple[str, ...] = FAULTS, port: int = 0,
-                 slots: int = 4):
+    def __init__(
+        self,
+        *,
+        latency: float = 0.2,
+        fail_rate: float = 0.2,
+        seed: int = 0,
+        hang: float = 5.0,
+        lifetime: float = 300.0,
+        faults: tuple[str, ...] = FAULTS,
+        port: int = 0,
+        slots: int = 4,
+    ):
         self.latency, self.fail_rate, self.seed, self.hang = latency, fail_rate, seed, hang
         self.lifetime, self.faults, self.port, self.slots = lifetime, tuple(faults), port, slots
         self.served: dict[str, int] = {kind: 0 for kind in ("ok", *FAULTS, *faults)}
@@ -182,8 +191,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, {"status": "ok"})
         elif path == "/slots":
             used = len(self.stub.log)
-            self._send(200, [{"id": i, "is_processing": False, "id_task": used - i, "n_prompt_tokens": 100 if used else 0}
-                             for i in range(self.stub.slots)])
+            self._send(
+                200,
+                [
+                    {"id": i, "is_processing": False, "id_task": used - i, "n_prompt_tokens": 100 if used else 0}
+                    for i in range(self.stub.slots)
+                ],
+            )
         else:
             self._send(404, {"error": {"message": "not found"}})
 
@@ -209,8 +223,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif kind == "server_error":
             self._send(500, {"error": {"message": "the stub had a bad day", "type": "server_error"}})
         elif kind == "auth":  # not in FAULTS: only when asked for
-            self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
-                                       "code": "invalid_api_key"}})
+            self._send(
+                401,
+                {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}},
+            )
         elif kind == "timeout":
             time.sleep(self.stub.hang)
             self._send(504, {"error": {"message": "too late", "type": "timeout"}})
@@ -273,9 +289,15 @@ def _stream_chunks(body: dict[str, Any], text: str, key: str) -> list[dict[str, 
     The role first, then the text a word at a time, then the ``finish_reason``; the usage in a
     last chunk with no choices when ``stream_options.include_usage`` asks for it.
     """
+
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": f"chatcmpl-{key[:12]}", "object": "chat.completion.chunk", "created": 0,
-                "model": body.get("model", "stub"), "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return {
+            "id": f"chatcmpl-{key[:12]}",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body.get("model", "stub"),
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk({"content": piece}) for piece in _PIECE.findall(text)]
@@ -283,4 +305,3 @@ def _stream_chunks(body: dict[str, Any], text: str, key: str) -> list[dict[str, 
     if (body.get("stream_options") or {}).get("include_usage"):
         chunks.append({**chunk({}), "choices": [], "usage": _usage(body, text)})
     return chunks
-

@@ -15,8 +15,10 @@ from . import StubServer
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memreason.lm.stub_server",
-                                     description="A loopback OpenAI-compatible server with latency and seeded faults.")
+    parser = argparse.ArgumentParser(
+        prog="python -m memreason.lm.stub_server",
+        description="A loopback OpenAI-compatible server with latency and seeded faults.",
+    )
     parser.add_argument("--latency", type=float, default=0.2, help="seconds before every answer (default 0.2)")
     parser.add_argument("--fail-rate", type=float, default=0.2, help="fraction of requests that fail (default 0.2)")
     parser.add_argument("--seed", type=int, default=0)
@@ -29,8 +31,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.as_llama_server:
         print("stub llama-server:", " ".join(sys.argv[1:] if argv is None else argv), flush=True)
-    stub = StubServer(latency=args.latency, fail_rate=args.fail_rate, seed=args.seed, hang=args.hang,
-                      lifetime=args.lifetime, port=args.port).start()
+    stub = StubServer(
+        latency=args.latency, fail_rate=args.fail_rate, seed=args.seed, hang=args.hang, lifetime=args.lifetime, port=args.port
+    ).start()
     print(stub.url, flush=True)
     try:
         while stub.running:
