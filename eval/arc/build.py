@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..harness.lms import resolve_lms, retry_policy
-from ..harness.publish import save_results
+from ..harness.publish import Outcome, save_results
 from ..harness.runs import RunConfig
 from ..harness.tracking import check_mlflow, tracking
 from . import sandbox
@@ -22,7 +21,7 @@ from .config import BuildConfig
 from .evaluate import ArcOptions, check_run_dir, open_run_dir, split_name
 from .seeding import build_memory
 
-__all__ = ["BUILD_IDENTITY", "BuildOptions", "BuildOutcome", "run_build"]
+__all__ = ["BUILD_IDENTITY", "BuildOptions", "run_build"]
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +60,7 @@ class BuildOptions(ArcOptions):
     run_dir: Path | None = None
 
 
-@dataclass
-class BuildOutcome:
-    run_dir: Path
-    results: dict[str, Any]
-
-
-def run_build(options: BuildOptions) -> BuildOutcome:
+def run_build(options: BuildOptions) -> Outcome:
     """Solve (or read) the seed tasks' solutions, verify them, and abstract them into ``options.out``."""
     check_mlflow(options)
     config = BuildConfig(
@@ -111,4 +104,4 @@ def run_build(options: BuildOptions) -> BuildOutcome:
                 max_errors=options.max_errors,
             )
         save_results(run_dir, results, report=not options.no_report)
-    return BuildOutcome(run_dir, results)
+    return Outcome(run_dir, results)

@@ -22,7 +22,7 @@ from memreason.programs.arcmemo.memory_file import MemoryFileError
 from ..harness.errors import UsageError
 from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, resolve_lms, retry_policy
 from ..harness.options import RunOptions
-from ..harness.publish import save_results
+from ..harness.publish import Outcome, save_results
 from ..harness.resume import RunDirError, check_same_config, read_config
 from ..harness.runs import RunConfig, new_run_dir, use_response_cache
 from ..harness.tracking import check_mlflow, tracking
@@ -36,7 +36,6 @@ __all__ = [
     "IDENTITY",
     "MEMORY_GENERATION",
     "ArcEvalOptions",
-    "ArcOutcome",
     "arc_programs",
     "open_run_dir",
     "run_arc",
@@ -134,13 +133,6 @@ class ArcEvalOptions(ArcOptions):
     program_state: Path | None = None
 
 
-@dataclass
-class ArcOutcome:
-    run_dir: Path
-    results: dict[str, Any]
-    report: Path | None = None
-
-
 def split_name(split: str) -> str:
     """A split's name in a run's name: the directory's own name for a directory of task files."""
     return split if split in SPLITS else Path(split).name
@@ -163,7 +155,7 @@ def open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
     return run_dir
 
 
-def run_arc(options: ArcEvalOptions) -> ArcOutcome:
+def run_arc(options: ArcEvalOptions) -> Outcome:
     """Evaluate ``options.program`` on its ARC tasks (or continue the run in ``options.out``)."""
     if options.program not in arc_programs():
         raise UsageError(f"unknown ARC program {options.program!r}; choose from: {', '.join(arc_programs())}")
@@ -239,7 +231,7 @@ def run_arc(options: ArcEvalOptions) -> ArcOutcome:
                 retry_failed=options.retry_failed,
             )
         report = save_results(run_dir, results, report=not options.no_report)
-    return ArcOutcome(run_dir, results, report)
+    return Outcome(run_dir, results, report)
 
 
 def _config_knobs(options: ArcEvalOptions) -> dict[str, Any]:

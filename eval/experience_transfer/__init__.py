@@ -2,13 +2,12 @@
 (:func:`run_table`), the demo (:func:`run_demo`), and hypothesis scoring."""
 
 from .demo import DemoOptions, run_demo
-from .evaluate import Cell, EvaluateOptions, run_cell, summary_table
+from .evaluate import EvaluateOptions, run_cell, summary_table
 from .run import ExperienceTransferConfig, evaluate_experience_transfer, level_episodes
 from .tables import TABLES, TableOptions, run_table
 
 __all__ = [
     "TABLES",
-    "Cell",
     "DemoOptions",
     "EvaluateOptions",
     "ExperienceTransferConfig",

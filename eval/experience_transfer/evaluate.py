@@ -22,14 +22,14 @@ from memreason.programs import PROGRAMS
 from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.options import RunOptions
-from ..harness.publish import save_results
+from ..harness.publish import Outcome, save_results
 from ..harness.resume import RunDirError, check_same_config, read_config
 from ..harness.runs import RunConfig, new_run_dir, use_response_cache
 from ..harness.tracking import check_mlflow, tracking
 from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
 from .run import ExperienceTransferConfig, evaluate_experience_transfer
 
-__all__ = ["Cell", "EvaluateOptions", "experience_transfer_programs", "run_cell", "summary_table"]
+__all__ = ["EvaluateOptions", "experience_transfer_programs", "run_cell", "summary_table"]
 
 log = logging.getLogger(__name__)
 
@@ -55,16 +55,7 @@ class EvaluateOptions(RunOptions):
     retrieve_k: int | None = None
 
 
-@dataclass
-class Cell:
-    """A finished evaluation: its run directory, its results and the report written (if any)."""
-
-    run_dir: Path
-    results: dict[str, Any]
-    report: Path | None = None
-
-
-def run_cell(options: EvaluateOptions) -> Cell:
+def run_cell(options: EvaluateOptions) -> Outcome:
     """Evaluate ``options.program`` (or continue the run in ``options.out``); raises :class:`UsageError`,
     :class:`RunDirError` or the data's own errors on bad input, before any model loads."""
     if options.program not in experience_transfer_programs():
@@ -122,7 +113,7 @@ def run_cell(options: EvaluateOptions) -> Cell:
             retry_failed=options.retry_failed,
         )
         report = save_results(run_dir, results, report=not options.no_report)
-    return Cell(run_dir, results, report)
+    return Outcome(run_dir, results, report)
 
 
 def _knobs_and_state(options: EvaluateOptions) -> tuple[dict[str, Any], str | None]:

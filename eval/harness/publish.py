@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .runs import write_json
 
-__all__ = ["save_results"]
+__all__ = ["Outcome", "save_results"]
+
+
+@dataclass
+class Outcome:
+    """A finished run: its directory, its results and the report written (None without one)."""
+
+    run_dir: Path
+    results: dict[str, Any]
+    report: Path | None = None
 
 
 def save_results(run_dir: Path, results: dict[str, Any], *, report: bool = True) -> Path | None:
