@@ -76,6 +76,7 @@ def _options(parser: Parser, table: str) -> None:
         help="where cells and tables go (default runs/tables)",
     )
     add(parser, "--no-progress")
+    add(parser, "--no-report", help="do not write each cell's report.md and plots (the table is written all the same)")
     add(
         parser,
         "--mlflow",

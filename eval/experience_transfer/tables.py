@@ -150,6 +150,7 @@ class TableOptions(Options):
     max_tokens: int | None = None
     out: Path = Path("runs/tables")
     no_progress: bool = False
+    no_report: bool = False  # the cells write no report.md (the table is written all the same)
     mlflow: str | None = None
     states: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)  # program: (state path, sha256)
 
@@ -303,6 +304,7 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
                 retrieve_k=args.retrieve_k,
                 program_state=Path(state[0]) if state else None,
                 no_progress=args.no_progress,
+                no_report=args.no_report,
                 mlflow=args.mlflow,
             )
         )
