@@ -51,7 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     log_to_stderr()
     parser = build_parser()
 
-    def parse():
+    args = None
+
+    def parse() -> int:
+        nonlocal args
         saved = resumed_program(argv)  # python -m eval --resume RUN_DIR: the run's own program decides the command
         if argv and argv[0].startswith("--resume") and saved is None:
             where = Path(argv[0].partition("=")[2] or (argv[1] if len(argv) > 1 else ""))
@@ -61,19 +64,14 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args([saved, *argv] if saved else argv)
         if args.command is None:
             raise UsageError("name a command (python -m eval --help lists them) or --resume RUN_DIR")
-        return args
+        args.argv = argv
+        return 0
 
-    parsed: list = []
-    code = run_cli(lambda: parsed.append(parse()) or 0, bad_input=BAD_INPUT)
-    if code or not parsed:
+    code = run_cli(parse, bad_input=BAD_INPUT)  # bad input: one line, exit 2
+    if code or args is None:
         return code
-    args = parsed[0]
-    args.argv = argv
-    return run_cli(
-        lambda: args.handler(args),
-        bad_input=BAD_INPUT,
-        continue_hint=getattr(args, "continue_hint", "rerun the same command to continue"),
-    )
+    hint = getattr(args, "continue_hint", "rerun the same command to continue")
+    return run_cli(lambda: args.handler(args), bad_input=BAD_INPUT, continue_hint=hint)
 
 
 def run() -> None:
