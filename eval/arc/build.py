@@ -14,11 +14,12 @@ from pathlib import Path
 
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.publish import Outcome, save_results
-from ..harness.runs import RunConfig
+from ..harness.resume import continues
+from ..harness.runs import RunConfig, open_run_dir
 from ..harness.tracking import check_mlflow, tracking
 from . import sandbox
 from .config import BuildConfig
-from .evaluate import ArcOptions, check_run_dir, open_run_dir, split_name
+from .evaluate import DEFAULTS, ArcOptions, split_name
 from .seeding import build_memory
 
 __all__ = ["BUILD_IDENTITY", "BuildOptions", "run_build"]
@@ -78,8 +79,12 @@ def run_build(options: BuildOptions) -> Outcome:
         threads=options.threads,
     )
     config.load()  # bad splits, ids, solution folders fail here, before any model loads
-    continuing = check_run_dir(
-        options.run_dir, RunConfig.of(options, config, program="build_memory").to_json(), BUILD_IDENTITY, "--run-dir"
+    continuing = continues(
+        options.run_dir,
+        RunConfig.of(options, config, program="build_memory").to_json(),
+        keys=BUILD_IDENTITY,
+        defaults=DEFAULTS,
+        flag="--run-dir",
     )
     task, memory = resolve_lms(
         options, temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens

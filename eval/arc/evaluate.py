@@ -23,8 +23,8 @@ from ..harness.errors import UsageError
 from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, resolve_lms, retry_policy
 from ..harness.options import RunOptions
 from ..harness.publish import Outcome, save_results
-from ..harness.resume import RunDirError, check_same_config, read_config
-from ..harness.runs import RunConfig, new_run_dir, use_response_cache
+from ..harness.resume import continues
+from ..harness.runs import RunConfig, check_out_dir, open_run_dir
 from ..harness.tracking import check_mlflow, tracking
 from ..harness.tuned import as_paths, config_knobs, state_digest
 from . import sandbox
@@ -37,7 +37,6 @@ __all__ = [
     "MEMORY_GENERATION",
     "ArcEvalOptions",
     "arc_programs",
-    "open_run_dir",
     "run_arc",
     "split_name",
 ]
@@ -138,30 +137,12 @@ def split_name(split: str) -> str:
     return split if split in SPLITS else Path(split).name
 
 
-def check_run_dir(run_dir: Path | None, requested: dict[str, Any], keys: tuple[str, ...], flag: str) -> bool:
-    """Whether ``run_dir`` holds this run already (to be continued); raises on another run's directory."""
-    if run_dir is not None and (run_dir / "config.json").exists():
-        check_same_config(read_config(run_dir), requested, run_dir, keys=keys, defaults=DEFAULTS)
-        return True
-    if run_dir is not None and (run_dir / "examples.jsonl").exists():
-        raise RunDirError(f"{run_dir} holds examples but no config.json; choose another {flag}")
-    return False
-
-
-def open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
-    run_dir = path or new_run_dir(Path("runs"), name)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    use_response_cache(cache or run_dir / "dspy_cache")  # with the run (or where the user says), never in the home directory
-    return run_dir
-
-
 def run_arc(options: ArcEvalOptions) -> Outcome:
     """Evaluate ``options.program`` on its ARC tasks (or continue the run in ``options.out``)."""
     if options.program not in arc_programs():
         raise UsageError(f"unknown ARC program {options.program!r}; choose from: {', '.join(arc_programs())}")
     check_mlflow(options)
-    if options.out is not None and options.out.exists() and not options.out.is_dir():
-        raise UsageError(f"--out {options.out} is a file, not a directory")
+    check_out_dir(options.out)
     knobs = _config_knobs(options)
     config = ArcConfig(
         program=options.program,
@@ -202,8 +183,8 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
             raise
         raise UsageError(str(exc)) from None
     tuned = dict(task_ids=[t.id for t in tasks], knobs=knobs, program_state_sha256=digest)
-    continuing = check_run_dir(
-        options.out, RunConfig.of(options, config, **tuned).to_json(), IDENTITY, "--out"
+    continuing = continues(
+        options.out, RunConfig.of(options, config, **tuned).to_json(), keys=IDENTITY, defaults=DEFAULTS
     )  # before any model loads
     task, memory = resolve_lms(
         options, temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens

@@ -267,12 +267,6 @@ def add_run_options(parser: argparse.ArgumentParser, unit: str, *, report: bool 
         add(run, "--no-report")
 
 
-def check_out_path(path: Path | None, flag: str = "--out") -> None:
-    """A run directory given by the user must be a directory (or not exist yet)."""
-    if path is not None and path.exists() and not path.is_dir():
-        raise UsageError(f"{flag} {path} is a file, not a directory")
-
-
 def run_cli(
     command: Callable[[], int],
     *,

@@ -23,8 +23,8 @@ from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.options import RunOptions
 from ..harness.publish import Outcome, save_results
-from ..harness.resume import RunDirError, check_same_config, read_config
-from ..harness.runs import RunConfig, new_run_dir, use_response_cache
+from ..harness.resume import continues
+from ..harness.runs import RunConfig, check_out_dir, open_run_dir
 from ..harness.tracking import check_mlflow, tracking
 from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
 from .run import ExperienceTransferConfig, evaluate_experience_transfer
@@ -63,8 +63,7 @@ def run_cell(options: EvaluateOptions) -> Outcome:
             f"{options.program!r} is not an Experience-Transfer program; choose from: {', '.join(experience_transfer_programs())}"
         )
     check_mlflow(options)
-    if options.out is not None and options.out.exists() and not options.out.is_dir():
-        raise UsageError(f"--out {options.out} is a file, not a directory")
+    check_out_dir(options.out)
     knobs, digest = _knobs_and_state(options)
     config = ExperienceTransferConfig(
         program=options.program,
@@ -80,23 +79,16 @@ def run_cell(options: EvaluateOptions) -> Outcome:
     )
     data = config.load_data()  # bad rules files fail here, before any model loads
 
-    run_dir = options.out
     tuned = dict(knobs=knobs, program_state_sha256=digest)
-    continuing = run_dir is not None and (run_dir / "config.json").exists()
-    if continuing:
-        check_same_config(read_config(run_dir), RunConfig.of(options, config, **tuned).to_json(), run_dir)
-    elif run_dir is not None and (run_dir / "examples.jsonl").exists():
-        raise RunDirError(f"{run_dir} holds examples but no config.json; choose another --out")
+    continuing = continues(options.out, RunConfig.of(options, config, **tuned).to_json())  # before any model loads
 
     task, memory = resolve_lms(options)
     if options.modality == "image" and (task.local or memory.local):
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
 
-    run_dir = run_dir or new_run_dir(Path("runs"), f"{options.program}-L{options.level}")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    use_response_cache(options.cache or run_dir / "dspy_cache")
+    run_dir = open_run_dir(options.out, f"{options.program}-L{options.level}", options.cache)
     if continuing:
-        log.warning("continuing the run in %s", run_dir)
+        log.info("continuing the run in %s", run_dir)
     else:
         RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
 

@@ -142,3 +142,21 @@ def resumed_program(argv: list[str]) -> str | None:
         return str(json.loads((Path(value) / "config.json").read_text()).get("program"))
     except (OSError, ValueError, AttributeError):
         return None  # the CLI reports the bad directory itself
+
+
+def continues(
+    run_dir: Path | None,
+    requested: dict[str, Any],
+    *,
+    keys: tuple[str, ...] = IDENTITY,
+    defaults: dict[str, Any] | None = None,
+    flag: str = "--out",
+) -> bool:
+    """Whether ``run_dir`` already holds the run ``requested`` asks for (to be continued); raises
+    :class:`RunDirError` on another run's directory, before any model loads."""
+    if run_dir is not None and (run_dir / "config.json").exists():
+        check_same_config(read_config(run_dir), requested, run_dir, keys=keys, defaults=defaults)
+        return True
+    if run_dir is not None and (run_dir / "examples.jsonl").exists():
+        raise RunDirError(f"{run_dir} holds examples but no config.json; choose another {flag}")
+    return False

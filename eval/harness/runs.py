@@ -25,6 +25,7 @@ from typing import Any
 
 from memreason.programs.shared.atomic_file import write_atomically
 
+from .errors import UsageError
 from .options import Options
 
 # What depends on the process that produced the results (timings, threads, resumption).
@@ -133,3 +134,17 @@ def use_response_cache(directory: Path) -> None:
         disk = getattr(previous, "disk_cache", None)
         if disk is not None and hasattr(disk, "close"):
             disk.close()
+
+
+def check_out_dir(path: Path | None, flag: str = "--out") -> None:
+    """A run directory given by the user must be a directory, or not exist yet."""
+    if path is not None and path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path} is a file, not a directory")
+
+
+def open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
+    """``path`` (or a new ``runs/<name>-<time>``), created, with DSPy's response cache in it (or in ``cache``)."""
+    run_dir = path or new_run_dir(Path("runs"), name)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    use_response_cache(cache or run_dir / "dspy_cache")  # with the run (or where the user says), never in the home directory
+    return run_dir
