@@ -30,6 +30,7 @@ KNOB_FIELDS = (
     "retry_mode",
     "reselect",
     "reselect_k",
+    "one_prefill",
 )
 
 
@@ -53,6 +54,7 @@ class ArcConfig:
     retry_mode: str = "inline"  # or "passes": retries as passes over the tasks (ArcProgram)
     reselect: bool = False
     reselect_k: int | None = None
+    one_prefill: bool = False  # a task's first programs from one call with n = attempts
     runs: int = 1
     threads: int = 1
     knobs: dict[str, Any] = field(default_factory=dict)
@@ -93,6 +95,8 @@ class ArcConfig:
             write_gate=self.write_gate,
             retry_mode=self.retry_mode,
         )
+        if self.one_prefill:
+            knobs["one_prefill"] = True
         if self.reselect:
             knobs.update(reselect=True, reselect_k=self.reselect_k)
         if self.memory_format is not None:

@@ -73,6 +73,7 @@ IDENTITY = (
     "reselect_k",
     "memory_temperature",
     "memory_max_tokens",
+    "one_prefill",
 )
 # Before --memory-temperature and --memory-max-tokens, memory calls ran at temperature 0 with the solver's --max-tokens (None).
 MEMORY_GENERATION = {"memory_temperature": 0.0, "memory_max_tokens": None}
@@ -90,6 +91,7 @@ DEFAULTS: dict[str, Any] = {
     "retry_mode": "inline",
     "reselect": False,
     "reselect_k": None,
+    "one_prefill": False,
     **MEMORY_GENERATION,
 }
 
@@ -127,6 +129,7 @@ class ArcEvalOptions(ArcOptions):
     retry_mode: str = "inline"
     reselect: bool = False
     reselect_k: int | None = None
+    one_prefill: bool = False
     runs: int = 1
     config: Path | None = None
     program_state: Path | None = None
@@ -161,6 +164,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
         retry_mode=options.retry_mode,
         reselect=options.reselect,
         reselect_k=options.reselect_k,
+        one_prefill=options.one_prefill,
         runs=options.runs,
         threads=options.threads,
         knobs=knobs,

@@ -5,6 +5,7 @@ from importlib import import_module
 
 BENCHES = {
     "local_lm": "memreason.eval.bench.local_lm",
+    "prefill": "memreason.eval.bench.prefill",
     "sandbox": "memreason.eval.bench.sandbox",
     "threads": "memreason.eval.bench.threads",
 }

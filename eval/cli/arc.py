@@ -99,6 +99,12 @@ def _evaluate_options(parser: Parser) -> None:
         help="what verifies a solution for a write: train pairs (default) or test labels",
     )
     add(memory, "--modality", help="OE captions from text grids or an image")
+    parser.add_argument(
+        "--one-prefill",
+        action="store_true",
+        help="draw a task's first programs from one LM call with n = --attempts: the embedded model "
+        "evaluates the shared prompt once per task instead of once per attempt",
+    )
     retry = parser.add_argument_group("retries (with --retries R)")
     retry.add_argument(
         "--retry-mode",

@@ -140,6 +140,7 @@ def server_command(
         "--no-webui",
         "--cache-ram",
         "2048",
+        "--metrics",  # /metrics: the prompt tokens the server really evaluated (benchmarks read it)
     ]
     if slot_files:
         command += ["--slot-save-path", str(slot_files)]
@@ -465,6 +466,8 @@ class LlamaServerLM(dspy.LM):
     def __call__(self, prompt=None, *, messages=None, **kwargs):
         _refuse_images(messages)
         server = self.server
+        if (kwargs.get("n") or self.kwargs.get("n") or 1) > 1:
+            return self._together(server, prompt, messages, kwargs)
         for fresh_connection in (False, True):
             server.ensure()
             generation, started = server.generation, time.perf_counter()
@@ -491,6 +494,39 @@ class LlamaServerLM(dspy.LM):
 
         return await asyncio.to_thread(self.__call__, prompt, messages=messages, **kwargs)
 
+    def _together(self, server: LlamaServer, prompt, messages, kwargs) -> list:
+        """A call with ``n`` > 1 as ONE request: llama-server evaluates the prompt once and decodes the
+        ``n`` answers together (DSPy's own engine would send ``n`` requests one after another).
+
+        It goes through DSPy's LiteLLM route, which keeps ``n`` in the request; DSPy's cache and
+        history work as for any call. llama-server's ``usage`` counts one answer's tokens, so the
+        completion tokens are counted again, by the server's tokenizer, over all ``n`` answers."""
+        server.ensure()
+        started = time.perf_counter()
+        settings = {k: v for k, v in self.kwargs.items() if k not in ("api_base", "api_key")}
+        twin = _TogetherLM(
+            self.model,
+            server=server,
+            engine="litellm",
+            api_base=f"http://127.0.0.1:{server.port}/v1",
+            api_key="no-key",
+            cache=self.cache,
+            num_retries=0,
+            **settings,
+        )
+        twin._warned_zero_temp_rollout = True
+        twin.update_history = self.update_history  # GuardedLM reads each call's entry there
+        _answered.usage = None
+        try:
+            outputs = twin(prompt, messages=messages, **kwargs)
+        except LMTransportError as exc:
+            if server.replace_if_dead(server.generation):
+                raise EngineDied(f"llama-server died during the call and was restarted ({exc})") from exc
+            raise
+        if _answered.usage:
+            server.stats.add(_answered.usage, time.perf_counter() - started)
+        return outputs
+
     def share_prefix(self) -> int:
         """See :meth:`LlamaServer.share_prefix`: call it after one request ran alone, before sending many.
 
@@ -509,6 +545,41 @@ class LlamaServerLM(dspy.LM):
 
 
 _answered = threading.local()  # the usage of the call this thread is making
+
+
+class _TogetherLM(dspy.LM):
+    """DSPy's LiteLLM route to a llama-server for calls with ``n`` > 1 (see :meth:`LlamaServerLM._together`)."""
+
+    def __init__(self, model: str, *, server: LlamaServer, **kwargs: Any):
+        super().__init__(model, **kwargs)
+        self.server = server
+
+    def _check_truncation(self, raw):  # DSPy's hook on the raw answer, before its usage is read
+        _count_every_answer(self.server, raw)
+        return super()._check_truncation(raw)
+
+
+def _count_every_answer(server: LlamaServer, raw: Any) -> None:
+    """Set a raw answer's completion tokens to those of all its choices (llama-server reports one's)."""
+    usage = getattr(raw, "usage", None) if not isinstance(raw, dict) else raw.get("usage")
+    choices = getattr(raw, "choices", None) if not isinstance(raw, dict) else raw.get("choices")
+    if usage is None or len(choices or []) < 2:
+        return
+    texts = []
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, dict) else getattr(choice, "message", None)
+        content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+        texts.append(content or "")
+    try:
+        total = sum(len(server._request("POST", "/tokenize", {"content": text}).get("tokens", [])) for text in texts)
+    except (OSError, ValueError) as exc:
+        log.warning("llama-server: answers not counted (%s)", exc)
+        return
+    prompt = (usage.get("prompt_tokens") if isinstance(usage, dict) else getattr(usage, "prompt_tokens", 0)) or 0
+    if isinstance(usage, dict):
+        usage.update(completion_tokens=total, total_tokens=prompt + total)
+    else:
+        usage.completion_tokens, usage.total_tokens = total, prompt + total
 
 
 def _refuse_images(messages) -> None:

@@ -95,6 +95,7 @@ class ArcProgram(MemoryWriters, StepModule):
         reselect_k: int | None = None,
         sandbox: Runner | None = None,
         freeze_memory_writers: bool = True,
+        one_prefill: bool = False,
     ):
         """
         Args:
@@ -109,6 +110,8 @@ class ArcProgram(MemoryWriters, StepModule):
             reselect: a retry re-selects concepts with the previous program and its feedback in view.
             reselect_k: the most concepts a re-selection adds (default: the program's ``top_k``).
             sandbox: where programs run (a :class:`memreason.sandbox.Sandbox`; default: one started on first use).
+            one_prefill: draw a task's first programs from one call with n = ``attempts`` (one prompt
+                evaluation per task on the embedded model; see :class:`ArcSolver`).
             freeze_memory_writers: keep the predictors that write memory (the abstractor, the curator) out of
                 optimizers' reach: they run between problems, never on an optimizer's examples; ``save``,
                 ``load`` and ``set_memory_lm`` still cover them.
@@ -138,6 +141,7 @@ class ArcProgram(MemoryWriters, StepModule):
             temperature=temperature,
             seed=seed,
             sandbox=sandbox,
+            one_prefill=one_prefill,
         )
         self.memory = None
 

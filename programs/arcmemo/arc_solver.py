@@ -168,6 +168,7 @@ class ArcSolver(dspy.Module):
         sandbox: Runner | None = None,
         shown_examples: int = 3,
         parallel: bool = False,
+        one_prefill: bool = False,
     ):
         """
         Args:
@@ -180,9 +181,13 @@ class ArcSolver(dspy.Module):
             sandbox: where programs run (default: a shared sandbox started on first use).
             shown_examples: how many wrong train examples a retry's feedback shows.
             parallel: run a task's attempts at once, in threads that inherit DSPy's context.
+            one_prefill: draw the first programs of a task's attempts from one call with ``n`` =
+                ``attempts`` (they share one prompt): the embedded model's server evaluates that
+                prompt once and decodes the attempts together; other LMs get ``n`` as they take it.
         """
         super().__init__()
         self.parallel = parallel
+        self.one_prefill = one_prefill
         if attempts < 1 or retries < 0:
             raise ValueError(f"attempts must be >= 1 and retries >= 0, got {attempts} and {retries}")
         self.attempts, self.retries = attempts, retries
@@ -203,7 +208,10 @@ class ArcSolver(dspy.Module):
         times (default: the solver's); ``reselect`` gives a retry its concepts (default: ``concepts``)."""
         puzzle = puzzle_text(task)
         retries = self.retries if retries is None else retries
-        make = lambda a: self.attempt(task, puzzle, concepts, a, retries=retries, reselect=reselect)  # noqa: E731
+        firsts = self.first_steps(task, puzzle, concepts) if self.one_prefill and self.attempts > 1 else None
+        make = lambda a: self.attempt(  # noqa: E731
+            task, puzzle, concepts, a, retries=retries, reselect=reselect, first=firsts[a] if firsts else None
+        )
         return dspy.Prediction(attempts=self._map(make, range(self.attempts)))
 
     async def aforward(
@@ -245,8 +253,9 @@ class ArcSolver(dspy.Module):
         *,
         retries: int | None = None,
         reselect: Reselect | None = None,
+        first: Step | None = None,
     ) -> Attempt:
-        attempt = Attempt(index, [self.first_step(task, puzzle, concepts, index)])
+        attempt = Attempt(index, [first or self.first_step(task, puzzle, concepts, index)])
         for _ in range(self.retries if retries is None else retries):
             if attempt.done:
                 break
@@ -257,6 +266,31 @@ class ArcSolver(dspy.Module):
         step = self._ask(self.solve, 0, index, concepts=concepts, puzzle=puzzle)
         self.check(task, step)
         return step
+
+    def first_steps(self, task: ArcTask, puzzle: str, concepts: str) -> list[Step]:
+        """The first program of every attempt from ONE call with ``n`` = ``attempts`` (checked in the
+        sandbox); the call's tokens are shared out over the attempts. A call that fails, or gives
+        fewer answers, is a failed step for each attempt it left without a program."""
+        inputs = {"concepts": concepts, "puzzle": puzzle}
+        if not self.with_concepts:
+            inputs.pop("concepts")
+        rollout = self.seed * 1000 * 100
+        config = {"rollout_id": rollout, "temperature": self.temperature, "seed": rollout, "n": self.attempts}
+        with usage() as spent:
+            try:
+                out = self.solve(**inputs, config=config)
+                programs, error = [clean_program(p) for p in out.completions.program], None
+            except Exception as exc:
+                programs, error = [], error_text(exc)
+        shares = _share(spent, self.attempts)
+        steps = [
+            Step(0, programs[a], tokens=shares[a])
+            if a < len(programs)
+            else Step(0, "", error=error or "missing: the LM gave fewer answers than asked", tokens=shares[a])
+            for a in range(self.attempts)
+        ]
+        self._map(lambda step: (self.check(task, step), step)[1], steps)
+        return steps
 
     def retry_step(self, task: ArcTask, puzzle: str, concepts: str, attempt: Attempt, reselect: Reselect | None = None) -> Step:
         """The next step of ``attempt``: a retry given its last program and that program's feedback."""
@@ -303,6 +337,16 @@ class ArcSolver(dspy.Module):
             check.correct = check.output is not None and check.output == pair.output
         step.train, step.test = checks[: len(task.train)], checks[len(task.train) :]
         step.feedback = feedback(task, step, self.shown_examples)
+
+
+def _share(spent: dict[str, int], parts: int) -> list[dict[str, int]]:
+    """Token counts split over ``parts`` attempts (the remainder to the first ones): they add up to ``spent``."""
+    shares: list[dict[str, int]] = [{} for _ in range(parts)]
+    for key, value in spent.items():
+        base, extra = divmod(int(value), parts)
+        for i in range(parts):
+            shares[i][key] = base + (i < extra)
+    return shares
 
 
 def error_text(exc: BaseException) -> str:

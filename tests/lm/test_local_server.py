@@ -274,3 +274,26 @@ def test_a_server_that_cannot_share_slots_costs_speed_not_the_run(stub_binary, m
 
     monkeypatch.setattr(choice.lm.server, "_request", refuse)
     assert choice.lm.share_prefix() == 0
+
+
+def test_n_answers_come_from_one_request_and_every_answer_is_counted(stub_binary, model_file):
+    """A call with n > 1 is one request (llama-server evaluates its prompt once); its completion
+    tokens are those of all n answers, though the server's usage counts one."""
+    from memreason.lm.faults import GuardedLM
+    from memreason.lm.tokens import Meter, metering
+
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    guarded = GuardedLM(choice.lm, role="task")
+    from memreason.programs.shared.usage import usage
+
+    meter = Meter()
+    with dspy.context(lm=guarded, adapter=choice.adapter()), metering(meter), usage() as spent:
+        out = dspy.Predict("question -> program: str")(question="write it", config={"n": 3, "temperature": 0.7})
+    assert len(out.completions.program) == 3
+    with urllib.request.urlopen(choice.lm.server.url.removesuffix("/v1") + "/stats") as reply:
+        requests = json.load(reply)["requests"]
+    assert [r["n"] for r in requests] == [3]
+    tokens = meter.tokens()
+    assert tokens.calls == 1
+    assert tokens.completion == sum(len(json.dumps({"program": p}).split()) for p in out.completions.program)
+    assert spent["completion"] == tokens.completion  # DSPy's usage tracker sees the same count

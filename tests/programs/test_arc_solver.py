@@ -148,3 +148,34 @@ def test_parallel_attempts_run_in_their_own_threads_and_record_the_same_attempts
     assert [[(s.retry, s.program, s.passed_train) for s in a.steps] for a in parallel] == [
         [(s.retry, s.program, s.passed_train) for s in a.steps] for a in serial
     ]
+
+
+def test_one_prefill_draws_the_first_programs_from_one_call_with_n(sandbox, monkeypatch):
+    """``one_prefill``: one call with n = attempts gives every attempt its first program (the scripted
+    engine answers n times); retries stay one call each; the tokens of the shared call are shared out."""
+    seen = []
+    original = dspy.Predict.__call__
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("config"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(dspy.Predict, "__call__", spy)
+    answers = iter([IDENTITY, FLIP, IDENTITY])  # three first programs, one per attempt
+
+    def respond(call):
+        return {"program": FLIP if "previous_program" in call.user_text else next(answers)}
+
+    attempts = run(ScriptedEngine(respond), flip_task(), sandbox, attempts=3, retries=1, one_prefill=True)
+    assert [c.get("n") for c in seen] == [3, None, None]  # one shared call, then the two unsolved attempts retry
+    assert [a.steps[0].program.strip() for a in attempts] == [IDENTITY.strip(), FLIP.strip(), IDENTITY.strip()]
+    assert [len(a.steps) for a in attempts] == [2, 1, 2]
+    firsts = [a.steps[0].tokens for a in attempts]
+    assert sum(t["calls"] for t in firsts) == 1 and len({t["prompt"] for t in firsts}) <= 2
+    assert all(t["completion"] > 0 for t in firsts)
+
+
+def test_one_prefill_marks_attempts_the_call_left_without_a_program(sandbox):
+    engine = ScriptedEngine(lambda call: "no fields here at all")
+    attempts = run(engine, flip_task(), sandbox, attempts=2, one_prefill=True)
+    assert all(a.steps[0].error and not a.steps[0].program.strip() for a in attempts)

@@ -28,8 +28,12 @@ and DSPy's stream listeners can be tested against it. Faults are answered as err
 any event, as OpenAI does. The listen queue holds ``BACKLOG`` connections, so a burst of
 concurrent calls waits to be accepted instead of being reset.
 
+A request with ``"n": k`` gets k answers (choice i answers as for the key of the request and
+i), with llama-server's usage: one answer's completion tokens (``POST /tokenize`` splits text
+into words, so a client can count the others).
+
 It also answers what the library asks of a ``llama-server`` (``GET /health``, ``GET /slots``,
-``POST /slots/N?action=save|restore``, recorded in ``/stats``), so a test can stand it in
+``POST /slots/N?action=save|restore``, ``POST /tokenize``, recorded in ``/stats``), so a test can stand it in
 for one: ``python -m memreason.lm.stub_server --as-llama-server ... --port P`` takes and ignores
 llama-server's other flags.
 """
@@ -132,7 +136,7 @@ class StubServer:
         kind = self.faults[draw[4] % len(self.faults)] if fails else "ok"
         with self._lock:
             self.served[kind] += 1
-            self.log.append({"kind": kind, "key": key, "repeat": seen, "user": _user_text(body)})
+            self.log.append({"kind": kind, "key": key, "repeat": seen, "user": _user_text(body), "n": int(body.get("n") or 1)})
         return kind, key
 
 
@@ -213,6 +217,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.stub.slot_actions.append(self.path.removeprefix("/slots/"))
             self._send(200, {"filename": body.get("filename"), "n_saved": 100})
             return
+        if self.path.rstrip("/") == "/tokenize":
+            self._send(200, {"tokens": list(range(len(str(body.get("content", "")).split())))})
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
@@ -273,13 +280,19 @@ def _usage(body: dict[str, Any], text: str) -> dict[str, int]:
 
 
 def _completion(body: dict[str, Any], text: str, key: str) -> dict[str, Any]:
+    n = max(1, int(body.get("n") or 1))
+    texts = [text] + [
+        answer_text(body, hashlib.sha256(f"{key}/{i}".encode()).hexdigest()) if text != GARBAGE else text for i in range(1, n)
+    ]
     return {
         "id": f"chatcmpl-{key[:12]}",
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", "stub"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": _usage(body, text),
+        "choices": [
+            {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"} for i, t in enumerate(texts)
+        ],
+        "usage": _usage(body, text),  # as llama-server: one answer's completion tokens
     }
 
 
