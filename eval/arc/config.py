@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from memreason.datasets.arc import ArcDataError, ArcTask, load_split
+from memreason.datasets.arc import GENERATED_SPLITS, ArcDataError, ArcTask, generation, load_split
 from memreason.programs import PROGRAMS
 from memreason.programs.arcmemo.memory_file import Memory, empty_memory, load_memory
+
+from .solutions import Solution, given_solutions
 
 MEMORY_FORMAT = {
     "baseline": None,
@@ -59,13 +60,26 @@ class ArcConfig:
     threads: int = 1
     knobs: dict[str, Any] = field(default_factory=dict)
     program_state: str | None = None  # a DSPy state file (demos, instructions) loaded into each run's program
+    # a generated split's knobs (memreason.datasets.arc.generated): resolved for a generated split, else None
+    seed: int | None = None
+    size: int | None = None
+    families: list[str] | None = None
+    exclude_families: list[str] | None = None
+    difficulty: list[float] | None = None
+
+    def __post_init__(self) -> None:
+        _resolve_generation(self)
+
+    def generation(self) -> dict[str, Any]:
+        """The generated split's knobs, as ``load_split`` takes them."""
+        return _generation(self)
 
     @property
     def memory_format(self) -> str | None:
         return MEMORY_FORMAT.get(self.program, getattr(PROGRAMS[self.program].build(), "memory_format", None))
 
     def load_tasks(self) -> list[ArcTask]:
-        tasks = load_split(self.split, ids=self.tasks, limit=self.limit)
+        tasks = load_split(self.split, ids=self.tasks, limit=self.limit, **self.generation())
         hidden = next((t.id for t in tasks if not t.labelled), None)
         if hidden:
             raise ArcDataError(f"task {hidden} has no test outputs, so it cannot be scored")
@@ -124,19 +138,42 @@ class BuildConfig:
     cot: bool = False
     temperature: float = 0.7
     threads: int = 1
+    # a generated split's knobs (as ArcConfig's)
+    seed: int | None = None
+    size: int | None = None
+    families: list[str] | None = None
+    exclude_families: list[str] | None = None
+    difficulty: list[float] | None = None
 
-    def load(self) -> tuple[list[ArcTask], dict[str, str]]:
-        """The tasks to seed from and, with ``solutions``, each task's user program (by task id)."""
+    def __post_init__(self) -> None:
+        _resolve_generation(self)
+
+    def generation(self) -> dict[str, Any]:
+        """The generated split's knobs, as ``load_split`` takes them."""
+        return _generation(self)
+
+    def load(self) -> tuple[list[ArcTask], dict[str, Solution]]:
+        """The tasks to seed from and, with ``solutions`` (a directory, or ``rearc`` for re-ARC's verifiers),
+        only the split's tasks that have one, each with its :class:`Solution` (by task id)."""
         if not self.solutions:
-            return load_split(self.split, ids=self.tasks, limit=self.limit), {}
-        folder = Path(self.solutions).expanduser()
-        if not folder.is_dir():
-            raise ArcDataError(f"--solutions {folder} is not a directory")
-        files = sorted(folder.glob("*.py"))
-        if not files:
-            raise ArcDataError(f"no solutions (<task_id>.py) in {folder}")
-        wanted = [f.stem for f in files]
-        if self.tasks is not None:
-            wanted = [t for t in wanted if t in set(self.tasks)]
-        tasks = load_split(self.split, ids=wanted, limit=self.limit)
-        return tasks, {t.id: (folder / f"{t.id}.py").read_text() for t in tasks}
+            return load_split(self.split, ids=self.tasks, limit=self.limit, **self.generation()), {}
+        tasks = load_split(self.split, ids=self.tasks, **self.generation())
+        tasks, given = given_solutions(self.solutions, tasks, split=self.split, named=self.tasks is not None)
+        tasks = tasks[: self.limit] if self.limit is not None else tasks
+        return tasks, {t.id: given[t.id] for t in tasks}
+
+
+GENERATION_FIELDS = ("seed", "size", "families", "exclude_families", "difficulty")
+
+
+def _generation(config: ArcConfig | BuildConfig) -> dict[str, Any]:
+    return {key: getattr(config, key) for key in GENERATION_FIELDS}
+
+
+def _resolve_generation(config: ArcConfig | BuildConfig) -> None:
+    """Fill in a generated split's defaults (seed, size, difficulty), so ``config.json`` says what was drawn
+    and asking for a default explicitly is the same run; bad knobs fail here, before any model loads."""
+    if config.split in GENERATED_SPLITS:
+        resolved = generation(config.split, **_generation(config))
+        config.seed, config.size = resolved.seed, resolved.size
+        config.difficulty = list(resolved.difficulty) if resolved.difficulty else None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memreason.datasets.arc import SPLITS
+from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
@@ -33,6 +33,7 @@ from .run import evaluate_arc
 
 __all__ = [
     "DEFAULTS",
+    "GENERATION",
     "IDENTITY",
     "MEMORY_GENERATION",
     "ArcEvalOptions",
@@ -42,6 +43,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# A generated split's knobs (--seed, --size, --families, --exclude-families, --difficulty), None
+# for every other split and in configs saved before they existed; a generated split's config
+# holds them resolved (seed 0, the default size, re-ARC's default difficulty).
+GENERATION: dict[str, Any] = {"seed": None, "size": None, "families": None, "exclude_families": None, "difficulty": None}
 
 # What decides an ARC run's results (checked when a run directory is continued), with the
 # defaults of configs saved before a key existed; the rest (threads, LM retries, the cache,
@@ -74,6 +80,7 @@ IDENTITY = (
     "memory_temperature",
     "memory_max_tokens",
     "one_prefill",
+    *GENERATION,  # a generated split's knobs
 )
 # Before --memory-temperature and --memory-max-tokens, memory calls ran at temperature 0 with the solver's --max-tokens (None).
 MEMORY_GENERATION = {"memory_temperature": 0.0, "memory_max_tokens": None}
@@ -93,6 +100,7 @@ DEFAULTS: dict[str, Any] = {
     "reselect_k": None,
     "one_prefill": False,
     **MEMORY_GENERATION,
+    **GENERATION,
 }
 
 
@@ -114,6 +122,22 @@ class ArcOptions(RunOptions):
     timeout: float = 4.0
     memory_temperature: float | None = MEMORY_TEMPERATURE
     memory_max_tokens: int | None = MEMORY_MAX_TOKENS
+    # a generated split's knobs (memreason.datasets.arc.generated), None: its default
+    seed: int | None = None
+    size: int | None = None
+    families: list[str] | None = None
+    exclude_families: list[str] | None = None
+    difficulty: list[float] | None = None
+
+    def __post_init__(self) -> None:
+        given = [key for key in GENERATION if getattr(self, key) is not None]
+        if given and self.split not in GENERATED_SPLITS:
+            flags = ", ".join("--" + key.replace("_", "-") for key in given)
+            raise UsageError(f"{flags}: only for the generated splits ({', '.join(GENERATED_SPLITS)}), not {self.split!r}")
+
+    def generation(self) -> dict[str, Any]:
+        """The generated split's knobs, as :class:`ArcConfig` and :class:`BuildConfig` take them."""
+        return {key: getattr(self, key) for key in GENERATION}
 
 
 @dataclass(kw_only=True)
@@ -137,7 +161,7 @@ class ArcEvalOptions(ArcOptions):
 
 def split_name(split: str) -> str:
     """A split's name in a run's name: the directory's own name for a directory of task files."""
-    return split if split in SPLITS else Path(split).name
+    return split if split in SPLITS or split in GENERATED_SPLITS else Path(split).name
 
 
 def run_arc(options: ArcEvalOptions) -> Outcome:
@@ -169,6 +193,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
         threads=options.threads,
         knobs=knobs,
         program_state=str(options.program_state) if options.program_state else None,
+        **options.generation(),
     )
     if config.memory_format is None and (options.continual_every or options.top_k):
         raise UsageError(f"{options.program} keeps no memory: --continual-every and --top-k do not apply")
