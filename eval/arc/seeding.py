@@ -1,4 +1,5 @@
-"""Seed a memory file from verified solutions: solved here by the baseline solver, or the user's own."""
+"""Seed a memory file from verified solutions: solved here by the baseline solver, or given
+(a directory of the user's own, or re-ARC's verifiers: :mod:`memreason.eval.arc.solutions`)."""
 
 from __future__ import annotations
 
@@ -86,9 +87,17 @@ def build_memory(
         return _solve(item, meter), meter
 
     def _solve(item: ArcTask, meter: Meter) -> dict[str, Any]:
-        if item.id in given:
-            ok = passes_all(item, given[item.id], sandbox)
-            return {"run": 0, "id": item.id, "source": "user", "solution": given[item.id], "verified": ok, "attempts": []}
+        if item.id in given:  # run as its program, recorded as its source
+            solution = given[item.id]
+            ok = passes_all(item, solution.program, sandbox)
+            return {
+                "run": 0,
+                "id": item.id,
+                "source": solution.origin,
+                "solution": solution.source,
+                "verified": ok,
+                "attempts": [],
+            }
         with session.task_context(), metering(meter):
             try:
                 attempts = solver(task=item).attempts
@@ -130,7 +139,8 @@ def build_memory(
         if record["verified"] or (config.unverified and record["solution"]):
             with session.task_context(), metering(meter):
                 try:
-                    record["write"] = writer_program.write(item, record["solution"])
+                    shown = given[item.id].shown if item.id in given else record["solution"]
+                    record["write"] = writer_program.write(item, shown)
                 except Exception as exc:
                     record["write_error"] = error_text(exc)
             save_memory(writer_program.memory, run_dir / "memory" / f"step-{i:04d}.json")
@@ -182,6 +192,7 @@ def _build_results(
         "verified": verified,
         "written": written,
         "concepts": len(writer_program.memory),
+        "calls": sum(t.calls for t in tally.roles().values()),  # LM calls, every role
         "memory_file": str(out),
         "failures": dict(sorted(failures.items())),
         "faults": dict(sorted(tally.faults.items())),

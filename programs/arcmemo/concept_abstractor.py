@@ -7,7 +7,10 @@
     M <- M + concepts                                       # PS: new concepts added, existing ones revised by title
 
 OE abstraction does not look at the memory (as in the paper); PS abstraction sees
-it compressed and is encouraged to revise and to write higher-order routines. The
+it compressed and is encouraged to revise and to write higher-order routines. A solution
+is any text: a program, or a program in a library of primitives followed by a reference
+of those it uses (re-ARC's verifiers, :mod:`memreason.datasets.arc.rearc_solutions`); the
+concepts are asked for in plain words, since a later solver may not have that library. The
 module carries no demonstrations; the ARC programs give each step one hand-written ARC
 example (:mod:`memreason.programs.arcmemo.abstraction_demos`), and any caller may set
 ``abstractor.abstract.demos`` (and ``derive`` / ``pseudocode``) to its own.
