@@ -12,6 +12,9 @@ recomputed (cost, from tokens and LiteLLM's offline prices). Plots:
 - accuracy by number of objects in the scene;
 - for ARC runs (``"task": "arc"``), score against k (``oracle_at_k``) and against retries
   (``score_by_retries``), when the results carry them.
+
+ARC results with ``memory_measures`` also get "What memory did": hit@k and precision of the
+concepts selected, and the most-selected concepts with how many of their tasks were solved.
 """
 
 from __future__ import annotations
@@ -262,6 +265,47 @@ def _arc(runs, labels) -> list[str]:
     if retries:
         rows = [[n] + [_pct(_scaled((r.get("score_by_retries") or {}).get(k))) for k in retries] for n, r in found]
         lines += ["### Score after each number of retries (%)", ""] + _table(["run"] + [f"{k} retries" for k in retries], rows)
+    return lines + _memory_measures(found)
+
+
+REUSE_SHOWN = 10  # the most-selected concepts a report lists per run
+
+
+def _memory_measures(found: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """What memory reads did (ARC results with ``memory_measures``, see memreason.eval.arc.memory_measures)."""
+    measured = [(n, r["memory_measures"]) for n, r in found if isinstance(r.get("memory_measures"), dict)]
+    if not measured:
+        return []
+    lines = [
+        "### What memory did",
+        "",
+        "hit@k: some selected concept was abstracted from a task of the same concept (k: concepts selected); "
+        "precision: the fraction of selected concepts that were; part hit and part coverage (1D-ARC): the "
+        "selected concepts' source families share a building block with the task's family, and the fraction "
+        "of its blocks they hold. Reads measured: one per task and run.",
+        "",
+    ]
+    parts = any(m.get("part_tasks") for _, m in measured)  # 1D-ARC tasks: the part measures too
+    rows = []
+    for n, m in measured:
+        k = m.get("selected_mean")
+        cells = [n, str(m.get("tasks", 0)), DASH if k is None else f"{k:.1f}"]
+        cells += [
+            _pct(_scaled(m.get(key))) for key in ("hit_at_k", "precision", *(("part_hit", "part_coverage") if parts else ()))
+        ]
+        rows.append(cells + [str(m.get("empty", 0)), str(m.get("failed", 0))])
+    header = ["run", "reads measured", "k (mean)", "hit@k %", "precision %"]
+    header += ["part hit %", "part coverage %"] if parts else []
+    header += ["empty", "failed"]
+    lines += _table(header, rows)
+    for n, m in measured:
+        reuse = (m.get("reuse") or [])[:REUSE_SHOWN]
+        if reuse:
+            lines += [f"Most-selected concepts, {n} (task records whose reads selected it; of those, solved):", ""]
+            lines += _table(
+                ["concept", "selected", "solved"],
+                [[str(e["concept"]).replace("|", "\\|"), str(e["selected"]), str(e["solved"])] for e in reuse],
+            )
     return lines
 
 

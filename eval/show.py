@@ -34,6 +34,7 @@ from rich.text import Text
 
 from memreason.programs import PROGRAMS
 
+from .arc.memory_measures import read_measure
 from .harness.errors import UsageError
 from .harness.options import Options
 from .harness.resume import read_examples
@@ -180,6 +181,9 @@ def _header(run: Run) -> Panel:
     if results:
         if run.task == "arc":
             lines.append(f"official score {100 * (results.get('official_score') or 0):.1f}%")
+            measures = results.get("memory_measures") or {}
+            if measures.get("tasks"):
+                lines.append(_measures_line(measures))
         else:
             acc = results.get("accuracy") or {}
             f1 = results.get("hypothesis_f1") or {}
@@ -190,6 +194,23 @@ def _header(run: Run) -> Panel:
     else:
         lines.append(f"unfinished: {len(run.examples)} examples so far")
     return Panel("\n".join(lines), box=box.ROUNDED)
+
+
+def _measures_line(m: dict[str, Any]) -> str:
+    """What the memory reads did over the run (results.json's ``memory_measures``)."""
+    pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    line = (
+        f"memory reads: hit@k {pct(m.get('hit_at_k'))}, precision {pct(m.get('precision'))} over {m['tasks']} reads "
+        f"(k = {m.get('selected_mean') or 0:.1f} concepts on average)"
+    )
+    if m.get("part_tasks"):
+        line += f"; part hit {pct(m.get('part_hit'))}, part coverage {pct(m.get('part_coverage'))}"
+    top = (m.get("reuse") or [])[:3]
+    if top:
+        line += "; most selected: " + ", ".join(
+            f"{escape(str(e['concept']))} ({e['selected']}, {e['solved']} solved)" for e in top
+        )
+    return line
 
 
 def _memory_panel(run: Run, r: int) -> Panel:
@@ -287,17 +308,23 @@ def _step_table(calls: list[dict[str, Any]], *, title: str) -> Table:
 
 def _overview(run: Run, records: list[dict[str, Any]]) -> Table:
     if run.task == "arc":
-        table = Table("run", "task", "official", "passed train", "attempts", "tokens", box=box.SIMPLE_HEAD)
+        measured = {id(r): m for r in records if (m := read_measure(r)) is not None}
+        columns = ["run", "task", "official", "passed train", "attempts", "tokens"]
+        table = Table(*columns, *(["memory (k, hit)"] if measured else []), box=box.SIMPLE_HEAD)
         for r in records:
             tokens = sum((t or {}).get("total", 0) for t in (r.get("tokens") or {}).values())
-            table.add_row(
+            cells = [
                 str(r["run"]),
                 str(r["id"]),
                 _mark(run.correct(r), f"{(r.get('scores') or {}).get('official_score', 0):.2f}"),
                 "yes" if r.get("passed_train") else "no",
                 str(len(r.get("attempts") or [])),
                 f"{tokens:,}",
-            )
+            ]
+            if measured:
+                m = measured.get(id(r))
+                cells.append("" if m is None else f"{m.k}, {'hit' if m.hit else 'miss'}")
+            table.add_row(*cells)
         return table
     table = Table("run", "scene", "objects", "target", "prediction", "tokens", "error", box=box.SIMPLE_HEAD)
     for r in records:
@@ -400,10 +427,24 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
     read = record.get("read") or {}
     if "selected" in read:
         selected = read.get("selected")
-        shown = ", ".join(map(str, selected)) if isinstance(selected, list) else str(selected)
+        sources = read.get("selected_sources") if isinstance(read.get("selected_sources"), dict) else {}
+        shown = (
+            ", ".join(str(n) + (f" (from {', '.join(map(str, sources[n]))})" if sources.get(n) else "") for n in selected)
+            if isinstance(selected, list)
+            else str(selected)
+        )
         parts.append(
             Text(f"concepts selected: {shown or 'none'}" + (f" (read failed: {read['failed']})" if read.get("failed") else ""))
         )
+        m = read_measure(record)
+        if m is not None and m.k:
+            parts.append(
+                Text(
+                    f"memory read: {'a hit' if m.hit else 'a miss'} at k = {m.k} (precision {m.precision:.2f}: selected "
+                    f"concepts abstracted from tasks of this task's concept)",
+                    style="dim",
+                )
+            )
     given = next(
         (
             v

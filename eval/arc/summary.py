@@ -8,10 +8,13 @@ from typing import Any, Sequence
 
 from memreason.datasets.arc import ArcTask
 from memreason.lm import LMChoice
+from memreason.programs.arcmemo.arc_solver import Attempt
 
 from ..harness.usage import UsageTally
+from ..metrics import oracle_at_k, strict_at_k
 from .config import ArcConfig
-from .scoring import KS, _aggregate, _run_scores, pooled_oracle_at_k, sample_pool, sampling
+from .memory_measures import memory_measures
+from .scoring import KS, _aggregate, _run_scores, sample_pool, sampling, verify_matrix
 
 
 def summarise(
@@ -26,7 +29,9 @@ def summarise(
 
     ``sampling`` follows the paper's sampling protocol (Appendix B) over every attempt of every run
     (run r's attempt a is sample ``r * attempts + a``): each sample's score and oracle@k with its std
-    over k-subsets; ``--runs 3 --attempts 1`` gives Table 4's columns run0..run2, k = 1, 2 (std), 3."""
+    over k-subsets; ``--runs 3 --attempts 1`` gives Table 4's columns run0..run2, k = 1, 2 (std), 3.
+    ``oracle_at_k_pooled`` (the sampling means), ``strict_at_k_pooled`` and ``sampling`` are given for
+    the run as it ended and, in ``by_retries[r]``, had every attempt stopped after r retries."""
     run_scores = [_run_scores(records, config.retries) for records in per_run]
     by_retries = {}
     for r in range(config.retries + 1):
@@ -35,21 +40,7 @@ def summarise(
         )
         for key in ("score_by_retries", "score_by_retries_std", "passed_train", "passed_train_std"):
             by_retries[str(r)].pop(key)
-    pooled_n = config.attempts * config.runs
-    pooled = {
-        str(k): sum(
-            pooled_oracle_at_k([records[i]["verify"] for records in per_run], attempts=config.attempts, tests=len(item.test), k=k)
-            for i, item in enumerate(tasks)
-        )
-        / len(tasks)
-        if k <= pooled_n and tasks
-        else None
-        for k in KS
-    }
-    pools = [
-        sample_pool([records[i]["verify"] for records in per_run], attempts=config.attempts, tests=len(item.test))
-        for i, item in enumerate(tasks)
-    ]
+        by_retries[str(r)].update(_pooled(config, tasks, per_run, r))
     errors, program_failures, failures = Counter(), Counter(), Counter()
     tally = UsageTally()
     hallucinated = selected = 0
@@ -89,8 +80,7 @@ def summarise(
         "attempts": config.attempts,
         "retries": config.retries,
         **_aggregate(run_scores),
-        "oracle_at_k_pooled": pooled,
-        "sampling": sampling(pools, pool=pooled_n),  # per-sample scores, oracle@k with std over k-subsets
+        **_pooled(config, tasks, per_run),  # oracle@k and strict@k over every attempt of every run; the sampling protocol
         "by_retries": by_retries,
         "per_run": run_scores,
         "failures": dict(sorted(failures.items())),  # tasks scored 0 because their LM calls failed, by kind
@@ -99,8 +89,42 @@ def summarise(
         "errors": dict(sorted(errors.items())),
         "program_failures": dict(sorted(program_failures.items())),
         "selection": {"selected": selected, "hallucinated": hallucinated},
+        "memory_measures": memory_measures(per_run),  # selection quality and concept reuse (None: no selection)
         "memory_writes": sum(len(w) for w in writes),  # write points (every k problems), with or without a verified solution
         "memory_solutions_written": written,
         **tally.results(task.spec, memory.spec),
         "config": {k: v for k, v in asdict(config).items() if k != "threads"},
     }
+
+
+def _pooled(
+    config: ArcConfig, tasks: Sequence[ArcTask], per_run: list[list[dict[str, Any]]], retries: int | None = None
+) -> dict[str, Any]:
+    """``oracle_at_k_pooled``, ``strict_at_k_pooled`` and ``sampling`` over the pool of every attempt of every run
+    (:func:`sample_pool`), each attempt stopped after ``retries`` retries (None: as it ended)."""
+    n = config.attempts * config.runs
+    pools, strict = [], []
+    for i, item in enumerate(tasks):
+        matrices = [_verify(item, records[i], retries) for records in per_run]
+        pools.append(sample_pool([m for m, _ in matrices], attempts=config.attempts, tests=len(item.test)))
+        strict.append(sample_pool([m for _, m in matrices], attempts=config.attempts, tests=len(item.test)))
+
+    def mean(score, pool_list, k: int) -> float | None:
+        return sum(score(pool, k) for pool in pool_list) / len(pool_list) if k <= n and pool_list else None
+
+    return {
+        "oracle_at_k_pooled": {str(k): mean(oracle_at_k, pools, k) for k in KS},
+        "strict_at_k_pooled": {str(k): mean(strict_at_k, strict, k) for k in KS},  # one program passes every pair
+        "sampling": sampling(pools, pool=n),  # per-sample scores, oracle@k with std over k-subsets
+    }
+
+
+def _verify(task: ArcTask, record: dict[str, Any], retries: int | None) -> tuple[list[list[bool]], list[list[bool]]]:
+    """A task record's verify matrices after ``retries`` retries (None: as it ended): some program of each attempt
+    so far gets the test pair, and the program it stops on does. Read from its attempts; a record without any
+    (the task failed before them) has its ``verify``."""
+    if not record.get("attempts"):
+        return record["verify"], record["verify"]
+    attempts = [Attempt.from_json(a) for a in record["attempts"]]
+    any_step = record["verify"] if retries is None else verify_matrix(task, attempts, retries)
+    return any_step, verify_matrix(task, attempts, retries, step="last")

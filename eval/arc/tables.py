@@ -2,10 +2,13 @@
 
 One row per (retry depth, setting): oracle@1, oracle@2 (official), oracle@3 with the
 standard deviation over runs in brackets (as in Tables 2-4; Table 1 is the k = 1, 2
-columns), then the strict score (Table 5's official column), and tokens by role.
+columns), then the strict score (Table 5's official column), and tokens by role; when some
+results measured their memory reads (:mod:`memreason.eval.arc.memory_measures`), two more
+columns: hit@k and precision of the concepts selected (the same at every depth).
 ``sampling_table`` is shaped like Table 4, for results that carry the sampling protocol's
 scores: each sample's score (run0, run1, ... with one attempt per run), then oracle@k over
-the pool of all samples with the standard deviation over its k-subsets in brackets.
+the pool of all samples with the standard deviation over its k-subsets in brackets; with
+retries, one row per retry depth and setting (a ``retries`` column), as the main table.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
         "task tokens",
         "wall s",
     ]
+    measured = any(_measures(r) for r in rows)
+    if measured:
+        header += ["hit@k", "precision"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     depth = max(r["retries"] for r in rows)
     for retry in range(depth + 1):
@@ -67,24 +73,44 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
                 f"{task['total']:,}",
                 f"{r['wall_seconds']:.0f}",
             ]
+            if measured:
+                cells += [_pct(_measures(r).get("hit_at_k")), _pct(_measures(r).get("precision"))]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
+def _measures(results: dict[str, Any]) -> dict[str, Any]:
+    """The memory measures of a results dict, when its reads were measured (older results: none)."""
+    block = results.get("memory_measures") or {}
+    return block if block.get("tasks") else {}
+
+
 def sampling_table(rows: Sequence[dict[str, Any]]) -> str:
     """Per-sample scores and pooled oracle@k (std over k-subsets) for each results dict with ``sampling``
-    (older results without it are left out)."""
-    header = ["setting", "pool", "samples", "pooled k=1", "pooled k=2", "pooled k=3"]
+    (older results without it are left out); when some results have retries, one row per retry depth
+    and setting, each from ``by_retries[r]["sampling"]`` (results from before it existed: their last depth only)."""
+    depths = max((r.get("retries") or 0 for r in rows if r.get("sampling")), default=0)
+    header = ["setting", "pool", *(["retries"] if depths else []), "samples", "pooled k=1", "pooled k=2", "pooled k=3"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for r in rows:
-        block = r.get("sampling")
-        if not block:
-            continue
-        cells = [setting(r), str(block["pool"]), ", ".join(_pct(v) for v in block["samples"]) or "-"]
-        oracle = [block["oracle_at_k"][k] for k in ("1", "2", "3")]
-        cells += [_pct(v["mean"], v["std"]) if v else "-" for v in oracle]
-        lines.append("| " + " | ".join(cells) + " |")
+    for depth in range(depths + 1):
+        for r in rows:
+            block = _sampling_at(r, depth) if depths else r.get("sampling")
+            if not block:
+                continue
+            cells = [setting(r), str(block["pool"]), *([str(depth)] if depths else [])]
+            cells.append(", ".join(_pct(v) for v in block["samples"]) or "-")
+            oracle = [block["oracle_at_k"][k] for k in ("1", "2", "3")]
+            cells += [_pct(v["mean"], v["std"]) if v else "-" for v in oracle]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _sampling_at(results: dict[str, Any], depth: int) -> dict[str, Any] | None:
+    """The sampling block of ``results`` after ``depth`` retries: its own at its last depth, else ``by_retries``'."""
+    if not results.get("sampling") or depth > (results.get("retries") or 0):
+        return None
+    level = (results.get("by_retries") or {}).get(str(depth)) or {}
+    return level.get("sampling") or (results["sampling"] if depth == (results.get("retries") or 0) else None)
 
 
 def tables(rows: Sequence[dict[str, Any]]) -> str:

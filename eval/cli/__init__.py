@@ -3,6 +3,7 @@
     python -m eval <program> ...                      evaluate an Experience-Transfer program (evaluate.py)
     python -m eval table2|table3|table4|table5 ...    reproduce an HDR paper table (tables.py)
     python -m eval <arc program>|build_memory|arc_table ...   ARC / ArcMemo (arc.py)
+    python -m eval submission|score_submission ...    ARC Prize submission files (submission.py)
     python -m eval demo                               memory side by side on the first 20 Level-1 scenes (demo.py)
     python -m eval show RUN_DIR ...                   look inside a run: memory, LM calls, answers (show.py)
     python -m eval report RUN_DIR ...                 compare runs in one report with plots (report.py)
@@ -25,7 +26,7 @@ from memreason.eval.harness.tuned import TunedError
 from memreason.eval.report import ReportError
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
-from . import arc, demo, evaluate, report, show, tables
+from . import arc, demo, evaluate, report, show, submission, tables
 from .options import Parser, log_to_stderr, run_cli
 
 __all__ = ["build_parser", "log_to_stderr", "main", "run"]
@@ -40,7 +41,7 @@ def build_parser() -> Parser:
         description="Evaluate memory-for-reasoning programs (HDR, ArcMemo), reproduce the papers' tables, look inside runs.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in (evaluate, arc, tables, demo, show, report):
+    for module in (evaluate, arc, submission, tables, demo, show, report):
         module.register(commands)
     return parser
 

@@ -3,8 +3,9 @@
     python -m eval arcmemo_ps --split val100 --memory ps.json [--attempts 2] [--retries 1] [--top-k 5]
                               [--continual-every 10] [--write-gate train|test] [--limit 10] [--threads 2] ...
     python -m eval arcmemo_oe --memory oe.json --retries 2 --retry-mode passes --continual-every 10 [--reselect]
-    python -m eval build_memory --format ps --split barc_seeds --limit 20 --out ps.json [--solutions DIR]
+    python -m eval build_memory --format ps --split barc_seeds --limit 20 --out ps.json [--solutions DIR|rearc]
     python -m eval arc_table runs/arcmemo_ps-val100-*/ runs/baseline-val100-*/
+    python -m eval arc_table --compare RUN_A RUN_B   # also: tasks solved only by each, McNemar p, bootstrap CI
     python -m eval arcmemo_ps --resume runs/arcmemo_ps-val100-...   # continue a run with its saved config
     python -m eval arcmemo_ps --split val100 --memory ps.json --config best.json --program-state best_program.json
 
@@ -22,7 +23,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memreason.datasets.arc import SPLITS
+from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
+from memreason.datasets.arc.generated import REARC_DIFFICULTY
+from memreason.eval.arc.attribution import compare, load_run
 from memreason.eval.arc.build import BuildOptions, run_build
 from memreason.eval.arc.evaluate import IDENTITY, MEMORY_GENERATION, ArcEvalOptions, arc_programs, run_arc
 from memreason.eval.arc.tables import tables
@@ -55,6 +58,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Print ARC runs' results as the ArcMemo paper's tables.",
     )
     table.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (or their results.json files)")
+    table.add_argument(
+        "--compare",
+        action="store_true",
+        help="two runs of the same tasks: after the tables, the tasks solved only by each, McNemar's exact p "
+        "and a bootstrap CI of the score difference (first run A, second B)",
+    )
     table.set_defaults(handler=arc_table)
 
 
@@ -64,10 +73,30 @@ def _common(parser: Parser, default_split: str) -> None:
         data,
         "--split",
         default=default_split,
-        help=f"{', '.join(SPLITS)}, or a directory of ARC JSON files (default {default_split})",
+        help=f"{', '.join(SPLITS)}; generated: {', '.join(GENERATED_SPLITS)}; or a directory of ARC JSON files "
+        f"(default {default_split})",
     )
     add(data, "--tasks")
     add(data, "--limit", help="only the first N tasks")
+    generated = parser.add_argument_group("generated splits (1D-ARC, re-ARC: docs/arcmemo.md)")
+    add(generated, "--seed", default=None, help="data seed (default 0)")
+    generated.add_argument(
+        "--size",
+        type=whole("--size"),
+        metavar="N",
+        help="tasks, cycling through the families (default: one per family, at most 100)",
+    )
+    generated.add_argument("--families", type=_names("--families"), metavar="NAMES", help="only these comma-separated families")
+    generated.add_argument(
+        "--exclude-families", type=_names("--exclude-families"), metavar="NAMES", help="leave out these comma-separated families"
+    )
+    generated.add_argument(
+        "--difficulty",
+        type=_difficulty,
+        metavar="LOW,HIGH",
+        help=f"re-ARC's difficulty range within [0, 1] (default {','.join(f'{x:g}' for x in REARC_DIFFICULTY)}; "
+        "one number: that difficulty)",
+    )
     solve = parser.add_argument_group("solver")
     solve.add_argument("--attempts", type=whole("--attempts"), default=2, help="independent attempts per task (default 2)")
     solve.add_argument("--retries", type=whole("--retries", 0), default=0, help="retries per attempt with execution feedback")
@@ -80,6 +109,31 @@ def _common(parser: Parser, default_split: str) -> None:
     add_fault_options(parser, "tasks")
     add_run_options(parser, "tasks")
     add(parser.add_argument_group("tracking"), "--mlflow")
+
+
+def _names(flag: str):
+    """An argparse type: comma-separated names (families)."""
+
+    def parse(text: str) -> list[str]:
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        if not names:
+            raise argparse.ArgumentTypeError(f"{flag} needs comma-separated family names")
+        return list(dict.fromkeys(names))
+
+    return parse
+
+
+def _difficulty(text: str) -> list[float]:
+    """An argparse type: ``LOW,HIGH`` (or one number) within [0, 1]."""
+    try:
+        bounds = [float(part) for part in text.split(",")]
+    except ValueError:
+        bounds = []
+    if len(bounds) == 1:
+        bounds *= 2
+    if len(bounds) != 2 or not 0 <= bounds[0] <= bounds[1] <= 1:
+        raise argparse.ArgumentTypeError(f"--difficulty takes LOW,HIGH with 0 <= LOW <= HIGH <= 1, got {text!r}")
+    return bounds
 
 
 def _evaluate_options(parser: Parser) -> None:
@@ -139,7 +193,12 @@ def _evaluate_options(parser: Parser) -> None:
 def _build_options(parser: Parser) -> None:
     parser.add_argument("--format", required=True, choices=["ps", "oe", "cheatsheet"])
     add(parser, "--out", required=True, metavar="FILE", help="the memory file to write")
-    parser.add_argument("--solutions", help="a directory of <task_id>.py files defining transform (skips solving)")
+    parser.add_argument(
+        "--solutions",
+        metavar="DIR|rearc",
+        help="skip solving: a directory of <task_id>.py or <concept>.py files defining transform, "
+        "or 'rearc' for re-ARC's verifier programs (reasoning-gym)",
+    )
     parser.add_argument("--unverified", action="store_true", help="also abstract solutions that fail some pair")
     parser.add_argument(
         "--run-dir",
@@ -170,7 +229,7 @@ def build_memory(args: argparse.Namespace) -> int:
     results = outcome.results
     print(
         f"{results['written']} of {results['examples']} tasks abstracted ({results['verified']} verified); "
-        f"{results['concepts']} entries in {args.out}"
+        f"{results['concepts']} entries in {args.out}; {results['calls']} LM calls, {results['wall_seconds']} s"
     )
     print(f"run directory: {outcome.run_dir}")
     return 0
@@ -188,5 +247,10 @@ def arc_table(args: argparse.Namespace) -> int:
         if not isinstance(data, dict) or data.get("task") != "arc" or "oracle_at_k" not in data:
             raise UsageError(f"{path} is not the results of an ARC evaluation")
         rows.append(data)
+    if args.compare and len(args.runs) != 2:
+        raise UsageError(f"--compare takes exactly two runs, got {len(args.runs)}")
+    found = compare(load_run(args.runs[0]), load_run(args.runs[1])) if args.compare else None  # refused before printing
     print(tables(rows))
+    if found is not None:
+        print("\n" + found.text())
     return 0

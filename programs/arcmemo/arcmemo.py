@@ -6,6 +6,8 @@
 
 A memory read whose answer cannot be parsed (a small model looping until ``max_tokens``)
 does not forfeit the puzzle: the solver goes on without concepts and the read records why.
+A read records the concepts selected and, for each, the tasks it was abstracted from as the
+memory holds them then (``selected_sources``: what :mod:`memreason.eval.arc.memory_measures` scores).
 The memory is fixed unless ``continual_every`` is set (Algorithm 1, see
 :mod:`memreason.programs.arcmemo.arc_program`). Knobs: the solver's (attempts, retries, cot,
 temperature), ``top_k``, ``continual_every``, ``write_gate``, ``retry_mode``, ``reselect``
@@ -92,8 +94,8 @@ class ArcMemo(ArcProgram):
         except (AdapterParseError, RuntimeError) as exc:
             if not _unreadable_answer(exc):
                 raise
-            return "", {"selected": [], "failed": str(exc).splitlines()[0][:300]}
-        return out.concepts, out.record
+            return "", {"selected": [], "selected_sources": {}, "failed": str(exc).splitlines()[0][:300]}
+        return out.concepts, _with_sources(self.memory, out.record)
 
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
         first = read.get("selected")
@@ -105,11 +107,21 @@ class ArcMemo(ArcProgram):
             top_k=self.reselect_k,
             exclude=first if isinstance(first, list) else (),
         )
-        return out.concepts, out.record
+        return out.concepts, _with_sources(self.memory, out.record)
 
     def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
         out = self.abstractor(problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory, source=task.id)
         return {"task": task.id, **{k: v for k, v in out.record.items() if k != "source"}}
+
+
+def _with_sources(memory: ConceptMemory, record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with ``selected_sources``: for each selected concept, the tasks it was abstracted from, as the
+    memory holds them at read time (what :mod:`memreason.eval.arc.memory_measures` scores a read by)."""
+    selected = record.get("selected")
+    if not isinstance(selected, list):
+        return record
+    entries = dict(zip(memory.names(), memory.entries))
+    return {**record, "selected_sources": {name: list(entries[name].sources) for name in selected if name in entries}}
 
 
 def _unreadable_answer(error: Exception) -> bool:

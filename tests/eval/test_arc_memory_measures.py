@@ -1,0 +1,188 @@
+"""What memory did: hit@k, precision, part measures and reuse of an ArcMemo run's reads, by hand and end to end."""
+
+import json
+
+import pytest
+
+import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.eval.arc.memory_measures import memory_measures, read_measure, selected_names
+from memreason.eval.arc.tables import markdown_table
+from memreason.eval.cli import main as eval_main
+from memreason.lm import ScriptedEngine
+
+from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, choice, small_sandbox, tiny  # noqa: F401
+from scripted_answers import Script
+
+
+def record(task_id, selected, sources=None, *, score=0.0, run=0, **read):
+    """A task record whose first read selected ``selected`` (with ``sources`` by concept, when given)."""
+    read = {"selected": selected, **read}
+    if sources is not None:
+        read["selected_sources"] = sources
+    return {"run": run, "id": task_id, "read": read, "attempts": [], "scores": {"official_score": score}}
+
+
+def test_hit_and_precision_by_hand():
+    # three concepts selected for a move_1pix_solid_right task: one from its own family, one from another, one unsourced
+    r = record(
+        "move_1pix_solid_right@s0i3",
+        ["a", "b", "c"],
+        {"a": ["move_1pix_solid_right@s1i0"], "b": ["gravity_left@s0i0"], "c": []},
+    )
+    m = read_measure(r)
+    assert (m.k, m.hit) == (3, True) and m.precision == pytest.approx(1 / 3)
+    # a plain ARC id is its own concept (a memory seeded from barc_seeds has such sources)
+    assert read_measure(record("017c7c7b", ["x"], {"x": ["017c7c7b", "007bbfb7"]})).precision == 1.0
+    miss = read_measure(record("017c7c7b", ["x", "y"], {"x": ["007bbfb7"], "y": ["017c7c7b@s0i0"]}))
+    assert miss.hit and miss.precision == 0.5  # a re-ARC instance of the same task counts: same concept label
+    none = read_measure(record("017c7c7b", [], {}))
+    assert (none.k, none.hit, none.precision) == (0, False, None)
+
+
+def test_part_hit_and_coverage_for_a_recombination_family():
+    # the task's blocks: move, 1pix, solid, right; the sources hold move, solid, right between them, not 1pix
+    r = record(
+        "move_1pix_solid_right@s0i0",
+        ["p", "q"],
+        {"p": ["move_3pix_solid_left@s0i1"], "q": ["move_2pix_colorful_right@s0i2"]},
+    )
+    m = read_measure(r)
+    assert not m.hit and m.precision == 0.0
+    assert m.part_hit is True and m.part_coverage == pytest.approx(3 / 4)
+    far = read_measure(record("block_touch_dot@s0i0", ["p"], {"p": ["gravity_left@s0i0"]}))
+    assert far.part_hit is False and far.part_coverage == 0.0
+    assert read_measure(record("017c7c7b", ["p"], {"p": ["017c7c7b"]})).part_hit is None  # not a 1D-ARC family
+
+
+@pytest.mark.parametrize(
+    "rec",
+    [
+        record("t", ["a"]),  # written before reads kept their sources
+        record("t", "all", {}),  # the whole memory (arcmemo_ps_noselect)
+        record("t", [], {}, failed="could not parse"),
+        {"run": 0, "id": "t", "read": {}, "attempts": [], "scores": {}},  # the baseline reads nothing
+    ],
+)
+def test_what_is_not_measured(rec):
+    assert read_measure(rec) is None
+
+
+def test_the_run_block_by_hand():
+    run0 = [
+        record("a@s0i0", ["c1", "c2"], {"c1": ["a@s1i0"], "c2": ["b@s1i0"]}, score=1.0),  # hit, precision 1/2
+        record("b@s0i0", ["c1"], {"c1": ["a@s1i0"]}, score=0.0),  # miss, precision 0
+        record("c@s0i0", [], {}),  # empty: a miss, no precision
+    ]
+    run1 = [
+        record("a@s0i0", ["c2"], {"c2": ["b@s1i0"]}, score=0.5, run=1),  # miss, precision 0
+        record("b@s0i0", ["c2"], {"c2": ["b@s1i0"]}, score=1.0, run=1),  # hit, precision 1
+        record("c@s0i0", [], {}, run=1, failed="unparseable"),  # failed: not measured
+    ]
+    block = memory_measures([run0, run1])
+    assert block["tasks"] == 5 and block["empty"] == 1 and block["failed"] == 1
+    assert block["hit_at_k"] == pytest.approx(2 / 5)
+    assert block["precision"] == pytest.approx((1 / 2 + 0 + 0 + 1) / 4)
+    assert block["selected_mean"] == pytest.approx((2 + 1 + 0 + 1 + 1) / 5)
+    assert [p["tasks"] for p in block["per_run"]] == [3, 2]
+    assert block["per_run"][0]["hit_at_k"] == pytest.approx(1 / 3) and block["per_run"][1]["precision"] == pytest.approx(1 / 2)
+    # reuse: c2 chosen by 3 task records, 3 of them solved (scores 1.0, 0.5, 1.0); c1 by 2, 1 solved
+    assert block["reuse"] == [{"concept": "c2", "selected": 3, "solved": 3}, {"concept": "c1", "selected": 2, "solved": 1}]
+    assert block["part_tasks"] == 0 and block["part_hit"] is None
+    assert memory_measures([[{"run": 0, "id": "t", "read": {}, "attempts": [], "scores": {}}]]) is None
+
+
+def test_reuse_counts_the_reads_of_retry_steps_once_per_task():
+    rec = record("t", ["a"], {"a": []}, score=1.0)
+    rec["attempts"] = [
+        {"steps": [{"read": None}, {"read": {"selected": ["b", "a"], "reselected": True}}]},
+        {"steps": [{"read": {"selected": ["b"]}}]},
+    ]
+    assert selected_names(rec) == ["a", "b"]
+    assert memory_measures([[rec]])["reuse"] == [
+        {"concept": "a", "selected": 1, "solved": 1},
+        {"concept": "b", "selected": 1, "solved": 1},
+    ]
+
+
+def test_older_records_keep_reuse_and_leave_out_the_columns():
+    old = [record("a", ["c1"], score=1.0), record("b", ["c1"])]
+    block = memory_measures([old])
+    assert (
+        block["tasks"] == 0 and block["hit_at_k"] is None and block["reuse"][0] == {"concept": "c1", "selected": 2, "solved": 1}
+    )
+    results = {
+        "program": "arcmemo_ps",
+        "retries": 0,
+        "runs": 1,
+        "examples": 2,
+        "wall_seconds": 1.0,
+        "tokens": {"memory": {"total": 0}, "task": {"total": 0}},
+        "by_retries": {"0": {"oracle_at_k": {"1": 0.5, "2": 0.5, "3": None}, "oracle_at_k_std": {}, "strict_score": 0.5}},
+        "memory_measures": block,
+    }
+    assert "hit@k" not in markdown_table([results])
+    measured = {**results, "memory_measures": {**block, "tasks": 2, "hit_at_k": 0.5, "precision": 0.25}}
+    table = markdown_table([measured, results]).splitlines()
+    assert table[0].endswith("| hit@k | precision |")
+    assert table[2].endswith("| 50.00 | 25.00 |") and table[3].endswith("| - | - |")
+
+
+def test_a_reselection_records_its_sources():
+    import dspy
+
+    from memreason.programs import ArcMemoPS, ConceptMemory
+    from memreason.programs.arcmemo.arc_solver import Attempt, Step
+    from memreason.signatures import PSConcept
+
+    from arc_helpers import flip_task
+
+    program = ArcMemoPS(reselect=True)
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**PS_CONCEPT)], source="a_flip")
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "recolour"})], source="b_recolor")
+    program.memory = memory
+    program.selector.reselect = lambda *a, **kw: dspy.Prediction(
+        concepts="recolour", names=["recolour"], record={"selected": ["recolour"], "hallucinated": []}
+    )
+    _, read = program.reread(flip_task(), {"selected": ["flip rows"]}, Attempt(0, [Step(0, FLIP)]))
+    assert read["selected_sources"] == {"recolour": ["b_recolor"]}
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    script = Script(
+        program={"program": FLIP},
+        selected={"reasoning": "cues", "selected": ["flip rows"]},
+    )
+    engine = ScriptedEngine(script)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: choice(engine, spec or "embedded"))
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    return engine
+
+
+def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: F811
+    from memreason.programs import ConceptMemory, save_memory
+    from memreason.signatures import PSConcept
+
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**PS_CONCEPT)], source="a_flip")  # the flip concept came from the flip task
+    save_memory(memory, tmp_path / "ps.json")
+    out = tmp_path / "run"
+    argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1"]
+    assert eval_main([*argv, "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    lines = [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+    assert [line["read"]["selected_sources"] for line in lines] == [{"flip rows": ["a_flip"]}] * 2
+    block = json.loads((out / "results.json").read_text())["memory_measures"]
+    # both tasks read the flip concept: a hit for a_flip, a miss for b_recolor; the flip solves a_flip only
+    assert (block["tasks"], block["hit_at_k"], block["precision"]) == (2, 0.5, 0.5)
+    assert block["reuse"] == [{"concept": "flip rows", "selected": 2, "solved": 1}]
+    assert "| hit@k | precision |" in printed and "| 50.00 | 50.00 |" in printed
+    report = (out / "report.md").read_text()
+    assert "### What memory did" in report and "| flip rows | 2 | 1 |" in report
+    assert eval_main(["show", str(out), "--width", "200"]) == 0
+    shown = capsys.readouterr().out
+    assert "memory reads: hit@k 50.0%, precision 50.0% over 2 reads" in shown and "1, hit" in shown and "1, miss" in shown
+    assert eval_main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
+    shown = capsys.readouterr().out
+    assert "concepts selected: flip rows (from a_flip)" in shown and "a miss at k = 1" in shown
