@@ -4,11 +4,37 @@ Tests marked ``local_lm`` run the real embedded model on its local llama-server.
 skipped (with the reason) when the weight packages are not installed or llama-server
 cannot be built here; when it can, it is built before the first test runs (once, about
 5-8 minutes on 2 cores), and a build that fails fails those tests.
+
+``tmp_path`` directories are made under ``/dev/shm`` where it is a usable tmpfs (see
+:func:`_ram_temproot`); set ``TMPDIR`` or ``PYTEST_DEBUG_TEMPROOT`` to put them elsewhere.
 """
 
 import os
+import shutil
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+RAM_TEMPROOT = "/dev/shm"
+
+
+def _ram_temproot() -> str | None:
+    """``/dev/shm`` when it is a writable, executable tmpfs with room, else None.
+
+    Every run a test makes opens DSPy's response cache (16 SQLite shards) in its run directory,
+    about a second each on a busy disk and a tenth of that in memory; the tests' files are small.
+    """
+    try:
+        flags = os.statvfs(RAM_TEMPROOT).f_flag
+        free = shutil.disk_usage(RAM_TEMPROOT).free
+    except OSError:
+        return None
+    usable = os.access(RAM_TEMPROOT, os.W_OK | os.X_OK) and not flags & (os.ST_NOEXEC | os.ST_RDONLY)
+    return RAM_TEMPROOT if usable and free >= 2 << 30 else None  # scripts written there are run
+
+
+# tmp_path lives in memory unless the caller chose where temporary files go (pytest's own variable, or TMPDIR)
+if not os.environ.get("PYTEST_DEBUG_TEMPROOT") and not os.environ.get("TMPDIR") and _ram_temproot():
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = RAM_TEMPROOT
 
 import pytest  # noqa: E402
 

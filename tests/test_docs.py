@@ -6,17 +6,24 @@ HTML comment ``<!-- not run: REASON -->``; a block that is not run still has to 
 its imports still have to resolve. A ```text title="Output" block right after an example is
 exactly what the example prints (DSPy's own "Bootstrapped ..." progress line left out).
 Examples that need an LM run on DSPy's DummyLM.
+
+The examples run in one interpreter (:data:`DRIVER`, started once for the module: starting
+Python and importing DSPy once, not once per example), each as a script of its own: a fresh
+namespace, a fresh working directory, DSPy's settings as at import, and what it writes to
+file descriptors 1 and 2 captured; each example is still its own test, named by its place.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,6 +98,92 @@ def _run(argv: list[str], cwd: Path, timeout: int = 240) -> subprocess.Completed
     return subprocess.run(argv, cwd=cwd, env=_env(cwd), capture_output=True, text=True, timeout=timeout)
 
 
+# Runs each example of a JSON file [[name, code], ...] as ``python -c CODE`` would (in the directory
+# named by its index), then each import list of [[name, code], ...] in a fresh namespace; writes
+# {"run": {name: {"returncode", "stdout", "stderr"}}, "imports": [[name, error], ...]} as JSON.
+DRIVER = r"""
+import copy, json, os, sys, tempfile, traceback
+from pathlib import Path
+
+spec, answer = json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2])
+base = Path(sys.argv[1]).parent
+results = {"run": {}, "imports": []}
+sys.argv = ["-c"]  # as python -c CODE has it
+
+
+def fresh_dspy():
+    # DSPy's settings as a new interpreter has them (an earlier example may have configured an LM)
+    module = sys.modules.get("dspy.dsp.utils.settings")
+    if module is not None:
+        module.main_thread_config.clear()
+        module.main_thread_config.update(copy.deepcopy(module.DEFAULT_CONFIG))
+        module.config_owner_thread_id = None
+        module.config_owner_async_task = None
+
+
+def captured(fd):
+    saved, sink = os.dup(fd), tempfile.TemporaryFile()
+    os.dup2(sink.fileno(), fd)
+    return saved, sink
+
+
+def restored(fd, saved, sink):
+    os.dup2(saved, fd)
+    os.close(saved)
+    sink.seek(0)
+    return sink.read().decode("utf-8", "replace")
+
+
+for index, (name, code) in enumerate(spec["run"]):
+    where = base / str(index)
+    where.mkdir()
+    os.chdir(where)
+    fresh_dspy()
+    sys.stdout.flush(), sys.stderr.flush()
+    out, err = captured(1), captured(2)
+    returncode = 0
+    try:
+        exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+    except SystemExit as exc:
+        returncode = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    except BaseException:
+        returncode = 1
+        traceback.print_exc()
+    sys.stdout.flush(), sys.stderr.flush()
+    results["run"][name] = {"returncode": returncode, "stderr": restored(2, *err), "stdout": restored(1, *out)}
+
+os.chdir(base)
+for name, code in spec["imports"]:
+    try:
+        exec(code, {})
+    except Exception as exc:
+        results["imports"].append([name, repr(exc)])
+
+answer.write_text(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def documented(tmp_path_factory) -> dict[str, Any]:
+    """Every runnable example, and the imports of every example not run, run once in :data:`DRIVER`."""
+    base = tmp_path_factory.mktemp("examples")
+    imports = []
+    for example in NOT_RUNNABLE:
+        try:
+            tree = ast.parse(example.code, filename=example.name)
+        except SyntaxError:
+            continue  # test_examples_not_run_still_compile_and_import names it
+        code = "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+        imports.append((example.name, code or "pass"))
+    spec = base / "examples.json"
+    spec.write_text(json.dumps({"run": [(example.name, example.code) for example in RUNNABLE], "imports": imports}))
+    done = _run([sys.executable, "-c", DRIVER, str(spec), str(base / "results.json")], cwd=base, timeout=600)
+    assert done.returncode == 0 and (base / "results.json").exists(), f"the examples' driver failed:\n{done.stderr[-4000:]}"
+    return json.loads((base / "results.json").read_text())
+
+
 def test_the_library_examples_are_all_run():
     codes = "\n".join(example.code for example in RUNNABLE)
     for must in ("class RipenessExpert", "program = HDR(K=2, N=3)", "GroundedConsolidator(K=1, N=3)", "optimizer.compile(hdr"):
@@ -98,31 +191,19 @@ def test_the_library_examples_are_all_run():
 
 
 @pytest.mark.parametrize("example", RUNNABLE, ids=lambda example: example.name)
-def test_example_runs_as_written(example: Example, tmp_path: Path):
-    done = _run([sys.executable, "-c", example.code], cwd=tmp_path)
-    assert done.returncode == 0, f"{example.name} failed:\n{done.stderr[-4000:]}"
+def test_example_runs_as_written(example: Example, documented: dict[str, Any]):
+    done = documented["run"][example.name]
+    assert done["returncode"] == 0, f"{example.name} failed:\n{done['stderr'][-4000:]}"
     if example.output is not None:
-        printed = [line for line in done.stdout.splitlines() if not line.startswith("Bootstrapped ")]
+        printed = [line for line in done["stdout"].splitlines() if not line.startswith("Bootstrapped ")]
         assert printed == example.output.splitlines(), f"{example.name} printed something else than its Output block"
 
 
-def test_examples_not_run_still_compile_and_import(tmp_path: Path):
-    """Each block not run must parse, and its imports must resolve (checked together, in one interpreter)."""
-    checks = []
+def test_examples_not_run_still_compile_and_import(documented: dict[str, Any]):
+    """Each block not run must parse, and its imports must resolve (checked together, in the examples' interpreter)."""
     for example in NOT_RUNNABLE:
-        tree = ast.parse(example.code, filename=example.name)
-        imports = "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
-        checks.append((example.name, imports or "pass"))
-    driver = (
-        "import sys\nfailed = []\n"
-        + "".join(
-            f"try:\n    exec({code!r}, {{}})\nexcept Exception as exc:\n    failed.append(({name!r}, repr(exc)))\n"
-            for name, code in checks
-        )
-        + "print(failed)\nsys.exit(1 if failed else 0)\n"
-    )
-    done = _run([sys.executable, "-c", driver], cwd=tmp_path)
-    assert done.returncode == 0, f"imports of examples not run fail: {done.stdout[-4000:]}{done.stderr[-2000:]}"
+        ast.parse(example.code, filename=example.name)
+    assert not documented["imports"], f"imports of examples not run fail: {documented['imports']}"
 
 
 def test_the_documents_speak_of_the_project_alone():

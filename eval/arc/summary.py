@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from dataclasses import asdict
 from typing import Any, Sequence
@@ -43,7 +44,7 @@ def summarise(
         by_retries[str(r)].update(_pooled(config, tasks, per_run, r))
     errors, program_failures, failures = Counter(), Counter(), Counter()
     tally = UsageTally()
-    hallucinated = selected = 0
+    hallucinated = selected = programs = stubs = 0
     for records in per_run:
         for r in records:
             if r.get("failure"):
@@ -54,6 +55,9 @@ def summarise(
                 for step in attempt["steps"]:
                     if step["error"]:
                         errors["LM: " + step["error"].split(":")[0]] += 1
+                    elif step.get("program"):
+                        programs += 1
+                        stubs += is_stub(step["program"])
                     for check in step["train"] + step["test"]:
                         if check["failure"]:
                             program_failures[check["failure"]] += 1
@@ -89,6 +93,7 @@ def summarise(
         "errors": dict(sorted(errors.items())),
         "program_failures": dict(sorted(program_failures.items())),
         "selection": {"selected": selected, "hallucinated": hallucinated},
+        "programs": {"written": programs, "stubs": stubs},  # stubs: a transform that does nothing (pass, return grid)
         "memory_measures": memory_measures(per_run),  # selection quality and concept reuse (None: no selection)
         "memory_writes": sum(len(w) for w in writes),  # write points (every k problems), with or without a verified solution
         "memory_solutions_written": written,
@@ -128,3 +133,32 @@ def _verify(task: ArcTask, record: dict[str, Any], retries: int | None) -> tuple
     attempts = [Attempt.from_json(a) for a in record["attempts"]]
     any_step = record["verify"] if retries is None else verify_matrix(task, attempts, retries)
     return any_step, verify_matrix(task, attempts, retries, step="last")
+
+
+def is_stub(program: str) -> bool:
+    """Whether ``program``'s ``transform`` does nothing: its body only ``pass``, ``...``, a docstring, a comment,
+    ``return``, ``return None`` or ``return grid`` (a program that does not parse or has no transform is no stub)."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return False
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "transform"), None)
+    if function is None:
+        return False
+    argument = function.args.args[0].arg if function.args.args else None
+
+    def idle(node: ast.stmt) -> bool:
+        if isinstance(node, ast.Pass):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):  # a docstring or ...
+            return True
+        if isinstance(node, ast.Return):
+            value = node.value
+            return (
+                value is None
+                or (isinstance(value, ast.Constant) and value.value is None)
+                or (isinstance(value, ast.Name) and value.id == argument)
+            )
+        return False
+
+    return all(idle(node) for node in function.body)

@@ -119,3 +119,22 @@ def test_pooled_oracle_in_a_run_summary(tmp_path):
     assert results["oracle_at_k_pooled"]["1"] == pytest.approx(0.5)
     assert results["oracle_at_k_pooled"]["2"] == pytest.approx(1.0)
     assert results["oracle_at_k"]["1"] == pytest.approx(0.5)  # run mean: 1.0 and 0.0
+
+
+@pytest.mark.parametrize(
+    "program, stub",
+    [
+        ("def transform(grid):\n    pass\n", True),
+        ("def transform(grid):\n    # Implement the transformation logic here\n    return grid\n", True),
+        ('def transform(grid):\n    """Flip it."""\n    ...\n', True),
+        ("def transform(g):\n    return None\n", True),
+        ("def transform(grid):\n    return [row[::-1] for row in grid]\n", False),
+        ("def transform(grid):\n    return grid[::-1]\n", False),
+        ("def helper():\n    pass\n", False),
+        ("def transform(grid) pass", False),
+    ],
+)
+def test_a_stub_is_a_transform_that_does_nothing(program, stub):
+    from memreason.eval.arc.summary import is_stub
+
+    assert is_stub(program) is stub

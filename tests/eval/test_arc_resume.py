@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,9 +66,10 @@ def use(monkeypatch, engine):
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
 
 
-@pytest.fixture
-def split(tmp_path):
-    return write_tasks(tmp_path / "four", *four_tasks())
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    """The four tasks, written once for the module (runs only read them)."""
+    return write_tasks(tmp_path_factory.mktemp("split") / "four", *four_tasks())
 
 
 def results(out):
@@ -89,12 +91,24 @@ def asked_about(engine, ids):
     return [i for c in engine.calls for i, text in puzzles.items() if text in c.user_text]
 
 
-def uninterrupted(monkeypatch, tmp_path, split, *extra):
+@pytest.fixture(scope="module")
+def whole_run(split, tmp_path_factory):
+    """The uninterrupted run (its directory and engine) that every other run is compared with, run once for the module."""
     engine = ScriptedEngine(script())
-    use(monkeypatch, engine)
-    out = tmp_path / "whole"
-    assert eval_main([*ARGV, "--split", str(split), "--out", str(out), *extra]) == 0
+    out = tmp_path_factory.mktemp("whole") / "whole"
+    with pytest.MonkeyPatch.context() as patch:
+        use(patch, engine)
+        assert eval_main([*ARGV, "--split", str(split), "--out", str(out)]) == 0
     return out, engine
+
+
+def uninterrupted(monkeypatch, tmp_path, whole_run):
+    """A copy of the uninterrupted run's directory in ``tmp_path`` (a test may write to it), and the engine that
+    made it; the LM and sandbox patched in as for that run (a fresh engine on the same script)."""
+    use(monkeypatch, ScriptedEngine(script()))
+    out = tmp_path / "whole"
+    shutil.copytree(whole_run[0], out)
+    return out, whole_run[1]
 
 
 # -- killed for real ---------------------------------------------------------------------------------
@@ -103,14 +117,16 @@ DRIVER = """
 import sys, time
 sys.path[:0] = [{root!r}, {tests!r}, {here!r}]
 import memreason.eval.arc.sandbox as arc_sandbox
+from memreason.datasets.arc import puzzle_text
 from memreason.eval.cli import main as eval_main
 from memreason.lm import LMChoice, ScriptedEngine
-from arc_helpers import small_sandbox
+from arc_helpers import four_tasks, small_sandbox
 from test_arc_resume import script
 
-answer = script()
-def slow(call):  # time for the test to kill the run between two tasks' calls
-    time.sleep(0.4)
+answer, last = script(), puzzle_text(four_tasks()[-1])
+def slow(call):  # the last task's calls are slow: time for the test to kill the run once the other three are done
+    if last in call.user_text:
+        time.sleep(1.0)
     return answer(call)
 
 engine = ScriptedEngine(slow)
@@ -121,7 +137,7 @@ sys.exit(eval_main(sys.argv[1:]))
 """
 
 
-def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, split, monkeypatch):
+def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, split, whole_run, monkeypatch):
     killed = tmp_path / "killed"
     driver = tmp_path / "driver.py"
     driver.write_text(textwrap.dedent(DRIVER.format(root=str(ROOT), tests=str(TESTS), here=str(HERE))))
@@ -156,7 +172,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, split
     assert asked_about(engine, finished) == []  # no finished task's LM calls were asked again
     assert set(asked_about(engine, {"d_recolor"})) == {"d_recolor"}
 
-    whole, _ = uninterrupted(monkeypatch, tmp_path, split)
+    whole, _ = uninterrupted(monkeypatch, tmp_path, whole_run)
     assert comparable(results(killed)) == comparable(results(whole))
     assert snapshots(killed) == snapshots(whole)
     assert results(killed)["execution"]["resumed_examples"] == 3
@@ -178,8 +194,8 @@ class Crash(BaseException):
         "pseudocode",  # during the first write: its batch is finished, the write is done again
     ],
 )
-def test_a_crash_anywhere_resumes_to_the_uninterrupted_run(tmp_path, split, monkeypatch, crash_at):
-    whole, full = uninterrupted(monkeypatch, tmp_path, split)
+def test_a_crash_anywhere_resumes_to_the_uninterrupted_run(tmp_path, split, whole_run, monkeypatch, crash_at):
+    whole, full = uninterrupted(monkeypatch, tmp_path, whole_run)
     answer, crashed = script(), []
 
     def crashing(call):
@@ -205,8 +221,8 @@ def test_a_crash_anywhere_resumes_to_the_uninterrupted_run(tmp_path, split, monk
     assert len(engine.calls) < len(full.calls)
 
 
-def test_threads_keep_the_write_order_of_algorithm_1(tmp_path, split, monkeypatch):
-    whole, _ = uninterrupted(monkeypatch, tmp_path, split)
+def test_threads_keep_the_write_order_of_algorithm_1(tmp_path, split, whole_run, monkeypatch):
+    whole, _ = uninterrupted(monkeypatch, tmp_path, whole_run)
     use(monkeypatch, ScriptedEngine(script()))
     out = tmp_path / "threads"
     assert eval_main([*ARGV, "--split", str(split), "--out", str(out), "--threads", "2"]) == 0
@@ -214,8 +230,8 @@ def test_threads_keep_the_write_order_of_algorithm_1(tmp_path, split, monkeypatc
     assert results(out)["execution"]["threads"] == 2
 
 
-def test_tokens_by_role_and_step_and_cost(tmp_path, split, monkeypatch):
-    whole, engine = uninterrupted(monkeypatch, tmp_path, split)
+def test_tokens_by_role_and_step_and_cost(tmp_path, split, whole_run, monkeypatch):
+    whole, engine = uninterrupted(monkeypatch, tmp_path, whole_run)
     r = results(whole)
     steps = r["tokens_by_step"]
     assert set(steps["task"]) == {"arc_solver.solve", "arc_solver.retry"}
@@ -230,8 +246,8 @@ def test_tokens_by_role_and_step_and_cost(tmp_path, split, monkeypatch):
     assert snapshots(whole)["final.json"]["concepts"][0]["uses"] == 2
 
 
-def test_a_different_config_is_one_line_and_exit_2(tmp_path, split, monkeypatch, capsys):
-    whole, _ = uninterrupted(monkeypatch, tmp_path, split)
+def test_a_different_config_is_one_line_and_exit_2(tmp_path, split, whole_run, monkeypatch, capsys):
+    whole, _ = uninterrupted(monkeypatch, tmp_path, whole_run)
     before = (whole / "examples.jsonl").read_text()
     capsys.readouterr()
     assert eval_main([*ARGV, "--split", str(split), "--out", str(whole), "--continual-every", "1"]) == 2
@@ -272,7 +288,7 @@ def test_lm_faults_are_retried_counted_and_a_failed_task_scores_zero(tmp_path, s
     assert r["memory_writes"] == 2 and r["memory_solutions_written"] == 3
 
 
-def test_max_errors_stops_the_run_keeps_its_work_and_it_continues(tmp_path, split, monkeypatch, capsys):
+def test_max_errors_stops_the_run_keeps_its_work_and_it_continues(tmp_path, split, whole_run, monkeypatch, capsys):
     def down(call):
         raise LMServerError("down")
 
@@ -285,7 +301,7 @@ def test_max_errors_stops_the_run_keeps_its_work_and_it_continues(tmp_path, spli
     assert [r["failure"]["kind"] for r in lines(out)] == ["server_error"]
     assert not (out / "results.json").exists()
 
-    whole, _ = uninterrupted(monkeypatch, tmp_path, split)
+    whole, _ = uninterrupted(monkeypatch, tmp_path, whole_run)
     use(monkeypatch, ScriptedEngine(script()))  # the server is back: solve the failed task again
     assert eval_main([*argv, "--retry-failed"]) == 0
     assert comparable(results(out)) == comparable(results(whole))

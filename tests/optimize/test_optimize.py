@@ -286,10 +286,10 @@ def test_a_killed_study_resumes_with_its_trials_intact(tmp_path):
         str(out),
         *LMS,
     ]
-    worker = start(argv, SCRIPTED_TASK_DELAY="0.4")  # trials long enough to be caught mid-way on a busy machine
+    worker = start(argv, SCRIPTED_TASK_DELAY="0.2")  # trials (1.2 s) long enough to be caught mid-way on a busy machine
     deadline = time.time() + 60
     while time.time() < deadline:
-        time.sleep(0.3)
+        time.sleep(0.1)
         if (out / "study.db").exists():
             try:
                 trials = trials_of(out)
