@@ -17,7 +17,7 @@ In the puzzle each grid is written one row per line, one digit per cell. Infer t
 that turns every example input into its output, and write complete Python source defining
 `transform(grid: list[list[int]]) -> list[list[int]]` that applies it; it must also work on
 the test inputs. You may import numpy and the standard library. Do not print, read files
-or use the network. Return only code, without Markdown fences."""
+or use the network. Return the complete program."""
 
 
 class SolveArcPuzzle(dspy.Signature):

@@ -32,6 +32,7 @@ KNOB_FIELDS = (
     "reselect",
     "reselect_k",
     "one_prefill",
+    "answer",
 )
 
 
@@ -56,6 +57,7 @@ class ArcConfig:
     reselect: bool = False
     reselect_k: int | None = None
     one_prefill: bool = False  # a task's first programs from one call with n = attempts
+    answer: str = "code"  # the solver's programs as a fenced code block, or "fields" (the session adapter's format)
     runs: int = 1
     threads: int = 1
     knobs: dict[str, Any] = field(default_factory=dict)
@@ -111,6 +113,8 @@ class ArcConfig:
         )
         if self.one_prefill:
             knobs["one_prefill"] = True
+        if self.answer != "code":
+            knobs["answer"] = self.answer
         if self.reselect:
             knobs.update(reselect=True, reselect_k=self.reselect_k)
         if self.memory_format is not None:
@@ -133,6 +137,7 @@ class BuildConfig:
     limit: int | None = None
     solutions: str | None = None
     unverified: bool = False
+    apart: bool = False  # PS: each solution's concepts kept apart (no memory shown, no revision by title)
     attempts: int = 2
     retries: int = 1
     cot: bool = False

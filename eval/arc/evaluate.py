@@ -80,10 +80,13 @@ IDENTITY = (
     "memory_temperature",
     "memory_max_tokens",
     "one_prefill",
+    "answer",
     *GENERATION,  # a generated split's knobs
 )
 # Before --memory-temperature and --memory-max-tokens, memory calls ran at temperature 0 with the solver's --max-tokens (None).
 MEMORY_GENERATION = {"memory_temperature": 0.0, "memory_max_tokens": None}
+# Before --answer, the solver's programs came back in the session adapter's fields (a JSON string on the embedded model).
+ANSWER_BEFORE = {"answer": "fields"}
 DEFAULTS: dict[str, Any] = {
     "split": "val100",
     "attempts": 2,
@@ -100,6 +103,7 @@ DEFAULTS: dict[str, Any] = {
     "reselect_k": None,
     "one_prefill": False,
     **MEMORY_GENERATION,
+    **ANSWER_BEFORE,
     **GENERATION,
 }
 
@@ -154,6 +158,7 @@ class ArcEvalOptions(ArcOptions):
     reselect: bool = False
     reselect_k: int | None = None
     one_prefill: bool = False
+    answer: str = "code"
     runs: int = 1
     config: Path | None = None
     program_state: Path | None = None
@@ -189,6 +194,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
         reselect=options.reselect,
         reselect_k=options.reselect_k,
         one_prefill=options.one_prefill,
+        answer=options.answer,
         runs=options.runs,
         threads=options.threads,
         knobs=knobs,

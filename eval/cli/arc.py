@@ -27,10 +27,9 @@ from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
 from memreason.datasets.arc.generated import REARC_DIFFICULTY
 from memreason.eval.arc.attribution import compare, load_run
 from memreason.eval.arc.build import BuildOptions, run_build
-from memreason.eval.arc.evaluate import IDENTITY, MEMORY_GENERATION, ArcEvalOptions, arc_programs, run_arc
+from memreason.eval.arc.evaluate import DEFAULTS, IDENTITY, ArcEvalOptions, arc_programs, run_arc
 from memreason.eval.arc.tables import tables
 from memreason.eval.harness.errors import UsageError
-from memreason.eval.harness.resume import read_config
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, number, whole
 from .resume import resumed_args
@@ -159,6 +158,13 @@ def _evaluate_options(parser: Parser) -> None:
         help="draw a task's first programs from one LM call with n = --attempts: the embedded model "
         "evaluates the shared prompt once per task instead of once per attempt",
     )
+    parser.add_argument(
+        "--answer",
+        default="code",
+        choices=["code", "fields"],
+        help="how the solver's programs come back: code, a fenced code block as code models write it (default); "
+        "fields, the LM's structured format (a JSON string under the embedded model's grammar)",
+    )
     retry = parser.add_argument_group("retries (with --retries R)")
     retry.add_argument(
         "--retry-mode",
@@ -201,6 +207,12 @@ def _build_options(parser: Parser) -> None:
     )
     parser.add_argument("--unverified", action="store_true", help="also abstract solutions that fail some pair")
     parser.add_argument(
+        "--apart",
+        action="store_true",
+        help="ps: keep each solution's concepts apart (the abstractor sees no memory and revises no concept; "
+        "a title already taken gets a number)",
+    )
+    parser.add_argument(
         "--run-dir",
         type=Path,
         help="where the log goes (default: runs/build_memory-<format>-<split>-<time>); continued when it holds this build",
@@ -211,11 +223,8 @@ def _build_options(parser: Parser) -> None:
 
 def evaluate(args: argparse.Namespace, parser: Parser) -> int:
     if args.resume is not None:
-        args = resumed_args(parser, args, IDENTITY, programs=arc_programs(), kind="an ARC evaluation")
-        saved = read_config(args.resume)  # a run saved before the memory role had its own generation settings
-        for key, old in MEMORY_GENERATION.items():
-            if key not in saved:
-                setattr(args, key, old)
+        # a key saved runs lack (the memory role's generation settings, --answer) takes the value such runs ran with
+        args = resumed_args(parser, args, IDENTITY, programs=arc_programs(), kind="an ARC evaluation", saved_defaults=DEFAULTS)
     outcome = run_arc(ArcEvalOptions.from_args(args))
     print(tables([outcome.results]))
     if outcome.report is not None:

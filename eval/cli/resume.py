@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Collection
+from typing import Any, Collection, Mapping
 
 from memreason.eval.harness.resume import RunDirError, read_config
 
@@ -12,18 +12,27 @@ __all__ = ["resumed_args"]
 
 
 def resumed_args(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, keys: tuple[str, ...], *, programs: Collection[str], kind: str
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    keys: tuple[str, ...],
+    *,
+    programs: Collection[str],
+    kind: str,
+    saved_defaults: Mapping[str, Any] | None = None,
 ) -> argparse.Namespace:
     """The saved config of ``--resume RUN_DIR``, with the execution options given now.
 
     Options in ``keys`` (what decides results) may be repeated only with their saved
-    values; ``programs`` are the ones this CLI runs, ``kind`` names them in the error."""
+    values; ``programs`` are the ones this CLI runs, ``kind`` names them in the error. A key of
+    ``keys`` missing from a config saved before it existed takes its value in ``saved_defaults``
+    (what such runs did), not today's default."""
     run_dir = args.resume
     if not run_dir.is_dir():
         raise RunDirError(f"--resume {run_dir}: no such run directory")
     if args.out is not None and args.out.resolve() != run_dir.resolve():
         raise RunDirError("--resume continues RUN_DIR in place: leave out --out")
     saved = read_config(run_dir)
+    saved = {**{k: v for k, v in (saved_defaults or {}).items() if k in keys}, **saved}
     if saved.get("program") not in programs:
         raise RunDirError(f"{run_dir} holds a run of {saved.get('program')}, not {kind}")
     defaults = vars(parser.parse_args([]))

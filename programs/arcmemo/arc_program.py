@@ -96,6 +96,7 @@ class ArcProgram(MemoryWriters, StepModule):
         sandbox: Runner | None = None,
         freeze_memory_writers: bool = True,
         one_prefill: bool = False,
+        answer: str = "code",
     ):
         """
         Args:
@@ -112,6 +113,8 @@ class ArcProgram(MemoryWriters, StepModule):
             sandbox: where programs run (a :class:`memreason.sandbox.Sandbox`; default: one started on first use).
             one_prefill: draw a task's first programs from one call with n = ``attempts`` (one prompt
                 evaluation per task on the embedded model; see :class:`ArcSolver`).
+            answer: how the solver's programs come back: ``"code"`` (a fenced code block) or ``"fields"``
+                (the session adapter's format; see :class:`ArcSolver`).
             freeze_memory_writers: keep the predictors that write memory (the abstractor, the curator) out of
                 optimizers' reach: they run between problems, never on an optimizer's examples; ``save``,
                 ``load`` and ``set_memory_lm`` still cover them.
@@ -142,6 +145,7 @@ class ArcProgram(MemoryWriters, StepModule):
             seed=seed,
             sandbox=sandbox,
             one_prefill=one_prefill,
+            answer=answer,
         )
         self.memory = None
 

@@ -28,6 +28,7 @@ that inherits DSPy's context (the event loop goes on meanwhile).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import re
 import threading
@@ -38,7 +39,8 @@ from typing import Any, Callable, Protocol, Sequence
 import dspy
 
 from memreason.datasets.arc import ArcTask, Grid, grid_text, puzzle_text
-from memreason.lm.faults import LMFailure
+from memreason.lm.code_answer import CodeAdapter
+from memreason.lm.faults import LMFailure, ResilientAdapter
 from memreason.signatures import RetryArcPuzzle, SolveArcPuzzle
 
 from ..shared.usage import inside, usage
@@ -169,6 +171,7 @@ class ArcSolver(dspy.Module):
         shown_examples: int = 3,
         parallel: bool = False,
         one_prefill: bool = False,
+        answer: str = "code",
     ):
         """
         Args:
@@ -184,6 +187,9 @@ class ArcSolver(dspy.Module):
             one_prefill: draw the first programs of a task's attempts from one call with ``n`` =
                 ``attempts`` (they share one prompt): the embedded model's server evaluates that
                 prompt once and decodes the attempts together; other LMs get ``n`` as they take it.
+            answer: ``"code"``: the program comes back in a fenced code block
+                (:class:`~memreason.lm.code_answer.CodeAdapter`), as code models write it; ``"fields"``: in
+                the session adapter's format (a JSON string under the local grammar).
         """
         super().__init__()
         self.parallel = parallel
@@ -191,6 +197,9 @@ class ArcSolver(dspy.Module):
         if attempts < 1 or retries < 0:
             raise ValueError(f"attempts must be >= 1 and retries >= 0, got {attempts} and {retries}")
         self.attempts, self.retries = attempts, retries
+        if answer not in ("code", "fields"):
+            raise ValueError(f"answer must be 'code' or 'fields', got {answer!r}")
+        self.answer = answer
         self.with_concepts = with_concepts
         self.temperature, self.seed = temperature, seed
         self.sandbox = sandbox
@@ -276,7 +285,7 @@ class ArcSolver(dspy.Module):
             inputs.pop("concepts")
         rollout = self.seed * 1000 * 100
         config = {"rollout_id": rollout, "temperature": self.temperature, "seed": rollout, "n": self.attempts}
-        with usage() as spent:
+        with usage() as spent, self._answering():
             try:
                 out = self.solve(**inputs, config=config)
                 programs, error = [clean_program(p) for p in out.completions.program], None
@@ -315,12 +324,23 @@ class ArcSolver(dspy.Module):
             inputs.pop("concepts")
         rollout = (self.seed * 1000 + index) * 100 + retry
         config = {"rollout_id": rollout, "temperature": self.temperature, "seed": rollout}
-        with usage() as spent:
+        with usage() as spent, self._answering():
             try:
                 program, error = clean_program(predict(**inputs, config=config).program), None
             except Exception as exc:  # a failed call is a failed step, recorded; the attempt goes on
                 program, error = "", error_text(exc)
         return Step(retry, program, error=error, tokens=spent)
+
+    def _answering(self) -> contextlib.AbstractContextManager:
+        """Where ``answer`` is ``"code"``, the session's adapter swapped for a code-block one for this call (kept
+        inside a :class:`ResilientAdapter` with the same policy, so faults are still retried and traced)."""
+        if self.answer != "code":
+            return contextlib.nullcontext()
+        adapter: dspy.Adapter = CodeAdapter(defines="def transform")
+        current = dspy.settings.adapter
+        if isinstance(current, ResilientAdapter):
+            adapter = ResilientAdapter([adapter], current.policy)
+        return dspy.context(adapter=adapter)
 
     def check(self, task: ArcTask, step: Step) -> None:
         """Run ``step.program`` on the train and test inputs; fill its checks and feedback."""

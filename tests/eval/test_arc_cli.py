@@ -12,7 +12,7 @@ from memreason.eval.harness.runs import comparable
 from memreason.lm import ScriptedEngine
 
 from arc_helpers import FLIP, IDENTITY, RECOLOR, choice, memory_file, small_sandbox, tiny  # noqa: F401
-from scripted_answers import Script
+from scripted_answers import Script, outputs
 
 RESULT_KEYS = {
     "task",
@@ -251,6 +251,8 @@ def test_the_entry_point_routes_arc_commands(monkeypatch, tmp_path, capsys):
         (["build_memory", "--format", "ps", "--split", "barc_seeds"], "--out"),
         (["build_memory", "--format", "xx", "--out", "m.json"], "--format"),
         (["build_memory", "--format", "ps", "--out", "m.json", "--solutions", "{solutions}"], "unknown task id 'notatask'"),
+        (["build_memory", "--format", "oe", "--out", "m.json", "--apart"], "--apart keeps PS concepts apart"),
+        (["arcmemo_ps", "--split", "val100", "--answer", "yaml"], "--answer"),
         (["arc_table", "{bad}"], "not the results of an ARC evaluation"),
         ([], "name a command"),
     ],
@@ -324,7 +326,8 @@ def test_json_mode_as_the_embedded_model_is_driven(tmp_path, tiny, monkeypatch, 
         )
         == 0
     )
-    assert all(call.response_format is not None for call in engine.calls)
+    for call in engine.calls:  # typed outputs under the grammar; the solver's program as a code block, never under it
+        assert (call.response_format is None) is (outputs(call)[-1] == "program")
     results = json.loads((out / "results.json").read_text())
     assert results["errors"] == {} and results["memory_writes"] == 2 and results["official_score"] == 0.5
     final = json.loads((out / "memory" / "run0" / "final.json").read_text())

@@ -134,6 +134,7 @@ def test_an_arc_run_saved_before_the_change_resumes(tmp_path, monkeypatch):
     assert eval_main(["--resume", str(run), "--no-progress", "--no-report"]) == 0
     after = json.loads((run / "results.json").read_text())
     assert len((run / "examples.jsonl").read_text().splitlines()) == 4
+    assert "answer" not in config and after["config"]["answer"] == "fields"  # as runs before --answer ran
     assert comparable(after)["oracle_at_k"] == comparable(before)["oracle_at_k"]
     levels = comparable(before)["by_retries"]  # the scores it had (later versions add keys, e.g. pooled ones per depth)
     assert {

@@ -82,11 +82,21 @@ def test_every_step_is_recorded_with_program_outputs_failures_and_tokens(sandbox
 def test_an_unreadable_answer_is_a_failed_step_and_the_attempt_goes_on(sandbox):
     answers = iter(["no fields at all", "still nothing", {"program": FLIP}])
     engine = ScriptedEngine(lambda call: next(answers))
-    attempts = run(engine, flip_task(), sandbox, attempts=1, retries=1)
+    attempts = run(engine, flip_task(), sandbox, attempts=1, retries=1, answer="fields")
     first, second = attempts[0].steps
     assert first.error and first.program == "" and first.train[0].failure == "NO_PROGRAM"
     assert "could not be read" in first.feedback
     assert second.passed_train
+
+
+def test_a_code_answer_without_code_is_run_and_its_error_goes_to_the_retry(sandbox):
+    answers = iter(["I would reverse each row.", f"```python\n{FLIP}```"])
+    engine = ScriptedEngine(lambda call: next(answers))
+    attempts = run(engine, flip_task(), sandbox, attempts=1, retries=1)
+    first, second = attempts[0].steps
+    assert first.error is None and first.train[0].failure == "SYNTAX_ERROR"
+    assert "could not run: SYNTAX_ERROR" in first.feedback and "I would reverse each row." in engine.calls[1].user_text
+    assert second.program == FLIP and second.passed_train
 
 
 def test_attempts_are_sampled_with_distinct_rollouts_and_seeds(sandbox, monkeypatch):
@@ -176,6 +186,6 @@ def test_one_prefill_draws_the_first_programs_from_one_call_with_n(sandbox, monk
 
 
 def test_one_prefill_marks_attempts_the_call_left_without_a_program(sandbox):
-    engine = ScriptedEngine(lambda call: "no fields here at all")
-    attempts = run(engine, flip_task(), sandbox, attempts=2, one_prefill=True)
+    engine = ScriptedEngine(lambda call: "no fields here at all")  # unreadable in the fields format
+    attempts = run(engine, flip_task(), sandbox, attempts=2, one_prefill=True, answer="fields")
     assert all(a.steps[0].error and not a.steps[0].program.strip() for a in attempts)
