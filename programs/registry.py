@@ -115,6 +115,13 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "program-synthesis concepts, all of memory in context (ablation)",
             select=False,
         ),
+        _spec(
+            "arcmemo_ps_oracle",
+            "arc",
+            ArcMemoPS,
+            "program-synthesis concepts, those abstracted from tasks of the task's own concept (reference, no selection LM)",
+            select="oracle",
+        ),
     ]
 }
 

@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.publish import Outcome, save_results
 from ..harness.resume import continues
@@ -35,6 +36,7 @@ BUILD_IDENTITY = (
     "limit",
     "solutions",
     "unverified",
+    "apart",
     "attempts",
     "retries",
     "cot",
@@ -59,12 +61,15 @@ class BuildOptions(ArcOptions):
     retries: int = 1
     solutions: str | None = None
     unverified: bool = False
+    apart: bool = False
     run_dir: Path | None = None
 
 
 def run_build(options: BuildOptions) -> Outcome:
     """Solve (or read) the seed tasks' solutions, verify them, and abstract them into ``options.out``."""
     check_mlflow(options)
+    if options.apart and options.format != "ps":
+        raise UsageError(f"--apart keeps PS concepts apart; a {options.format} memory has no titles to revise")
     config = BuildConfig(
         format=options.format,
         out=str(options.out),
@@ -73,6 +78,7 @@ def run_build(options: BuildOptions) -> Outcome:
         limit=options.limit,
         solutions=options.solutions,
         unverified=options.unverified,
+        apart=options.apart,
         attempts=options.attempts,
         retries=options.retries,
         cot=options.cot,
@@ -85,7 +91,7 @@ def run_build(options: BuildOptions) -> Outcome:
         options.run_dir,
         RunConfig.of(options, config, program="build_memory").to_json(),
         keys=BUILD_IDENTITY,
-        defaults=DEFAULTS,
+        defaults={**DEFAULTS, "apart": False},
         flag="--run-dir",
     )
     task, memory = resolve_lms(

@@ -52,7 +52,9 @@ def build_memory(
     tasks, given = config.load()
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True)
     writer_program = build_program(
-        {"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format], sandbox=sandbox
+        {"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
+        sandbox=sandbox,
+        **({"revise": False} if config.apart else {}),
     )
     writer_program.set_memory_lm(session.memory_lm)
     solver = build_program(

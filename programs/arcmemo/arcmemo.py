@@ -3,6 +3,8 @@
     arcmemo_oe            s_i = OE selection (caption, then top-k lessons)    write: OE abstraction
     arcmemo_ps            s_i = PS reasoning-based selection                  write: PS abstraction
     arcmemo_ps_noselect   s_i = the whole PS memory, in full (the ablation)   write: PS abstraction
+    arcmemo_ps_oracle     s_i = the concepts abstracted from tasks of the task's own concept, no LM
+                                (a reference row: what selection could give at best)
 
 A memory read whose answer cannot be parsed (a small model looping until ``max_tokens``)
 does not forfeit the puzzle: the solver goes on without concepts and the read records why.
@@ -24,7 +26,7 @@ from typing import Any
 
 from dspy.utils.exceptions import AdapterParseError
 
-from memreason.datasets.arc import ArcTask
+from memreason.datasets.arc import ArcTask, concept_of
 from memreason.lm.faults import LMFailure
 
 from ..shared.steps import Steps, call
@@ -48,8 +50,9 @@ class ArcMemo(ArcProgram):
         self,
         *,
         format: str = "ps",
-        select: bool = True,
+        select: bool | str = True,
         top_k: int | None = None,
+        revise: bool = True,
         reasoning_selection: bool = True,
         modality: str = "text",
         demos: bool = True,
@@ -58,8 +61,12 @@ class ArcMemo(ArcProgram):
         """
         Args:
             format: concept format, ``"oe"`` or ``"ps"``.
-            select: read selected concepts (``False``: the whole memory, the ablation).
+            select: read selected concepts (``False``: the whole memory, the ablation; ``"oracle"``: the
+                concepts whose sources are tasks of the task's own concept, ``concept_of(task.id)``, with no
+                LM call, a reference for what selection could give; never a label in a prompt).
             top_k: the most concepts a read keeps (OE default 5, PS no cap).
+            revise: PS writes may revise a concept by title (the paper's); False keeps each solution's
+                concepts apart (see :class:`ConceptAbstractor`).
             reasoning_selection: PS selection thinks step by step first.
             modality: ``"text"`` (grids as digits) or ``"image"`` (OE captions read the task drawn as an image;
                 PS selection reads text either way).
@@ -70,16 +77,18 @@ class ArcMemo(ArcProgram):
         """
         if modality not in ("text", "image"):
             raise ValueError(f"modality must be 'text' or 'image', got {modality!r}")
+        if select not in (True, False, "oracle"):
+            raise ValueError(f"select must be True, False or 'oracle', got {select!r}")
         self.memory_format = format
-        self.selects = select
+        self.selects = select is True
         super().__init__(**solver_knobs)
-        self.select_concepts, self.modality = select, modality
+        self.select_concepts, self.modality, self.top_k = select, modality, top_k
         self.selector = (
             ConceptSelector(format, top_k=top_k, reasoning=reasoning_selection, reselect=bool(solver_knobs.get("reselect")))
-            if select
+            if select is True
             else None
         )
-        self.abstractor = ConceptAbstractor(format)
+        self.abstractor = ConceptAbstractor(format, revise=revise)
         if demos:
             use_arc_demos(self.abstractor)
         self.memory = ConceptMemory(format)
@@ -87,6 +96,8 @@ class ArcMemo(ArcProgram):
     def read_steps(self, task: ArcTask) -> Steps[tuple[str, dict[str, Any]]]:
         if not self.select_concepts:
             return self.memory.render(), {"selected": "all", "concepts": len(self.memory)}
+        if self.select_concepts == "oracle":
+            return self.oracle_read(task)
         image = self.modality == "image" and self.memory_format == "oe"  # PS selection reads the grids as text
         problem = arc_problem_image(task) if image else arc_problem(task)
         try:
@@ -96,6 +107,15 @@ class ArcMemo(ArcProgram):
                 raise
             return "", {"selected": [], "selected_sources": {}, "failed": str(exc).splitlines()[0][:300]}
         return out.concepts, _with_sources(self.memory, out.record)
+
+    def oracle_read(self, task: ArcTask) -> tuple[str, dict[str, Any]]:
+        """The concepts abstracted from a task of ``task``'s own concept (at most ``top_k``), in memory order."""
+        own = concept_of(task.id)
+        names = [n for n, e in zip(self.memory.names(), self.memory.entries) if any(concept_of(s) == own for s in e.sources)]
+        names = names[: self.top_k] if self.top_k else names
+        self.memory.use(names)
+        record = {"selected": names, "oracle": True, "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
+        return self.memory.render(names), _with_sources(self.memory, record)
 
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
         first = read.get("selected")

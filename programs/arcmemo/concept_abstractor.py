@@ -5,6 +5,7 @@
     PS:  pseudocode <- Pseudocode(solution)                 # higher-level operations first
          concepts   <- AbstractPS(compressed memory, pseudocode, solution)
     M <- M + concepts                                       # PS: new concepts added, existing ones revised by title
+                                                            #     (revise=False: kept apart, no memory shown)
 
 OE abstraction does not look at the memory (as in the paper); PS abstraction sees
 it compressed and is encouraged to revise and to write higher-order routines. A solution
@@ -34,16 +35,20 @@ __all__ = ["ConceptAbstractor"]
 class ConceptAbstractor(StepModule):
     """Abstract a verified solution into OE or PS concepts and write them to a concept memory."""
 
-    def __init__(self, format: str = "ps"):
+    def __init__(self, format: str = "ps", *, revise: bool = True):
         """
         Args:
             format: the memory's concept format, ``"oe"`` (situation/suggestion lessons, via a
                 derivation) or ``"ps"`` (typed concepts, via pseudocode, revising by title).
+            revise: PS only: the abstraction sees the memory and may revise a concept by reusing its
+                title (the paper's write). False: it sees no memory and each solution's concepts are
+                kept apart (a title already taken gets a number), so no concept mixes the notes of
+                several solutions; a small model tends to reuse one title for everything.
         """
         super().__init__()
         if format not in ("oe", "ps"):
             raise ValueError(f"format must be 'oe' or 'ps', got {format!r}")
-        self.format = format
+        self.format, self.revise = format, revise
         if format == "oe":
             self.derive = dspy.Predict(DeriveSolutionTrace)
             self.abstract = dspy.Predict(AbstractOEConcepts)
@@ -68,12 +73,12 @@ class ConceptAbstractor(StepModule):
                 concepts = (
                     yield call(
                         self.abstract,
-                        memory=memory.render(compressed=True) or "(empty)",
+                        memory=(memory.render(compressed=True) if self.revise else "") or "(empty)",
                         pseudocode=pseudocode,
                         solution=solution,
                     )
                 ).concepts
                 trace = {"pseudocode": pseudocode}
-        changes = memory.add(concepts, source=source or None)
+        changes = memory.add(concepts, source=source or None, revise=self.revise)
         record = {"source": source, **trace, "concepts": [c.model_dump() for c in concepts], **changes, "tokens": spent}
         return dspy.Prediction(concepts=concepts, record=record)

@@ -100,12 +100,15 @@ class ConceptMemory(MemoryParameter):
 
     # -- writes ------------------------------------------------------------------------
 
-    def add(self, concepts: Sequence[Concept], source: str | None = None) -> dict[str, list[str]]:
-        """Add new concepts and revise existing ones; returns the names ``added`` and ``revised``."""
+    def add(self, concepts: Sequence[Concept], source: str | None = None, *, revise: bool = True) -> dict[str, list[str]]:
+        """Add new concepts and revise existing ones; returns the names ``added`` and ``revised``. With ``revise``
+        False a PS concept whose title is taken is added apart, as ``"<title> (2)"`` (the next number free)."""
         added, revised = [], []
         with self._lock:
             for concept in concepts:
                 concept = self._coerce(concept)
+                if not revise and self.format == "ps":
+                    concept = concept.model_copy(update={"title": self._free_title(concept.title)})
                 existing = self._find(concept)
                 if existing is None:
                     entry = Entry(concept, sources=[source] if source else [])
@@ -137,6 +140,12 @@ class ConceptMemory(MemoryParameter):
             return next((e for e in self.entries if normalise(e.concept.title) == key), None)
         key = (normalise(concept.situation), normalise(concept.suggestion))
         return next((e for e in self.entries if (normalise(e.concept.situation), normalise(e.concept.suggestion)) == key), None)
+
+    def _free_title(self, title: str) -> str:
+        taken = {normalise(e.concept.title) for e in self.entries}
+        if normalise(title) not in taken:
+            return title
+        return next(f"{title} ({n})" for n in range(2, len(taken) + 3) if normalise(f"{title} ({n})") not in taken)
 
     def _name(self, entry: Entry) -> str:
         return entry.concept.title if self.format == "ps" else str(self.entries.index(entry) + 1)

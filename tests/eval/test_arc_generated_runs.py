@@ -95,6 +95,26 @@ def test_build_memory_from_the_written_solutions_verifies_every_one(tmp_path, sc
     _assert_no_label_in(scripted.calls)
 
 
+def test_a_build_kept_apart_gives_each_concept_one_source_and_the_oracle_reads_the_tasks_own(tmp_path, scripted):
+    out = tmp_path / "ps.json"
+    families = "move_1pix_solid_left,gravity_right"
+    argv = ["build_memory", "--format", "ps", "--split", "arc1d-seeds", "--families", families, "--out", str(out)]
+    assert (
+        eval_main([*argv, "--solutions", str(ARC1D_SOLUTIONS), "--apart", "--run-dir", str(tmp_path / "b"), "--no-progress"]) == 0
+    )
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["apart"] is True
+    memory = json.loads(out.read_text())["concepts"]
+    assert all(len(c["sources"]) == 1 for c in memory) and len({c["title"] for c in memory}) == len(memory)
+    run = tmp_path / "oracle"
+    argv = ["arcmemo_ps_oracle", "--split", "arc1d-transfer", "--families", families, "--memory", str(out), "--out", str(run)]
+    assert eval_main([*argv, "--no-progress"]) == 0
+    for line in (run / "examples.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        sources = [s for names in record["read"]["selected_sources"].values() for s in names]
+        assert sources and {concept_of(s) for s in sources} == {concept_of(record["id"])}
+    _assert_no_label_in(scripted.calls)
+
+
 def test_the_knobs_decide_the_run(tmp_path, scripted):
     out = tmp_path / "run"
     argv = ["baseline", "--split", "arc1d-transfer", "--families", "gravity_right", "--out", str(out), "--no-progress"]

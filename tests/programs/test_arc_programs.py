@@ -119,6 +119,42 @@ def test_ps_abstraction_goes_through_pseudocode_and_sees_compressed_memory():
     assert memory.entries[0].sources == ["seed", "flip"]
 
 
+def test_abstraction_kept_apart_sees_no_memory_and_revises_nothing():
+    memory = ps_memory("flip rows")
+    script = Script(
+        pseudocode={"pseudocode": "1. reverse every row"}, concepts={"concepts": [{**PS_CONCEPT, "title": "Flip rows"}]}
+    )
+    engine = ScriptedEngine(script)
+    out = in_context(engine, lambda: ConceptAbstractor("ps", revise=False)(problem="p", solution=FLIP, memory=memory, source="t"))
+    assert last_given(engine.calls[1], "memory") == "(empty)"
+    assert out.record["added"] == ["Flip rows (2)"] and out.record["revised"] == []
+    assert memory.names() == ["flip rows", "Flip rows (2)"]
+    assert [e.sources for e in memory.entries] == [["seed"], ["t"]]
+
+
+def test_oracle_selection_reads_the_concepts_of_the_tasks_own_concept_without_an_lm(sandbox):
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "shift"})], source="move_1pix_solid_right@s0i0")
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "fall"})], source="gravity_left@s0i0")
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "shift"})], source="gravity_left@s0i1")
+    program = build_program("arcmemo_ps_oracle", attempts=1, sandbox=sandbox)
+    program.use_memory(memory)
+    engine = ScriptedEngine(Script(program={"program": FLIP}))
+    out = in_context(engine, lambda: program(task=flip_task("gravity_left@s9i0")))
+    assert len(engine.calls) == 1  # the solver's: the read asks no LM
+    assert out.read["selected"] == ["shift", "fall"] and out.read["oracle"] is True
+    assert out.read["selected_sources"]["fall"] == ["gravity_left@s0i0"]
+    concepts = given(engine.calls[0], "concepts")
+    assert "## shift" in concepts and "## fall" in concepts
+    assert "gravity" not in engine.calls[0].text  # the concept's name reaches no prompt
+    assert [e.uses for e in memory.entries] == [1, 1]
+
+
+def test_a_program_refuses_an_unknown_selection():
+    with pytest.raises(ValueError, match="select must be True, False or 'oracle'"):
+        build_program("arcmemo_ps", select="best")
+
+
 def test_the_arc_programs_give_abstraction_its_few_shot_demos_the_module_carries_none():
     with_demos = ConceptAbstractor("ps")
     use_arc_demos(with_demos)
