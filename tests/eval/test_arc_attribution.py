@@ -101,6 +101,19 @@ def test_mismatched_runs_are_refused(tmp_path, pair):
         compare(load_run(short), load_run(short))
 
 
+def test_common_compares_the_tasks_both_runs_hold(tmp_path, pair):
+    # B ran the first six tasks only (t8, t9 left out): A solves t0..t5 there, B none
+    part = write_run(tmp_path / "part", "baseline", [{t: False for t in TASKS[:6]}])
+    with pytest.raises(UsageError, match="different tasks"):
+        compare(load_run(pair[0]), load_run(part))
+    found = compare(load_run(pair[0]), load_run(part), common=True)
+    assert (found.tasks, found.only_a, found.only_b, found.both, found.left_out) == (6, 6, 0, 0, (4, 0))
+    assert "6 tasks (the tasks both ran; left out: 4 of A's, 0 of B's)" in found.text()
+    elsewhere = write_run(tmp_path / "elsewhere", "baseline", [{"u1": False}])
+    with pytest.raises(UsageError, match="no task in common"):
+        compare(load_run(pair[0]), load_run(elsewhere), common=True)
+
+
 def test_arc_table_compare_prints_it_after_the_tables(pair, capsys):
     from memreason.eval.arc.tables import tables
 

@@ -254,6 +254,7 @@ def test_the_entry_point_routes_arc_commands(monkeypatch, tmp_path, capsys):
         (["build_memory", "--format", "oe", "--out", "m.json", "--apart"], "--apart keeps PS concepts apart"),
         (["arcmemo_ps", "--split", "val100", "--answer", "yaml"], "--answer"),
         (["arc_table", "{bad}"], "not the results of an ARC evaluation"),
+        (["arc_table", "--common", "{bad}"], "--common needs --compare"),
         ([], "name a command"),
     ],
 )

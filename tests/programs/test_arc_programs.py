@@ -217,8 +217,9 @@ def test_the_arc_programs_are_registered():
         "arcmemo_oe",
         "arcmemo_ps",
         "arcmemo_ps_noselect",
+        "arcmemo_ps_oracle",
     }
-    assert build_program("arcmemo_ps_noselect").selector is None
+    assert build_program("arcmemo_ps_noselect").selector is None and build_program("arcmemo_ps_oracle").selector is None
     program = build_program("arcmemo_ps", attempts=3, retries=2, top_k=4, continual_every=5)
     assert (program.solver.attempts, program.solver.retries, program.selector.top_k, program.continual_every) == (3, 2, 4, 5)
     with pytest.raises(ValueError):
