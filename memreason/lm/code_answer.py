@@ -23,7 +23,7 @@ from typing import Any
 
 import dspy
 
-__all__ = ["CodeAdapter", "code_outputs", "read_code_answer"]
+__all__ = ["CodeAdapter", "code_block", "code_outputs", "read_code_answer"]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _MARKER = re.compile(r"\[\[ ## (\w+) ## \]\]")
@@ -47,14 +47,21 @@ def read_code_answer(completion: str, reasoning: str | None, code: str, *, prefe
     fields = _as_fields(text, reasoning, code)
     if fields is not None:
         return fields
-    blocks = [(m.start(), m.group(2)) for m in _FENCE.finditer(text)]
-    if not blocks:
-        return {**({reasoning: ""} if reasoning else {}), code: text.strip()}
-    chosen = next((b for b in blocks if prefer and prefer in b[1]), None) or max(blocks, key=lambda b: len(b[1]))
-    out = {code: chosen[1].strip() + "\n"}
+    start, block = code_block(text, prefer)
+    out = {code: block}
     if reasoning:
-        out[reasoning] = text[: blocks[0][0]].strip()
+        out[reasoning] = text[:start].strip() if start is not None else ""
     return out
+
+
+def code_block(text: str, prefer: str = "") -> tuple[int | None, str]:
+    """(where the first fenced block starts, the code): the block containing ``prefer``, else the longest, stripped
+    and ending in a newline (a block cut before its closing fence counts); with no block, (None, the text stripped)."""
+    blocks = [(m.start(), m.group(2)) for m in _FENCE.finditer(text or "")]
+    if not blocks:
+        return None, (text or "").strip()
+    chosen = next((b for b in blocks if prefer and prefer in b[1]), None) or max(blocks, key=lambda b: len(b[1]))
+    return blocks[0][0], chosen[1].strip() + "\n"
 
 
 def _as_fields(text: str, reasoning: str | None, code: str) -> dict[str, str] | None:

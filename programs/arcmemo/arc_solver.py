@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -39,7 +38,7 @@ from typing import Any, Callable, Protocol, Sequence
 import dspy
 
 from memreason.datasets.arc import ArcTask, Grid, grid_text, puzzle_text
-from memreason.lm.code_answer import CodeAdapter
+from memreason.lm.code_answer import CodeAdapter, code_block
 from memreason.lm.faults import LMFailure, ResilientAdapter
 from memreason.signatures import RetryArcPuzzle, SolveArcPuzzle
 
@@ -408,15 +407,9 @@ def _size(grid: Grid) -> str:
     return f"{len(grid)}x{len(grid[0])}"
 
 
-_FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
-
-
 def clean_program(text: str) -> str:
     """The code in an answer: the fenced block that defines ``transform`` if there are fences, else the text."""
-    blocks = _FENCE.findall(text or "")
-    if blocks:
-        return next((b for b in blocks if "def transform" in b), blocks[0]).strip() + "\n"
-    return (text or "").strip() + "\n"
+    return code_block(text, "def transform")[1].strip() + "\n"
 
 
 _shared = None
