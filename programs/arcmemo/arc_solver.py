@@ -408,7 +408,8 @@ def _size(grid: Grid) -> str:
 
 
 def clean_program(text: str) -> str:
-    """The code in an answer: the fenced block that defines ``transform`` if there are fences, else the text."""
+    """The code in an answer: the fenced block that defines ``transform`` (else the longest block) if there are
+    fences, else the text; ending in a newline."""
     return code_block(text, "def transform")[1].strip() + "\n"
 
 
