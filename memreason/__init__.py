@@ -24,6 +24,8 @@ from typing import Any
 
 # LiteLLM downloads a price map at import unless told to use its bundled copy.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# MLflow reports usage to its makers unless told not to; off unless the user turned it on.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 __version__ = "0.2.0"
 

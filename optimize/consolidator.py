@@ -66,6 +66,7 @@ from memreason.eval.harness.session import RunSession
 from memreason.eval.harness.tuned import TunedError, state_digest
 from memreason.lm import LMChoice
 from memreason.lm.faults import failure_of
+from memreason.lm.redact import redact
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 
@@ -370,7 +371,7 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
     write_json(out / "config.json", {"program": options.program, "level": options.level, "knobs": knobs})
     write_json(out / "compile.json", report)
     text = summary(report)
-    (out / "summary.md").write_text(text)
+    (out / "summary.md").write_text(redact(text))
     return ConsolidatorOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report, summary=text)
 
 

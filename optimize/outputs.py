@@ -20,6 +20,7 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from memreason.eval.harness.runs import write_json
+from memreason.lm.redact import redact
 
 
 def trial_row(trial: FrozenTrial) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def write_outputs(study: optuna.Study, study_dir: Path, setup: dict[str, Any]) -
             write_json(study_dir / "pareto.json", [config_of(t, setup) for t in best])
             written["pareto"] = study_dir / "pareto.json"
     written.update(plot(study, study_dir))
-    (study_dir / "summary.md").write_text(summary(study, setup, best))
+    (study_dir / "summary.md").write_text(redact(summary(study, setup, best)))
     written["summary"] = study_dir / "summary.md"
     return written
 

@@ -77,8 +77,7 @@ def build_memory(
     writer_program.use_memory(
         load_memory(run_dir / "memory" / f"step-{snapshot:04d}.json") if snapshot else empty_memory(config.format)
     )
-    out = Path(config.out)
-    save_memory(writer_program.memory, out)
+    out = Path(config.out)  # written after each concept is abstracted, never before: a failed build leaves it as it was
     writer = JsonlWriter(run_dir / "examples.jsonl")
     records = list(kept)
 
@@ -145,8 +144,10 @@ def build_memory(
                     record["write"] = writer_program.write(item, shown)
                 except Exception as exc:
                     record["write_error"] = error_text(exc)
-            save_memory(writer_program.memory, run_dir / "memory" / f"step-{i:04d}.json")
-            save_memory(writer_program.memory, out)
+                    session.errors.fail(failure_of(exc))
+                else:
+                    save_memory(writer_program.memory, run_dir / "memory" / f"step-{i:04d}.json")
+                    save_memory(writer_program.memory, out)
         record.update(meter.record())
         writer.write(record)
         records.append(record)

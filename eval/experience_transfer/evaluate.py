@@ -25,6 +25,7 @@ from ..harness.options import RunOptions
 from ..harness.publish import Outcome, save_results
 from ..harness.resume import continues
 from ..harness.runs import RunConfig, check_out_dir, open_run_dir
+from ..harness.session import check_failures
 from ..harness.tracking import check_mlflow, tracking
 from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
 from .run import ExperienceTransferConfig, evaluate_experience_transfer
@@ -105,6 +106,7 @@ def run_cell(options: EvaluateOptions) -> Outcome:
             retry_failed=options.retry_failed,
         )
         report = save_results(run_dir, results, report=not options.no_report)
+    check_failures(results, run_dir)
     return Outcome(run_dir, results, report)
 
 

@@ -23,7 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memreason.programs.shared.atomic_file import write_atomically
+from memreason.lm.redact import redact
+from memreason.lm.response_cache import open_response_cache
+from memreason.programs.shared.atomic_file import DiskFull, is_disk_full, write_atomically
 
 from .errors import UsageError
 from .options import Options
@@ -87,8 +89,9 @@ def new_run_dir(root: Path, name: str) -> Path:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically: a crash leaves the old file or the new one, never half of one."""
-    write_atomically(path, lambda handle: json.dump(data, handle, indent=1, default=str))
+    """Write JSON atomically (a crash leaves the old file or the new one, never half of one), with no
+    credentials in its URLs (:func:`memreason.lm.redact.redact`)."""
+    write_atomically(path, lambda handle: json.dump(redact(data), handle, indent=1, default=str))
 
 
 class JsonlWriter:
@@ -100,11 +103,17 @@ class JsonlWriter:
         self._handle = open(path, "a")
 
     def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` as one line; on a full disk :class:`DiskFull` (a torn line is cut off on resume)."""
         line = json.dumps(record, default=str) + "\n"
         with self._lock:
-            self._handle.write(line)
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
+            try:
+                self._handle.write(line)
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+            except OSError as exc:
+                if is_disk_full(exc):
+                    raise DiskFull(self.path, len(line.encode())) from exc
+                raise
 
     def close(self) -> None:
         self._handle.close()
@@ -117,7 +126,9 @@ _response_cache_lock = threading.Lock()
 def use_response_cache(directory: Path) -> None:
     """Keep DSPy's response cache in ``directory`` (with the run, never silently in the home directory).
 
-    The same directory again keeps the open cache; another one closes the disk cache this
+    Reading it never runs code (:func:`memreason.lm.response_cache.open_response_cache`: a
+    planted object is refused with a warning and asked of the LM again). The same directory
+    again keeps the open cache; another one closes the disk cache this
     process opened before, so a process that runs many cells or studies holds one set of
     file descriptors, not one per run.
     """
@@ -129,8 +140,7 @@ def use_response_cache(directory: Path) -> None:
         if _response_cache is not None and _response_cache[0] == where and dspy.cache is _response_cache[1]:
             return
         previous = _response_cache[1] if _response_cache is not None else None
-        dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=where)
-        _response_cache = (where, dspy.cache)
+        _response_cache = (where, open_response_cache(Path(where)))
         disk = getattr(previous, "disk_cache", None)
         if disk is not None and hasattr(disk, "close"):
             disk.close()
@@ -143,8 +153,42 @@ def check_out_dir(path: Path | None, flag: str = "--out") -> None:
 
 
 def open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
-    """``path`` (or a new ``runs/<name>-<time>``), created, with DSPy's response cache in it (or in ``cache``)."""
+    """``path`` (or a new ``runs/<name>-<time>``), created, held by this process (:func:`hold_run_dir`),
+    with DSPy's response cache in it (or in ``cache``)."""
     run_dir = path or new_run_dir(Path("runs"), name)
     run_dir.mkdir(parents=True, exist_ok=True)
+    hold_run_dir(run_dir)
     use_response_cache(cache or run_dir / "dspy_cache")  # with the run (or where the user says), never in the home directory
     return run_dir
+
+
+LOCK_NAME = ".lock"
+_held: dict[str, int] = {}  # run directory -> the descriptor of its lock file, for as long as this process lives
+_held_lock = threading.Lock()
+
+
+def hold_run_dir(run_dir: Path) -> None:
+    """Make this process the one writer of ``run_dir``, or refuse in one line (:class:`UsageError`).
+
+    The lock is an advisory ``flock`` on ``run_dir/.lock``, which names its holder (process id, host,
+    start time). The kernel drops it when the holder exits, however it ends, so a lock left by a dead
+    process is taken over. A process holds a directory until it exits; holding it again is a no-op.
+    """
+    import fcntl
+    import socket
+
+    where = str(Path(run_dir).resolve())
+    with _held_lock:
+        if where in _held:
+            return
+        path = Path(where) / LOCK_NAME
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise UsageError(f"{run_dir} is in use by {holder}; wait for it to end, or give another directory") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
+        _held[where] = fd

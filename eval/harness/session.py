@@ -23,7 +23,7 @@ import dspy
 
 from memreason.lm import LMChoice
 from memreason.lm.bounded_json import BoundedJSONAdapter
-from memreason.lm.faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy
+from memreason.lm.faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted
 
 
 @dataclass
@@ -87,6 +87,11 @@ class RunSession:
             "threads": threads,
             "resumed_examples": resumed,
             "answered_examples": answered,
+            "failed_examples": self.errors.failed,
+            "lm_answers": self.task_lm.answered.value
+            + (self.memory_lm.answered.value if self.memory_lm is not self.task_lm else 0),
+            "unit": self.errors.unit,
+            "last_failure": self.errors.last_failure,
             "retry_policy": asdict(self.policy),
             "max_errors": self.errors.max_errors,
         }
@@ -95,6 +100,28 @@ class RunSession:
             execution["engine"] = server.stats.as_dict()
         results.update(wall_seconds=seconds, execution=execution)
         return results
+
+
+def check_failures(
+    results: dict[str, Any],
+    run_dir: Any,
+    share: float = 1.0,
+    *,
+    hint: str = "rerun the same command with --retry-failed to answer them again",
+) -> None:
+    """Raise :class:`RunAborted` (exit 1 at the command line) when items failed in this process and either no LM
+    call answered or at least ``share`` of the items answered failed (default 1: all of them), as
+    :meth:`RunSession.finish` recorded in ``results["execution"]``. Call it once the run's files are written:
+    they are kept, and ``--retry-failed`` answers the failed items again."""
+    execution = results.get("execution", {})
+    answered, failed = execution.get("answered_examples", 0), execution.get("failed_examples", 0)
+    if answered and failed and (failed >= share * answered or execution.get("lm_answers", 1) == 0):
+        every = "every one" if failed == answered else str(failed)
+        silent = "no LM call answered and " if execution.get("lm_answers", 1) == 0 else ""
+        raise RunAborted(
+            f"{silent}{every} of the {answered} {execution.get('unit', 'items')} answered failed "
+            f"(last: {execution.get('last_failure') or 'unknown'}); what the run has is in {run_dir}: {hint}"
+        )
 
 
 def shared_adapter(task: LMChoice, memory: LMChoice) -> dspy.Adapter:

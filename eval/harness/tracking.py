@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from memreason.lm.redact import redact
+
 from .errors import UsageError
 
 EXPERIMENT = "memreason"
@@ -137,7 +139,7 @@ def flat_params(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
         if isinstance(value, dict) and value:
             out.update(flat_params(value, f"{name}."))
         else:
-            text = value if isinstance(value, str) else json.dumps(value, default=str)
+            text = redact(value) if isinstance(value, str) else json.dumps(redact(value), default=str)
             out[name[:MAX_ENTITY_KEY_LENGTH]] = text[:MAX_PARAM_VAL_LENGTH]
     return out
 

@@ -41,6 +41,7 @@ from dspy.utils.exceptions import (
     AdapterParseError,
     LMAuthError,
     LMBillingError,
+    LMProviderError,
     LMRateLimitError,
     LMServerError,
     LMTimeoutError,
@@ -48,6 +49,7 @@ from dspy.utils.exceptions import (
 )
 
 from .bounded_json import BoundedJSONAdapter
+from .redact import redact
 from .server import EngineDied
 from .tokens import Meter, current_meter, current_step, entry_cut, entry_usage
 from .traces import answer_of_predictor, call_trace, jsonable, note_answer
@@ -142,6 +144,8 @@ def fault_kind(error: BaseException) -> str | None:
         return "timeout"
     if isinstance(error, LMServerError):
         return "server_error"
+    if isinstance(error, LMProviderError) and "is not JSON" in str(error):
+        return "server_error"  # a 200 whose body is an HTML page or nothing: a gateway's fault, worth repeating
     if isinstance(error, LMTransportError):
         text = str(error).lower()
         return "timeout" if "timed out" in text or "timeout" in text else "connection"
@@ -163,13 +167,25 @@ def failure_of(error: BaseException) -> dict[str, str]:
 
 
 def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
+    """The error's first line, cut to 300 characters, with no credentials in its URLs."""
+    text = redact(str(error)).strip()
     return text.splitlines()[0][:300] if text else type(error).__name__
 
 
 # -- below the adapter: one LM call -----------------------------------------------------------
 
 _entries: contextvars.ContextVar[list | None] = contextvars.ContextVar("memreason_lm_entries", default=None)
+
+
+class AnswerCount:
+    """A thread-safe count of LM calls that returned an answer."""
+
+    def __init__(self) -> None:
+        self.value, self._lock = 0, threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
 
 
 class GuardedLM(dspy.BaseLM):
@@ -179,11 +195,12 @@ class GuardedLM(dspy.BaseLM):
     count nothing), and reads each call's history entry for its tokens and cache status.
     """
 
-    def __init__(self, lm: dspy.BaseLM, *, role: str, policy: RetryPolicy | None = None):
+    def __init__(self, lm: dspy.BaseLM, *, role: str, policy: RetryPolicy | None = None, answered: "AnswerCount | None" = None):
         inner = lm.copy(num_retries=0) if hasattr(lm, "num_retries") else lm.copy()
         inner.update_history = _capture(inner)  # our copy only: the caller's LM is untouched
         inner._warned_zero_temp_rollout = True  # our rollout ids are cache keys, meant for temperature 0 too
-        self.__dict__.update(inner=inner, role=role, policy=policy or RetryPolicy())
+        # ``answered``: calls that returned an answer (cache hits included), shared with this LM's copies
+        self.__dict__.update(inner=inner, role=role, policy=policy or RetryPolicy(), answered=answered or AnswerCount())
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["inner"], name)
@@ -195,7 +212,7 @@ class GuardedLM(dspy.BaseLM):
     supported_params = property(lambda self: self.inner.supported_params)
 
     def copy(self, **kwargs) -> "GuardedLM":
-        return GuardedLM(self.inner.copy(**kwargs), role=self.role, policy=self.policy)
+        return GuardedLM(self.inner.copy(**kwargs), role=self.role, policy=self.policy, answered=self.answered)
 
     def __call__(self, prompt=None, *, messages=None, **kwargs):
         meter = current_meter()
@@ -256,6 +273,7 @@ class GuardedLM(dspy.BaseLM):
                 rollout = 1000 + empties if base is None else f"{base}/empty{empties}"
                 kwargs = {**kwargs, "rollout_id": rollout}  # the same ids on a replay from the cache
                 continue
+            self.answered.add()
             return outputs
 
     async def acall(self, prompt=None, *, messages=None, **kwargs):

@@ -1,26 +1,71 @@
-"""Write a file so that a crash leaves the old version or the new one, never half of one."""
+"""Write a file so that a crash leaves the old version or the new one, never half of one.
+
+The new file keeps the old one's permission bits; a file written for the first time gets
+what ``open()`` would have given it (0666 less the process's umask), not ``mkstemp``'s 0600.
+"""
 
 from __future__ import annotations
 
+import errno
+import io
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable, TextIO
 
-__all__ = ["write_atomically"]
+__all__ = ["DiskFull", "is_disk_full", "replace_atomically", "write_atomically"]
+
+
+class DiskFull(OSError):
+    """No room left to write ``path``: ``needed`` bytes were to be written (the old file, if any, is intact)."""
+
+    def __init__(self, path: str | Path, needed: int):
+        super().__init__(errno.ENOSPC, f"no space left on the device: writing {path} needs {needed} bytes", str(path))
+        self.path, self.needed = Path(path), needed
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says the device (or the user's quota) is full."""
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def write_atomically(path: str | Path, write: Callable[[TextIO], None]) -> None:
-    """Call ``write(handle)`` on a temporary file beside ``path``, sync it, then rename it over ``path``."""
+    """Call ``write(handle)`` on a temporary file beside ``path``, sync it, then rename it over ``path``.
+
+    On a full disk the temporary file is removed, ``path`` is left as it was and :class:`DiskFull`
+    says how many bytes the new version needed."""
+    buffer = io.StringIO()
+    write(buffer)  # the whole text first: how many bytes are needed is known before the disk is touched
+    replace_atomically(path, buffer.getvalue().encode())
+
+
+def replace_atomically(path: str | Path, data: bytes) -> None:
+    """Put ``data`` in ``path`` as :func:`write_atomically` does (the old version or the new one, never half)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    tmp = None
     try:
-        with os.fdopen(fd, "w") as handle:
-            write(handle)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        os.chmod(tmp, _mode_for(path))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if is_disk_full(exc) and not isinstance(exc, DiskFull):
+            raise DiskFull(path, len(data)) from exc
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits ``path`` has now, or those a new file gets under the current umask."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mask = os.umask(0o022)  # read the umask (there is no getter before Python 3.13) and put it back
+        os.umask(mask)
+        return 0o666 & ~mask

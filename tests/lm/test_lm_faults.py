@@ -217,3 +217,38 @@ def test_the_error_budget_stops_past_max_errors_or_at_once_on_a_refused_key():
     assert not refused.stopping  # no limit
     refused.fail({"kind": "auth", "reason": "bad key"})
     assert refused.stopping and "the provider refused the calls (auth: bad key)" in refused.why()
+
+
+# -- each fault of the loopback server, end to end: retried or recorded, and the exit code ---------------
+
+
+@pytest.mark.parametrize("fault", ["server_error", "rate_limit", "timeout", "html", "empty_body", "unparseable"])
+def test_a_fault_that_passes_is_retried_and_the_run_exits_0(tmp_path, api_key, fault):
+    # a fifth of the calls meet the fault once; the repeat is a new request (a new seen-count), which passes or not by seed
+    with StubServer(latency=0, fail_rate=0.3, seed=3, hang=1.0, faults=(fault,), lifetime=60) as stub:
+        code = cli.main(stub_argv(stub, tmp_path / "run", "--limit", "10", "--lm-timeout", "0.5", "--lm-retries", "4"))
+        served = stub.stats()["served"]
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert code == 0 and served[fault] > 0
+    assert results["execution"]["failed_examples"] == 0  # every fault was retried past
+    counted = sum(results["faults"].values())
+    assert counted >= served[fault]  # and counted (an unparseable answer may cost a second format too)
+
+
+@pytest.mark.parametrize("fault", ["server_error", "html", "empty_body"])
+def test_a_server_that_always_faults_is_a_recorded_failure_and_exit_1(tmp_path, api_key, capsys, fault):
+    with StubServer(latency=0, fail_rate=1.0, faults=(fault,), lifetime=60) as stub:
+        code = cli.main(stub_argv(stub, tmp_path / "run", "--limit", "2", "--lm-retries", "1"))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and err[-1].startswith("error: run stopped: no LM call answered and every one of the 2 scenes")
+    examples = [json.loads(line) for line in (tmp_path / "run" / "examples.jsonl").read_text().splitlines()]
+    assert {e["failure"]["kind"] for e in examples} == {"server_error"}  # a gateway page counts as a server fault
+
+
+def test_a_server_killed_mid_run_ends_in_exit_1_once_nothing_answers(tmp_path, api_key, capsys):
+    stub = StubServer(latency=0, fail_rate=0, lifetime=60).start()
+    url = stub.url
+    stub.stop()  # killed before the run: every call meets a closed port
+    argv = ["episodic", "--level", "1", "--limit", "3", "--lm", "openai/stub", "--api-base", url, "--out", str(tmp_path / "r")]
+    assert cli.main([*argv, *FAST, "--lm-retries", "1"]) == 1
+    assert "connection" in capsys.readouterr().err

@@ -14,7 +14,7 @@ for ChatAdapter requests, a JSON object when the request carries ``response_form
 asks for JSON (JSONAdapter). Every answer is a function of the request's messages, so a
 rerun gets the same answers. Whether a request fails, and how (HTTP 429, HTTP 500, a
 hang past the client's timeout, or text no adapter can parse; HTTP 401 when ``faults``
-names ``auth``), is a seeded function of
+names ``auth``; a 200 with an HTML page or an empty body when it names ``html`` or ``empty_body``), is a seeded function of
 the messages and of how many times this server has already seen them, so a run against a
 fresh server meets the same faults in any thread order. ``GET /stats`` returns what was
 served by kind and a log of requests. The server stops by itself after ``lifetime``
@@ -234,6 +234,10 @@ class _Handler(BaseHTTPRequestHandler):
                 401,
                 {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}},
             )
+        elif kind == "html":  # not in FAULTS: a proxy's error page with status 200
+            self._send_raw(200, b"<html><body><h1>Bad gateway</h1></body></html>", "text/html")
+        elif kind == "empty_body":  # not in FAULTS: status 200 and nothing else
+            self._send_raw(200, b"", "application/json")
         elif kind == "timeout":
             time.sleep(self.stub.hang)
             self._send(504, {"error": {"message": "too late", "type": "timeout"}})
@@ -245,10 +249,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, _completion(body, text, key))
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
+        self._send_raw(status, json.dumps(payload).encode(), "application/json")
+
+    def _send_raw(self, status: int, data: bytes, content_type: str) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
