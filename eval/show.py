@@ -38,7 +38,7 @@ from .arc.memory_measures import read_measure
 from .harness.errors import UsageError
 from .harness.options import Options
 from .harness.resume import read_examples
-from .harness.traces import TraceStore, example_unit, memory_unit
+from .harness.traces import TraceDamaged, TraceStore, example_unit, memory_unit
 
 FIELD_CHARS = 2_000  # characters of one parsed field shown (the trace file has all of it)
 
@@ -71,16 +71,25 @@ class Run:
             raise UsageError(f"{run_dir} has no config.json: not a run directory of python -m eval")
         try:
             self.config = json.loads(config_path.read_text())
-        except ValueError as exc:
-            raise UsageError(f"cannot read {config_path}: {exc}") from None
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read {config_path}: {getattr(exc, 'strerror', None) or exc}") from None
+        if not isinstance(self.config, dict):
+            raise UsageError(f"{config_path} is not a run config (a JSON object)")
         self.dir = run_dir
         self.program = self.config.get("program", "?")
         spec = PROGRAMS.get(self.program)
         self.task = spec.task if spec else ("arc" if "split" in self.config else "experience_transfer")
-        self.examples = read_examples(run_dir / "examples.jsonl")
+        self.examples = read_examples(run_dir / "examples.jsonl", repair=False)  # looking never writes
         self.traces = TraceStore(run_dir)
         self.results = _read_json(run_dir / "results.json")
         self._data = None
+
+    def calls(self, unit: str) -> tuple[list[dict[str, Any]], Text | None]:
+        """The LM calls of ``unit``, and a line saying its trace is damaged when it cannot be read (never "no calls")."""
+        try:
+            return self.traces.read(unit, strict=True), None
+        except TraceDamaged as exc:
+            return [], Text(str(exc), style="red")
 
     def memory(self, run: int) -> dict[str, Any] | None:
         return _read_json(self.dir / f"memory-run{run}.json")
@@ -143,10 +152,11 @@ def show(args: ShowOptions, console: Console | None = None) -> None:
     elif args.step:
         for r in sorted({r_ for r_, _ in run.examples} | {0}):
             if args.run is None or r == args.run:
-                calls = [c for c in run.traces.read(memory_unit(r)) if _step_matches(c, args.step)]
+                found, damaged = run.calls(memory_unit(r))
+                calls = [c for c in found if _step_matches(c, args.step)]
                 console.print(
                     Panel(
-                        Group(*_calls(calls, args), *([] if calls else [Text("no such call")])),
+                        Group(*_calls(calls, args), *([] if calls else [damaged or Text("no such call")])),
                         title=f"memory build, run {r}: step {escape(args.step)}",
                         box=box.ROUNDED,
                     )
@@ -227,9 +237,11 @@ def _memory_panel(run: Run, r: int) -> Panel:
             parts.append(Text("no memory record (the run had not built it)"))
         else:
             parts.extend(_memory_record(record, semantic))
-    calls = run.traces.read(memory_unit(r))
+    calls, damaged = run.calls(memory_unit(r))
     if calls:
         parts.append(_step_table(calls, title="memory build"))
+    if damaged is not None:
+        parts.append(damaged)
     return Panel(Group(*parts), title=f"memory, run {r}", box=box.ROUNDED)
 
 
@@ -359,9 +371,10 @@ def _mark(ok: bool, text: str) -> Text:
 
 def _example(run: Run, record: dict[str, Any], args: ShowOptions) -> Panel:
     r = int(record.get("run", 0))
-    calls = [c for c in run.traces.read(example_unit(r, str(record["id"]))) if not args.step or _step_matches(c, args.step)]
+    found, damaged = run.calls(example_unit(r, str(record["id"])))
+    calls = [c for c in found if not args.step or _step_matches(c, args.step)]
     if run.task == "arc":
-        parts = _arc_example(record, run.traces.read(example_unit(r, str(record["id"]))))
+        parts = _arc_example(record, found)
         verdict = f"official score {(record.get('scores') or {}).get('official_score', 0):.2f}"
     else:
         parts = _scene_example(run, record, r)
@@ -371,6 +384,8 @@ def _example(run: Run, record: dict[str, Any], args: ShowOptions) -> Panel:
     if calls:
         parts.append(Text(f"LM calls ({len(calls)}):", style="bold"))
         parts.extend(_calls(calls, args, tabled=("objects",) if record.get("object_labels") else ()))
+    elif damaged is not None:
+        parts.append(damaged)
     elif not run.traces.units():
         parts.append(Text("no traces in this run directory (written before traces existed)", style="dim"))
     ok = run.correct(record)

@@ -19,7 +19,6 @@ Output in ``out``: ``program.json`` (the DSPy state), ``config.json`` (knobs, fo
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import resolve_lms, retry_policy
 from memreason.eval.harness.options import LMOptions
 from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json
+from memreason.eval.harness.tuned import TunedError, config_knobs
 from memreason.lm import LMChoice
 from memreason.programs import PROGRAMS, build_program
 
@@ -100,9 +100,9 @@ def parse_knobs(options: CompileOptions | OptimizerOptions) -> dict[str, Any]:
     config = getattr(options, "config", None)
     if config is not None:
         try:
-            knobs.update(json.loads(Path(config).read_text()).get("knobs", {}))
-        except (OSError, ValueError, AttributeError) as exc:
-            raise UsageError(f"cannot read knobs from --config {config}: {exc}") from None
+            knobs.update(config_knobs(Path(config), getattr(options, "program", "")))
+        except TunedError as exc:
+            raise UsageError(str(exc)) from None
     for text in options.knob:
         name, sep, value = text.partition("=")
         if not sep:
@@ -126,15 +126,20 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
     arc = PROGRAMS[options.program].task == "arc"
     if not arc and options.level not in LEVELS:
         raise UsageError(f"{options.program} needs --level {{1,2,3}}")
+    # the data, read before any model loads: bad rules, splits and memory files fail here
+    if arc:
+        data = _arc_data(options, program)
+    else:
+        data = RuleTable.from_json(options.rules) if options.rules else RuleTable.paper()
     task, memory = resolve_lms(options, resolve=resolve)
     out = options.out or new_run_dir(Path("runs") / "compiled", f"{options.program}-{options.optimizer}")
     out.mkdir(parents=True, exist_ok=True)
     use_response_cache(options.cache or out / "dspy_cache")
     started = time.perf_counter()
     if arc:
-        report = compile_arc(options, program, knobs, task, memory, out)
+        report = compile_arc(options, program, data, task, memory, out)
     else:
-        report = compile_experience_transfer(options, program, knobs, task, memory, out)
+        report = compile_experience_transfer(options, program, data, task, memory, out)
     report.update(
         program=options.program,
         optimizer=options.optimizer,
@@ -222,9 +227,8 @@ def run_optimizer(optimizer, name: str, student, trainset, valset, options: Opti
 
 
 def compile_experience_transfer(
-    options: CompileOptions, program, knobs, task: LMChoice, memory: LMChoice, out: Path
+    options: CompileOptions, program, rules: RuleTable, task: LMChoice, memory: LMChoice, out: Path
 ) -> dict[str, Any]:
-    rules = RuleTable.from_json(options.rules) if options.rules else RuleTable.paper()
     data = make_level(options.level, seed=options.seed, rules=rules)
     train_level = training_level(data, seed=options.seed)
     examples = scene_examples(train_level, lambda s: observation(s, "text"), limit=2 * options.trainset_size)
@@ -255,12 +259,10 @@ def compile_experience_transfer(
     }
 
 
-def compile_arc(options: CompileOptions, program, knobs, task: LMChoice, memory: LMChoice, out: Path) -> dict[str, Any]:
+def _arc_data(options: CompileOptions, program) -> list:
+    """The ARC training tasks (none of the evaluation split's), with ``options.memory`` loaded into ``program``."""
     from memreason.datasets.arc import ArcDataError, load_split
-    from memreason.eval.harness.session import shared_adapter
     from memreason.programs.arcmemo.memory_file import MemoryFileError, load_memory
-
-    from .arc_objective import save_state
 
     try:
         eval_ids = [t.id for t in load_split(options.split or "val100")]
@@ -269,6 +271,14 @@ def compile_arc(options: CompileOptions, program, knobs, task: LMChoice, memory:
             program.use_memory(load_memory(options.memory))
     except (ArcDataError, MemoryFileError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    return tasks
+
+
+def compile_arc(options: CompileOptions, program, tasks: list, task: LMChoice, memory: LMChoice, out: Path) -> dict[str, Any]:
+    from memreason.eval.harness.session import shared_adapter
+
+    from .arc_objective import save_state
+
     if memory.lm is not task.lm and hasattr(program, "set_memory_lm"):
         program.set_memory_lm(memory.lm)
     examples = [dspy.Example(task=t).with_inputs("task") for t in tasks]

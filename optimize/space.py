@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from memreason.datasets.json_file import read_json_file
 from memreason.programs import PROGRAMS
 
 DEMOS = "demos"  # the one parameter that is not a constructor argument
@@ -158,12 +159,9 @@ def _show(value: Any) -> str:
 
 
 def read_space_file(path: str | Path) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise SpaceError(f"--space {path}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise SpaceError(f"--space {path}: not a JSON object ({exc})") from None
+    if not Path(path).exists():
+        raise SpaceError(f"--space {path}: no such file")
+    data = read_json_file(path, SpaceError, "--space file")
     if not isinstance(data, dict):
         raise SpaceError(f"--space {path}: expected a JSON object of NAME: SPEC")
     return data

@@ -138,12 +138,14 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         default_name = split_name(options.split or "val100")
     study_name = f"{options.program}-{options.study or default_name}"
     study_dir = options.out or Path("runs") / "optimize" / study_name
-    study_dir.mkdir(parents=True, exist_ok=True)
-    storage = open_storage(options.storage or sqlite_url(study_dir / "study.db"), heartbeat=options.heartbeat)
+    remote = options.storage and not options.storage.startswith("sqlite")  # a SQLite file may live in the study directory
+    storage = open_storage(options.storage, heartbeat=options.heartbeat) if remote else None  # a bad URL fails now
 
     task, memory = resolve_lms(options, slots=options.threads * options.n_jobs, resolve=resolve)
     if options.modality == "image" and (task.local or memory.local):
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
+    study_dir.mkdir(parents=True, exist_ok=True)  # only now: bad input leaves nothing behind
+    storage = storage or open_storage(options.storage or sqlite_url(study_dir / "study.db"), heartbeat=options.heartbeat)
     use_response_cache(options.cache or study_dir / "dspy_cache")
 
     setup = Setup(

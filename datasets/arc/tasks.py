@@ -70,7 +70,7 @@ def _pairs(task_id: str, data: dict, key: str, *, need_output: bool) -> tuple[Ar
         where = f"task {task_id}: {key}[{i}]"
         if not isinstance(item, dict) or "input" not in item:
             raise ArcDataError(f"{where} must be an object with 'input' and 'output'")
-        if need_output and "output" not in item:
+        if need_output and item.get("output") is None:
             raise ArcDataError(f"{where} has no 'output'")
         output = item.get("output")
         pairs.append(

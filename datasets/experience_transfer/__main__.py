@@ -23,9 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--level", type=int, choices=LEVELS, required=True)
     parser.add_argument("--out", type=Path, required=True, help="directory to write images and manifest.json into")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=_at_least(0, "--seed"), default=0)
     parser.add_argument("--rules", type=Path, help="a rule table as JSON (default: the paper's Table 1)")
-    parser.add_argument("--episodes-per-combination", type=int, default=2)
+    parser.add_argument("--episodes-per-combination", type=_at_least(1, "--episodes-per-combination"), default=2)
     args = parser.parse_args(argv)
     try:
         rules = RuleTable.from_json(args.rules) if args.rules else RuleTable.paper()
@@ -41,6 +41,21 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "manifest.json").write_text(json.dumps(data.manifest(), indent=1))
     print(f"wrote {len(data.episodes)} episodes and {len(data.test)} test scenes to {args.out}")
     return 0
+
+
+def _at_least(least: int, flag: str):
+    """An argparse type: a whole number >= ``least``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least:
+            raise argparse.ArgumentTypeError(f"{flag} must be a whole number >= {least}, got {text!r}")
+        return value
+
+    return parse
 
 
 if __name__ == "__main__":

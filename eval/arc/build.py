@@ -14,9 +14,11 @@ from pathlib import Path
 
 from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
+from ..harness.paths import check_output_dir, check_output_file
 from ..harness.publish import Outcome, save_results
 from ..harness.resume import continues
 from ..harness.runs import RunConfig, open_run_dir
+from ..harness.session import check_failures
 from ..harness.tracking import check_mlflow, tracking
 from . import sandbox
 from .config import BuildConfig
@@ -68,6 +70,9 @@ class BuildOptions(ArcOptions):
 def run_build(options: BuildOptions) -> Outcome:
     """Solve (or read) the seed tasks' solutions, verify them, and abstract them into ``options.out``."""
     check_mlflow(options)
+    check_output_file(options.out, "--out")
+    check_output_dir(options.run_dir, "--run-dir")
+    check_output_dir(options.cache, "--cache")
     if options.apart and options.format != "ps":
         raise UsageError(f"--apart keeps PS concepts apart; a {options.format} memory has no titles to revise")
     config = BuildConfig(
@@ -117,4 +122,5 @@ def run_build(options: BuildOptions) -> Outcome:
                 max_errors=options.max_errors,
             )
         save_results(run_dir, results, report=not options.no_report)
+    check_failures(results, run_dir, hint=f"{options.out} was left as it was; start again with a new --run-dir")
     return Outcome(run_dir, results)

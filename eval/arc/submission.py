@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
 from memreason.datasets.arc import GENERATED_SPLITS, ArcDataError, ArcTask, check_grid, load_split
+from memreason.datasets.json_file import read_json_file
 
 from ..harness.resume import read_examples
 from ..harness.runs import write_json
@@ -105,12 +106,7 @@ def write_submission(submission: Mapping[str, Any], path: Path | str) -> Path:
 
 def read_submission(path: Path | str) -> Any:
     """A submission file's JSON (checked against a task set by :func:`score_submission`)."""
-    try:
-        return json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise ArcDataError(f"cannot read submission {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ArcDataError(f"submission {path} is not valid JSON: {exc}") from None
+    return read_json_file(path, ArcDataError, "submission")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from memreason.eval.report import ReportError
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
 from . import arc, demo, evaluate, report, show, submission, tables
-from .options import Parser, log_to_stderr, run_cli
+from .options import Parser, check_api_base, log_to_stderr, run_cli
 
 __all__ = ["build_parser", "log_to_stderr", "main", "run"]
 
@@ -58,13 +58,18 @@ def main(argv: list[str] | None = None) -> int:
         nonlocal args
         saved = resumed_program(argv)  # python -m eval --resume RUN_DIR: the run's own program decides the command
         if argv and argv[0].startswith("--resume") and saved is None:
-            where = Path(argv[0].partition("=")[2] or (argv[1] if len(argv) > 1 else ""))
+            given = argv[0].partition("=")[2] or (argv[1] if len(argv) > 1 else "")
+            if not given.strip() or given.startswith("-"):
+                raise UsageError("--resume needs a run directory: python -m eval --resume RUN_DIR")
+            where = Path(given)
             if where.is_dir():
                 read_config(where)  # raises, saying what the directory lacks
             raise RunDirError(f"--resume {where}: no such run directory")
         args = parser.parse_args([saved, *argv] if saved else argv)
         if args.command is None:
             raise UsageError("name a command (python -m eval --help lists them) or --resume RUN_DIR")
+        if getattr(args, "resume", None) is None:  # a resumed run's models are in its config: checked once merged
+            check_api_base(args)
         args.argv = argv
         return 0
 

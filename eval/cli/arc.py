@@ -19,20 +19,22 @@ work kept). Bad input gets one line on stderr starting with "error: " and exit c
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
 from memreason.datasets.arc.generated import REARC_DIFFICULTY
+from memreason.datasets.json_file import read_json_file
 from memreason.eval.arc.attribution import compare, load_run
 from memreason.eval.arc.build import BuildOptions, run_build
+from memreason.eval.arc.config import KNOB_FIELDS
 from memreason.eval.arc.evaluate import DEFAULTS, IDENTITY, ArcEvalOptions, arc_programs, run_arc
 from memreason.eval.arc.tables import tables
 from memreason.eval.harness.errors import UsageError
+from memreason.eval.harness.tuned import config_knobs
 
-from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, number, whole
-from .resume import resumed_args
+from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, number, out_dir, out_file, text, whole
+from .resume import checked_values, resumed_args
 
 __all__ = ["register"]
 
@@ -203,9 +205,10 @@ def _evaluate_options(parser: Parser) -> None:
 
 def _build_options(parser: Parser) -> None:
     parser.add_argument("--format", required=True, choices=["ps", "oe", "cheatsheet"])
-    add(parser, "--out", required=True, metavar="FILE", help="the memory file to write")
+    add(parser, "--out", type=out_file("--out"), required=True, metavar="FILE", help="the memory file to write")
     parser.add_argument(
         "--solutions",
+        type=text("--solutions"),
         metavar="DIR|rearc",
         help="skip solving: a directory of <task_id>.py or <concept>.py files defining transform, "
         "or 'rearc' for re-ARC's verifier programs (reasoning-gym)",
@@ -219,7 +222,7 @@ def _build_options(parser: Parser) -> None:
     )
     parser.add_argument(
         "--run-dir",
-        type=Path,
+        type=out_dir("--run-dir"),
         help="where the log goes (default: runs/build_memory-<format>-<split>-<time>); continued when it holds this build",
     )
     _common(parser, "barc_seeds")
@@ -230,6 +233,9 @@ def evaluate(args: argparse.Namespace, parser: Parser) -> int:
     if args.resume is not None:
         # a key saved runs lack (the memory role's generation settings, --answer) takes the value such runs ran with
         args = resumed_args(parser, args, IDENTITY, programs=arc_programs(), kind="an ARC evaluation", saved_defaults=DEFAULTS)
+    if args.config is not None:  # its knobs named like an option replace that option: checked as the option is
+        knobs = config_knobs(Path(args.config), args.program)
+        checked_values(parser, {k: v for k, v in knobs.items() if k in KNOB_FIELDS}, f"--config {args.config}")
     outcome = run_arc(ArcEvalOptions.from_args(args))
     print(tables([outcome.results]))
     if outcome.report is not None:
@@ -253,13 +259,10 @@ def arc_table(args: argparse.Namespace) -> int:
     if args.common and not args.compare:
         raise UsageError("--common needs --compare")
     rows: list[dict[str, Any]] = []
-    for text in args.runs:
-        path = Path(text)
+    for given in args.runs:
+        path = Path(given)
         path = path / "results.json" if path.is_dir() else path
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UsageError(f"cannot read {path}: {exc}") from None
+        data = read_json_file(path, UsageError, "results file")
         if not isinstance(data, dict) or data.get("task") != "arc" or "oracle_at_k" not in data:
             raise UsageError(f"{path} is not the results of an ARC evaluation")
         rows.append(data)

@@ -19,16 +19,21 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import re
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from memreason.datasets.experience_transfer import LEVELS
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
+from memreason.eval.harness.paths import check_output_dir, check_output_file
 from memreason.lm import LMConfigError
 from memreason.lm.faults import RunAborted
+from memreason.programs.shared.atomic_file import DiskFull, is_disk_full
 
 __all__ = [
     "OPTIONS",
@@ -38,11 +43,18 @@ __all__ = [
     "add_fault_options",
     "add_lm_options",
     "add_run_options",
+    "check_api_base",
     "log_to_stderr",
+    "mlflow_uri",
     "number",
+    "out_dir",
+    "out_file",
     "parse_levels",
+    "path",
     "run_cli",
     "temperature",
+    "text",
+    "url",
     "whole",
 ]
 
@@ -55,25 +67,29 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(re.sub(r"^argument [^:]+: (?=--)", "", message))  # our types name their option already
 
 
-def whole(name: str, least: int = 1) -> Callable[[str], int]:
-    """An argparse type: a whole number >= ``least``, with ``name`` in its error."""
-    return _bounded(name, int, least)
+def whole(name: str, least: int = 1, most: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``least`` (and <= ``most``), with ``name`` in its error."""
+    return _bounded(name, int, least, most)
 
 
 def number(name: str, least: float = 0.0) -> Callable[[str], float]:
-    """An argparse type: a number >= ``least``, with ``name`` in its error."""
+    """An argparse type: a finite number >= ``least``, with ``name`` in its error."""
     return _bounded(name, float, least)
 
 
-def _bounded(name: str, kind: type, least: float) -> Callable[[str], int | float]:
+def _bounded(name: str, kind: type, least: float, most: float | None = None) -> Callable[[str], int | float]:
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
             noun = "a whole number" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"{name} must be {noun}, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number, got {text!r}")
         if value < least:
             raise argparse.ArgumentTypeError(f"{name} must be at least {least:g}, got {value}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"{name} must be at most {most:g}, got {value}")
         return value
 
     return parse
@@ -89,6 +105,98 @@ def temperature(name: str = "--temperature") -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def text(name: str) -> Callable[[str], str]:
+    """An argparse type: text that is not empty (a file, a split, a model), with ``name`` in its error."""
+
+    def parse(value: str) -> str:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(f"{name} needs a value, got an empty one")
+        return value
+
+    return parse
+
+
+def path(name: str) -> Callable[[str], Path]:
+    """An argparse type: a path that is not empty (an empty one would mean the current directory)."""
+
+    def parse(value: str) -> Path:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(f"{name} needs a path, got an empty one")
+        return Path(value)
+
+    return parse
+
+
+def out_dir(name: str) -> Callable[[str], Path]:
+    """An argparse type: a directory the command may create or write into (checked now, before any work)."""
+    return _checked(name, check_output_dir)
+
+
+def out_file(name: str) -> Callable[[str], Path]:
+    """An argparse type: a file the command may create or replace (checked now, before any work)."""
+    return _checked(name, check_output_file)
+
+
+def _checked(name: str, check: Callable[[Path, str], None]) -> Callable[[str], Path]:
+    def parse(value: str) -> Path:
+        try:
+            check(path(name)(value), name)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return Path(value)
+
+    return parse
+
+
+def url(name: str) -> Callable[[str], str]:
+    """An argparse type: an http(s) URL with a host (a server's address)."""
+
+    def parse(value: str) -> str:
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise argparse.ArgumentTypeError(f"{name} takes an http:// or https:// address with a host, got {value!r}")
+        return value.strip()
+
+    return parse
+
+
+def mlflow_uri(value: str) -> str:
+    """An argparse type: what ``--mlflow`` tracks into (memreason.eval.harness.tracking): an http(s) tracking
+    server, databricks, a ``sqlite:///`` URI, a ``.db`` file or an existing directory (its mlflow.db)."""
+    text = value.strip()
+    if not text:
+        return ""  # as given bare
+    if text.startswith(("http://", "https://")):
+        return url("--mlflow")(text)
+    if text == "databricks" or (text.startswith("sqlite:///") and len(text) > len("sqlite:///")):
+        return text
+    if "://" not in text and (text.endswith(".db") or Path(text).is_dir()):
+        if text.endswith(".db"):
+            _checked("--mlflow", check_output_file)(text)
+        return text
+    raise argparse.ArgumentTypeError(
+        f"--mlflow takes a tracking URI (http://host:5000, https://..., sqlite:///path.db, databricks), "
+        f"a .db file or a directory, or nothing; got {value!r}"
+    )
+
+
+def check_api_base(args: Any) -> None:
+    """``--api-base`` is the address of a remote model's server: refused when no LM option (``--lm``,
+    ``--memory-lm``, ``--memory-lms``, ``--judge-lm``) names a model that would be sent there."""
+    if getattr(args, "api_base", None) is None:
+        return
+    specs = [
+        spec.strip()
+        for key in ("lm", "memory_lm", "memory_lms", "judge_lm")
+        for spec in str(getattr(args, key, None) or "").split(",")
+    ]
+    if not any(spec and spec != "embedded" and not spec.startswith("local:") for spec in specs):
+        raise UsageError(
+            "--api-base is the address of a remote model's server: name that model with --lm "
+            "(the embedded model and local: GGUF files run on a server of their own)"
+        )
 
 
 def parse_levels(text: str, flag: str = "--levels", *, allow_empty: bool = False) -> list[int]:
@@ -140,23 +248,27 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "--level": dict(type=level, metavar="{1,2,3}", help=f"Experience-Transfer level {LEVELS}"),
     "--levels": dict(type=levels("--levels"), default=[1, 2, 3], help="comma-separated levels (default 1,2,3)"),
     "--modality": dict(default="text", choices=("text", "image"), help="text (structured descriptions) or image (rendered PNGs)"),
-    "--rules": dict(help="a rule table as JSON (default: the HDR paper's Table 1)"),
+    "--rules": dict(type=text("--rules"), help="a rule table as JSON (default: the HDR paper's Table 1)"),
     "--limit": dict(type=whole("--limit"), metavar="N", help="only the first N test items"),
     "--seed": dict(type=whole("--seed", 0), default=0, help="data seed (default 0)"),
     "--runs": dict(type=whole("--runs"), default=1, help="repetitions (mean and std)"),
     "--split": dict(
-        default="val100", help="an ARC split (val100, barc_seeds, ...), or a directory of ARC JSON files (default val100)"
+        type=text("--split"),
+        default="val100",
+        help="an ARC split (val100, barc_seeds, ...), or a directory of ARC JSON files (default val100)",
     ),
     "--tasks": dict(type=task_ids, help="only these comma-separated task ids of the split"),
-    "--memory": dict(help="an ARC concept memory file from build_memory (default: start empty)"),
+    "--memory": dict(type=text("--memory"), help="an ARC concept memory file from build_memory (default: start empty)"),
     # programs
     "--config": dict(
-        type=Path,
+        type=path("--config"),
         metavar="BEST.json",
         help="the program's knobs from a JSON file's \"knobs\" (python -m optimize writes best.json)",
     ),
     "--program-state": dict(
-        type=Path, metavar="STATE.json", help="a DSPy state file (program.save: demos, instructions) loaded into the program"
+        type=path("--program-state"),
+        metavar="STATE.json",
+        help="a DSPy state file (program.save: demos, instructions) loaded into the program",
     ),
     "--per-object": dict(
         action="store_true", help="the reasoner labels each object of the scene and the count is computed in code"
@@ -167,9 +279,9 @@ OPTIONS: dict[str, dict[str, Any]] = {
         help="with --per-object: label each object in its own call, against the K memory entries nearest to it",
     ),
     # language models
-    "--lm": dict(help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)"),
-    "--memory-lm": dict(help="LM for memory building (default: the task LM)"),
-    "--api-base": dict(help="base URL for a self-hosted OpenAI-compatible server"),
+    "--lm": dict(type=text("--lm"), help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)"),
+    "--memory-lm": dict(type=text("--memory-lm"), help="LM for memory building (default: the task LM)"),
+    "--api-base": dict(type=url("--api-base"), help="base URL for a self-hosted OpenAI-compatible server (with --lm)"),
     "--temperature": dict(type=temperature(), default=0.0, help="sampling temperature of LM calls (default 0)"),
     "--max-tokens": dict(type=whole("--max-tokens"), help="generation cap per call"),
     "--memory-temperature": dict(
@@ -184,7 +296,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "the paper's; --max-tokens is the solver's)",
     ),
     "--no-cache": dict(action="store_true", help="do not reuse cached LM answers"),
-    "--cache": dict(type=Path, help="DSPy response cache directory (default: <run>/dspy_cache)"),
+    "--cache": dict(type=out_dir("--cache"), help="DSPy response cache directory (default: <run>/dspy_cache)"),
     # LM faults
     "--lm-retries": dict(
         type=whole("--lm-retries", 0),
@@ -202,14 +314,17 @@ OPTIONS: dict[str, dict[str, Any]] = {
     ),
     "--retry-failed": dict(action="store_true", help="when continuing a run, do its failed items again"),
     # run
-    "--out": dict(type=Path, metavar="DIR", help="run directory (default: runs/<name>-<time>); continued when it holds this run"),
-    "--resume": dict(type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config"),
+    "--out": dict(
+        type=out_dir("--out"), metavar="DIR", help="run directory (default: runs/<name>-<time>); continued when it holds this run"
+    ),
+    "--resume": dict(type=path("--resume"), metavar="RUN_DIR", help="continue the run in RUN_DIR with its saved config"),
     "--threads": dict(type=whole("--threads"), default=1, help="items answered in parallel"),
     "--no-progress": dict(action="store_true", help="no progress bar"),
     "--no-report": dict(action="store_true", help="do not write report.md and its plots"),
     "--mlflow": dict(
         nargs="?",
         const="",
+        type=mlflow_uri,
         metavar="URI",
         help="track the run in MLflow: params, metrics, artifacts, a trace per DSPy call (bare: a SQLite "
         "mlflow.db in the run directory's parent; or a tracking URI such as http://host:5000, or a .db "
@@ -273,7 +388,8 @@ def run_cli(
     bad_input: tuple[type[BaseException], ...] = (),
     continue_hint: str = "rerun the same command to continue",
 ) -> int:
-    """Run a command: bad input prints one line and exits 2, a stopped run exits 1 (its work kept), Ctrl-C exits 130."""
+    """Run a command: bad input prints one line and exits 2, a stopped run exits 1 (its work kept), Ctrl-C exits 130,
+    a full disk is one line naming what could not be written, exit 2 (the run continues from where it stopped)."""
     try:
         return command()
     except (UsageError, LMConfigError, *bad_input) as exc:
@@ -282,6 +398,16 @@ def run_cli(
     except RunAborted as exc:
         print(f"error: run stopped: {exc}", file=sys.stderr)
         return 1
+    except (OSError, sqlite3.OperationalError) as exc:
+        if not (is_disk_full(exc) or "disk is full" in str(exc)):
+            raise
+        where = (
+            exc.strerror
+            if isinstance(exc, DiskFull)
+            else f"no space left on the device ({getattr(exc, 'filename', None) or exc})"
+        )
+        print(f"error: {where}; free some space, then {continue_hint}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"interrupted; {continue_hint}", file=sys.stderr)
         return 130

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memreason.eval.report import ReportError, write_report
 
-from .options import add
+from .options import add, path
 
 __all__ = ["register"]
 
@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="compare runs in one Markdown report with plots",
         description="Compare runs in one Markdown report with plots.",
     )
-    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
+    parser.add_argument("runs", nargs="+", type=path("RUN_DIR"), metavar="RUN_DIR")
     add(parser, "--out", help="where report.md and the PNGs go (default: the run itself, or runs/report-<time>)")
     parser.set_defaults(handler=run)
 

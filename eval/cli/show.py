@@ -10,11 +10,10 @@ python -m eval show runs/arcmemo_ps-... --id 0a1d4ef5 --messages  # ... with the
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from memreason.eval.show import ShowOptions, show
 
-from .options import add, whole
+from .options import add, path, whole
 
 __all__ = ["register"]
 
@@ -25,7 +24,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="look inside a run directory: memory, LM calls, answers",
         description="Look inside a run directory: memory, calls, answers.",
     )
-    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    parser.add_argument("run_dir", type=path("RUN_DIR"), metavar="RUN_DIR")
     parser.add_argument("--id", dest="ids", action="append", metavar="ID", help="show this example in full (repeatable)")
     parser.add_argument("--wrong", action="store_true", help="show every wrong example in full")
     parser.add_argument(

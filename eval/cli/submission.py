@@ -12,13 +12,12 @@ exit code 2 (:mod:`memreason.eval.arc.submission`).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from memreason.datasets.arc import load_split
 from memreason.eval.arc.submission import read_submission, run_tasks, score_submission, to_submission, write_submission
 from memreason.eval.harness.errors import UsageError
 
-from .options import add
+from .options import add, out_file, path
 
 __all__ = ["register"]
 
@@ -29,8 +28,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="an ARC Prize submission file from an ARC run",
         description="Write an ARC run's predictions as an ARC Prize submission file.",
     )
-    make.add_argument("run_dir", type=Path, metavar="RUN_DIR")
-    make.add_argument("--out", type=Path, required=True, metavar="FILE", help="the submission file to write")
+    make.add_argument("run_dir", type=path("RUN_DIR"), metavar="RUN_DIR")
+    make.add_argument("--out", type=out_file("--out"), required=True, metavar="FILE", help="the submission file to write")
     make.add_argument(
         "--pick",
         default="first",
@@ -44,11 +43,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="score an ARC Prize submission file against a task set",
         description="Score an ARC Prize submission file against a task set (the official metric).",
     )
-    score.add_argument("file", type=Path, metavar="FILE")
+    score.add_argument("file", type=path("FILE"), metavar="FILE")
     add(score, "--split", default=None, help="the task set: an ARC split or a directory of ARC JSON files (default val100)")
     add(score, "--tasks")
     add(score, "--limit", help="only the first N tasks")
-    score.add_argument("--like", type=Path, metavar="RUN_DIR", help="the task set of this ARC run (instead of --split)")
+    score.add_argument("--like", type=path("--like"), metavar="RUN_DIR", help="the task set of this ARC run (instead of --split)")
     score.set_defaults(handler=score_file)
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from pathlib import Path
 
 from memreason.eval.experience_transfer.hypothesis_scoring import F1_MODES
 from memreason.eval.experience_transfer.tables import TABLES, TableOptions, run_table
 
-from .options import Parser, add
+from .options import Parser, add, path, text
 
 __all__ = ["register"]
 
@@ -35,19 +34,21 @@ def _options(parser: Parser, table: str) -> None:
     add(parser, "--levels")
     parser.add_argument("--rows", help="comma-separated programs to use as rows (default: the paper's rows)")
     if table == "table4":
-        parser.add_argument("--memory-lms", required=True, help="comma-separated memory LMs, one row each")
+        parser.add_argument(
+            "--memory-lms", type=text("--memory-lms"), required=True, help="comma-separated memory LMs, one row each"
+        )
         add(parser, "--lm", help="the fixed task LM (default: embedded)")
     elif table == "table5":
         add(parser, "--memory-lm", help="the LM that builds the memories (default: embedded)")
         parser.add_argument("--f1", default="parse", choices=F1_MODES, help="how hypotheses are read (default parse)")
-        parser.add_argument("--judge-lm", help="LM for --f1 interpret|judge (default: the memory LM)")
+        parser.add_argument("--judge-lm", type=text("--judge-lm"), help="LM for --f1 interpret|judge (default: the memory LM)")
     else:
         add(parser, "--lm", help="comma-separated task LMs, one column group each (default: embedded)")
         add(parser, "--memory-lm", help="LM for memory building (default: each task LM)")
     add(parser, "--runs", help="repetitions per cell (mean and std)")
     add(parser, "--limit", help="first N test scenes per cell")
     add(parser, "--seed")
-    add(parser, "--rules", type=Path)
+    add(parser, "--rules", type=path("--rules"))
     if table != "table5":
         add(parser, "--per-object", help="every row's reasoner labels each object and the count is computed in code")
         add(

@@ -159,10 +159,13 @@ class TableOptions(Options):
 
 
 def _rows(spec: TableSpec, text: str | None) -> list[Row]:
-    if not text:
+    if text is None:
         return list(spec.rows)
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise TableError(f"--rows names no program, got {text!r}")
     rows = []
-    for name in [part.strip() for part in text.split(",") if part.strip()]:
+    for name in names:
         if name not in PROGRAMS or PROGRAMS[name].task != "experience_transfer":
             raise TableError(f"--rows: {name!r} is not an Experience-Transfer program")
         paper = next((row for row in spec.rows if row.program == name), None)

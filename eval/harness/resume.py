@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from memreason.datasets.json_file import read_json_file
+
 # The config keys that decide a run's results; the rest only decide how it runs.
 IDENTITY = (
     "program",
@@ -32,6 +34,8 @@ IDENTITY = (
     "program_state_sha256",
 )  # the content of --program-state (demos, instructions), not its path
 DEFAULTS: dict[str, Any] = {"modality": "text", "seed": 0, "runs": 1, "temperature": 0.0, "knobs": {}}
+# The memory records a continued run reads back: Experience-Transfer's per run, ARC's snapshots.
+MEMORY_RECORDS = ("memory-run*.json", "memory/run*/*.json")
 
 
 class RunDirError(ValueError):
@@ -133,6 +137,17 @@ def read_config(run_dir: Path) -> dict[str, Any]:
     return config
 
 
+def check_saved_records(run_dir: Path) -> None:
+    """Read what a continued run reads back (its example records, its memory records) before any model loads:
+    a damaged file raises :class:`RunDirError` naming it. A last line of ``examples.jsonl`` torn by a crash
+    is no damage (the run cuts it off and answers that example again)."""
+    read_examples(run_dir / "examples.jsonl", repair=False)
+    for pattern in MEMORY_RECORDS:
+        for path in sorted(run_dir.glob(pattern)):
+            if not isinstance(read_json_file(path, RunDirError, "memory record"), dict):
+                raise RunDirError(f"memory record {path} is not a JSON object; the file was damaged")
+
+
 def resumed_program(argv: list[str]) -> str | None:
     """The program saved in the run directory of ``--resume RUN_DIR`` when argv starts with it, else None."""
     if not argv or not argv[0].startswith("--resume"):
@@ -156,6 +171,7 @@ def continues(
     :class:`RunDirError` on another run's directory, before any model loads."""
     if run_dir is not None and (run_dir / "config.json").exists():
         check_same_config(read_config(run_dir), requested, run_dir, keys=keys, defaults=defaults)
+        check_saved_records(run_dir)
         return True
     if run_dir is not None and (run_dir / "examples.jsonl").exists():
         raise RunDirError(f"{run_dir} holds examples but no config.json; choose another {flag}")

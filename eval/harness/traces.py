@@ -7,6 +7,7 @@
     store = TraceStore(run_dir)
     store.write("run0/scene-0003", meter.take_calls())   # before the example's line in examples.jsonl
     store.read("run0/scene-0003")                        # [call, ...] (memreason.lm.traces.call_trace)
+    store.read("run0/scene-0003", strict=True)           # ... or TraceDamaged when the file cannot be read
 
 One gzipped JSON file per unit, replaced atomically: a unit done again (a resumed run, a
 ``--retry-failed``) replaces its file, so nothing is counted twice, and a crash loses at
@@ -20,14 +21,19 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import tempfile
 import threading
+import zlib
 from pathlib import Path
 from typing import Any
 
+from memreason.programs.shared.atomic_file import replace_atomically
+
 CAP_BYTES = 256 * 2**20  # messages are dropped from later units past this size of traces/
+
+
+class TraceDamaged(ValueError):
+    """A unit's trace file that exists but cannot be read (truncated, edited, not a trace)."""
 
 
 class TraceStore:
@@ -53,26 +59,24 @@ class TraceStore:
                 calls = [{**call, "messages": reason} for call in calls]
             old = path.stat().st_size if path.exists() else 0
             data = gzip.compress(json.dumps({"unit": unit, "calls": calls}, default=str).encode(), compresslevel=6)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            replace_atomically(path, data)
             self._size += len(data) - old
         return path
 
-    def read(self, unit: str) -> list[dict[str, Any]]:
-        """The calls of ``unit``; [] when it has no trace (a run from before traces, or a unit with no LM call)."""
+    def read(self, unit: str, *, strict: bool = False) -> list[dict[str, Any]]:
+        """The calls of ``unit``; [] when it has no trace (a run from before traces, or a unit with no LM call).
+        A trace file that cannot be read is [] too, or with ``strict`` raises :class:`TraceDamaged`."""
         path = self.path(unit)
         if not path.exists():
             return []
         try:
-            return list(json.loads(gzip.decompress(path.read_bytes())).get("calls") or [])
-        except (OSError, ValueError, EOFError):
+            calls = json.loads(gzip.decompress(path.read_bytes())).get("calls") or []
+            if not isinstance(calls, list) or not all(isinstance(call, dict) for call in calls):
+                raise ValueError("its calls are not a list of call records")
+            return calls
+        except (OSError, ValueError, EOFError, AttributeError, zlib.error) as exc:
+            if strict:
+                raise TraceDamaged(f"the trace {path} is damaged ({exc}): its LM calls cannot be shown") from None
             return []
 
     def units(self) -> list[str]:

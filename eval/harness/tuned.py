@@ -6,9 +6,12 @@ Both harnesses' CLIs call these; errors are :class:`TunedError`, one line and ex
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
+
+from memreason.datasets.json_file import MAX_BYTES, read_bounded, read_json_file
+
+STATE_BYTES = 4 * MAX_BYTES  # a DSPy state holds demos: room for many
 
 
 class TunedError(ValueError):
@@ -26,12 +29,12 @@ def config_knobs(path: Path | None, program: str) -> dict[str, Any]:
     """The ``knobs`` object of a best.json (or compile's config.json) written for ``program``; {} without one."""
     if path is None:
         return {}
-    try:
-        saved = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise TunedError(f"cannot read --config {path}: {exc}") from None
-    if not isinstance(saved, dict) or not isinstance(saved.get("knobs", {}), dict):
-        raise TunedError(f'--config {path}: expected a JSON object with a "knobs" object')
+    saved = read_json_file(path, TunedError, "--config file")
+    if not isinstance(saved, dict) or not isinstance(saved.get("knobs"), dict):
+        raise TunedError(
+            f'--config {path}: expected a JSON object with a "knobs" object (a best.json of python -m optimize, '
+            "or the config.json of python -m optimize compile)"
+        )
     if saved.get("program") not in (None, program):
         raise TunedError(f"--config {path} is for {saved['program']}, not {program}")
     return dict(saved.get("knobs", {}))
@@ -51,8 +54,10 @@ def state_digest(program, name: str, state: Path | None, *, load: str = "load") 
     ``load`` names the program's method that reads it (``load_consolidation``: its consolidator only)."""
     if state is None:
         return None
+    if not state.exists():
+        raise TunedError(f"--program-state {state}: no such file")
+    digest = hashlib.sha256(read_bounded(state, TunedError, "--program-state", max_bytes=STATE_BYTES)).hexdigest()
     try:
-        digest = hashlib.sha256(state.read_bytes()).hexdigest()
         getattr(program, load)(str(state))
     except FileNotFoundError:
         raise TunedError(f"--program-state {state}: no such file") from None

@@ -18,7 +18,7 @@ import argparse
 import sys
 
 from memreason.datasets.experience_transfer import RuleTableError
-from memreason.eval.cli.options import Parser, UsageError, log_to_stderr, run_cli
+from memreason.eval.cli.options import Parser, UsageError, check_api_base, log_to_stderr, run_cli
 from memreason.programs import PROGRAMS
 
 from ..space import SpaceError
@@ -62,7 +62,9 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
 
     def parse() -> int:
         _check_program(argv)
-        parsed.append(build_parser().parse_args(argv))
+        args = build_parser().parse_args(argv)
+        check_api_base(args)
+        parsed.append(args)
         return 0
 
     try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from memreason.eval.cli.options import Parser, add_fault_options, add_lm_options, whole
+from memreason.eval.cli.options import Parser, add_fault_options, add_lm_options, text, whole
 from memreason.programs import PROGRAMS
 
 from ..demos import DEMO_SOURCES
@@ -70,9 +70,13 @@ def options(parser: Parser, *, experience_transfer: bool) -> None:
         "--trials", type=whole("--trials", 1), default=20, help="trials in the study, all workers together (default 20)"
     )
     study.add_argument(
-        "--study", help="study name (default L<level> or the split); the directory is runs/optimize/<program>-<study>"
+        "--study",
+        type=text("--study"),
+        help="study name (default L<level> or the split); the directory is runs/optimize/<program>-<study>",
     )
-    study.add_argument("--storage", help="Optuna RDB URL shared by workers (default: sqlite in the study directory)")
+    study.add_argument(
+        "--storage", type=text("--storage"), help="Optuna RDB URL shared by workers (default: sqlite in the study directory)"
+    )
     add(study, "--out", help="study directory (default runs/optimize/<program>-<study>)")
     study.add_argument(
         "--objectives",
@@ -88,7 +92,9 @@ def options(parser: Parser, *, experience_transfer: bool) -> None:
         metavar="NAME=SPEC",
         help="override one dimension: K=1:3 (range), cot=true,false (choices), demos=0 (fixed)",
     )
-    study.add_argument("--space", metavar="SPACE.json", help="a JSON file of NAME: SPEC overriding the declared space")
+    study.add_argument(
+        "--space", type=text("--space"), metavar="SPACE.json", help="a JSON file of NAME: SPEC overriding the declared space"
+    )
     study.add_argument(
         "--enqueue",
         action="append",
@@ -99,7 +105,11 @@ def options(parser: Parser, *, experience_transfer: bool) -> None:
     study.add_argument(
         "--sampler", default="tpe", choices=SAMPLERS, help="the Optuna sampler (default tpe; grid tries every point)"
     )
-    study.add_argument("--sampler-seed", type=int, help="seed the sampler (leave out when several workers share a study)")
+    study.add_argument(
+        "--sampler-seed",
+        type=whole("--sampler-seed", 0, 2**32 - 1),
+        help="seed the sampler (leave out when several workers share a study)",
+    )
     study.add_argument(
         "--pruner",
         default="median",
