@@ -26,6 +26,7 @@ from typing import Any
 
 from memreason.lm.cost import role_costs
 from memreason.lm.tokens import Tokens
+from memreason.programs.shared.atomic_file import save_figure, write_text
 
 DASH = "—"
 
@@ -119,7 +120,7 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
         for caption, name in plots:
             parts += [f"### {caption}", "", f"![{caption}]({name})", ""]
     path = out / "report.md"
-    path.write_text("\n".join(parts).rstrip() + "\n")
+    write_text(path, "\n".join(parts).rstrip() + "\n")
     return path
 
 
@@ -342,7 +343,7 @@ def _plots(runs, labels, out: Path) -> list[tuple[str, str]]:
             if draw(ax, runs, labels):
                 ax.grid(alpha=0.3)
                 fig.tight_layout()
-                fig.savefig(out / name, dpi=110)
+                save_figure(fig, out / name, dpi=110)
                 made.append((caption, name))
         finally:
             plt.close(fig)

@@ -25,6 +25,7 @@ from memreason.eval.arc import KNOB_FIELDS, ArcConfig, evaluate_arc, verify_matr
 from memreason.eval.harness.runs import write_json
 from memreason.eval.harness.session import shared_adapter
 from memreason.programs import build_program
+from memreason.programs.shared.atomic_file import save_via
 
 from .demos import arc_training_tasks
 from .objective import Objective, chunk_limits
@@ -51,7 +52,7 @@ def save_state(program: dspy.Module, path: Path) -> None:
     for predictor in predictors:
         predictor.lm = None
     try:
-        program.save(str(path))
+        save_via(path, lambda tmp: program.save(str(tmp)))
     finally:
         for predictor, lm in zip(predictors, lms):
             predictor.lm = lm

@@ -35,6 +35,7 @@ from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_j
 from memreason.eval.harness.tuned import TunedError, config_knobs
 from memreason.lm import LMChoice
 from memreason.programs import PROGRAMS, build_program
+from memreason.programs.shared.atomic_file import save_via
 
 from .demos import arc_training_tasks, scene_examples, strip_memory, training_level
 from .lms import resolve
@@ -246,7 +247,7 @@ def compile_experience_transfer(
         scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
     program.reasoner = compiled.reasoner
     strip_memory(program)
-    program.save(str(out / "program.json"))
+    save_via(out / "program.json", lambda tmp: program.save(str(tmp)))
     return {
         "level": options.level,
         "trainset": len(trainset),

@@ -69,6 +69,7 @@ from memreason.lm.faults import failure_of
 from memreason.lm.redact import redact
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
+from memreason.programs.shared.atomic_file import write_text
 
 from .compile import OPTIMIZERS, OptimizerOptions, make_optimizer, parse_knobs, run_optimizer
 from .lms import resolve
@@ -371,7 +372,7 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
     write_json(out / "config.json", {"program": options.program, "level": options.level, "knobs": knobs})
     write_json(out / "compile.json", report)
     text = summary(report)
-    (out / "summary.md").write_text(redact(text))
+    write_text(out / "summary.md", redact(text))
     return ConsolidatorOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report, summary=text)
 
 

@@ -42,6 +42,7 @@ from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
+from memreason.programs.shared.atomic_file import save_via
 from memreason.signatures import Episode
 
 from .demos import place_demos, scene_examples, training_level
@@ -180,7 +181,7 @@ class ExperienceTransferObjective(Objective):
                 program.restore(self.episodes(), read_json(memory_path))
             with dspy.context(lm=self.task.lm, adapter=self.task.adapter()):
                 place_demos(program, self.trainset(), demos, source=setup.demo_source)
-            program.save(str(state))
+            save_via(state, lambda tmp: program.save(str(tmp)))
         total = len(self.data.test) if setup.limit is None else min(setup.limit, len(self.data.test))
         outcome: dict[str, Any] = {"memory_cache": cache}
         for limit in chunk_limits(total, setup.chunks):

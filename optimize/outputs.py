@@ -21,6 +21,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from memreason.eval.harness.runs import write_json
 from memreason.lm.redact import redact
+from memreason.programs.shared.atomic_file import save_figure, write_text
 
 
 def trial_row(trial: FrozenTrial) -> dict[str, Any]:
@@ -78,7 +79,7 @@ def write_outputs(study: optuna.Study, study_dir: Path, setup: dict[str, Any]) -
             write_json(study_dir / "pareto.json", [config_of(t, setup) for t in best])
             written["pareto"] = study_dir / "pareto.json"
     written.update(plot(study, study_dir))
-    (study_dir / "summary.md").write_text(redact(summary(study, setup, best)))
+    write_text(study_dir / "summary.md", redact(summary(study, setup, best)))
     written["summary"] = study_dir / "summary.md"
     return written
 
@@ -157,7 +158,7 @@ def plot(study: optuna.Study, study_dir: Path) -> dict[str, Path]:
     ax.set_title(f"{study.study_name}: history")
     ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(study_dir / "history.png", dpi=110)
+    save_figure(fig, study_dir / "history.png", dpi=110)
     plt.close(fig)
     out["history"] = study_dir / "history.png"
 
@@ -185,7 +186,7 @@ def plot(study: optuna.Study, study_dir: Path) -> dict[str, Path]:
         ax.set_title(f"{study.study_name}: accuracy against tokens")
         ax.legend(fontsize="small")
         fig.tight_layout()
-        fig.savefig(study_dir / "pareto.png", dpi=110)
+        save_figure(fig, study_dir / "pareto.png", dpi=110)
         plt.close(fig)
         out["pareto"] = study_dir / "pareto.png"
     return out

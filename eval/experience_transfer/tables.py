@@ -26,6 +26,7 @@ from typing import Any
 from memreason.datasets.experience_transfer import RuleTable
 from memreason.lm import resolve_lm
 from memreason.programs import PROGRAMS
+from memreason.programs.shared.atomic_file import write_text
 
 from ..harness.errors import UsageError
 from ..harness.options import Options
@@ -273,7 +274,7 @@ def reproduce(args: TableOptions, command: str) -> str:
     markdown = render_markdown(table)
     args.out.mkdir(parents=True, exist_ok=True)
     write_json(args.out / f"{args.table}.json", table)
-    (args.out / f"{args.table}.md").write_text(markdown)
+    write_text(args.out / f"{args.table}.md", markdown)
     return markdown
 
 

@@ -11,17 +11,19 @@ import io
 import os
 import stat
 import tempfile
+import threading
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
-__all__ = ["DiskFull", "is_disk_full", "replace_atomically", "write_atomically"]
+__all__ = ["DiskFull", "is_disk_full", "replace_atomically", "save_figure", "save_via", "write_atomically", "write_text"]
 
 
 class DiskFull(OSError):
     """No room left to write ``path``: ``needed`` bytes were to be written (the old file, if any, is intact)."""
 
-    def __init__(self, path: str | Path, needed: int):
-        super().__init__(errno.ENOSPC, f"no space left on the device: writing {path} needs {needed} bytes", str(path))
+    def __init__(self, path: str | Path, needed: int | None):
+        amount = f"{needed} bytes" if needed is not None else "more room"
+        super().__init__(errno.ENOSPC, f"no space left on the device: writing {path} needs {amount}", str(path))
         self.path, self.needed = Path(path), needed
 
 
@@ -69,3 +71,32 @@ def _mode_for(path: Path) -> int:
         mask = os.umask(0o022)  # read the umask (there is no getter before Python 3.13) and put it back
         os.umask(mask)
         return 0o666 & ~mask
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """``path.write_text(text)``, atomically (see :func:`write_atomically`)."""
+    replace_atomically(path, text.encode())
+
+
+def save_figure(figure: Any, path: str | Path, **savefig: Any) -> None:
+    """A matplotlib figure saved to ``path`` whole (drawn in memory first, in the format of its suffix)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=Path(path).suffix.lstrip(".") or "png", **savefig)
+    replace_atomically(path, buffer.getvalue())
+
+
+def save_via(path: str | Path, save: Callable[[Path], None]) -> None:
+    """Let ``save`` write a file (``program.save``, say) under a temporary name beside ``path``, then rename it
+    over ``path``: the old file or the new one, never half of one, and the old one's mode kept."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.{threading.get_ident()}{path.suffix}")
+    try:
+        save(tmp)
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if is_disk_full(exc) and not isinstance(exc, DiskFull):
+            raise DiskFull(path, None) from exc
+        raise
