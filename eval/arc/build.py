@@ -122,5 +122,7 @@ def run_build(options: BuildOptions) -> Outcome:
                 max_errors=options.max_errors,
             )
         save_results(run_dir, results, report=not options.no_report)
-    check_failures(results, run_dir, hint=f"{options.out} was left as it was; start again with a new --run-dir")
+    check_failures(
+        results, run_dir, options.fail_share, hint=f"{options.out} was left as it was; start again with a new --run-dir"
+    )
     return Outcome(run_dir, results)

@@ -248,7 +248,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
                 retry_failed=options.retry_failed,
             )
         report = save_results(run_dir, results, report=not options.no_report)
-    check_failures(results, run_dir)
+    check_failures(results, run_dir, options.fail_share)
     return Outcome(run_dir, results, report)
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "parse_levels",
     "path",
     "run_cli",
+    "share",
     "temperature",
     "text",
     "url",
@@ -103,6 +104,18 @@ def temperature(name: str = "--temperature") -> Callable[[str], float]:
         if value > 2:
             raise argparse.ArgumentTypeError(f"{name} must be in [0, 2], got {value}")
         return value
+
+    return parse
+
+
+def share(name: str) -> Callable[[str], float]:
+    """An argparse type: a share in (0, 1], with ``name`` in its error."""
+
+    def parse(value: str) -> float:
+        parsed = number(name)(value)
+        if not 0 < parsed <= 1:
+            raise argparse.ArgumentTypeError(f"{name} must be in (0, 1], got {value}")
+        return parsed
 
     return parse
 
@@ -312,6 +325,13 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "--max-errors": dict(
         type=whole("--max-errors", 0), help="stop the run once more than N items have failed in this process (default: never)"
     ),
+    "--fail-share": dict(
+        type=share("--fail-share"),
+        default=1.0,
+        metavar="F",
+        help="exit 1 (the work kept) when at least this share of the items answered in this process failed "
+        "(default 1: all of them; a run whose LM never answered exits 1 too)",
+    ),
     "--retry-failed": dict(action="store_true", help="when continuing a run, do its failed items again"),
     # run
     "--out": dict(
@@ -370,6 +390,7 @@ def add_fault_options(parser: argparse.ArgumentParser, unit: str, *, budget: boo
         add(faults, flag)
     if budget:
         add(faults, "--max-errors", help=f"stop the run once more than N {unit} have failed in this process (default: never)")
+        add(faults, "--fail-share")
     if retry_failed:
         add(faults, "--retry-failed", help=f"when continuing a run, do its failed {unit} again")
 

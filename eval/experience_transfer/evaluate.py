@@ -106,7 +106,7 @@ def run_cell(options: EvaluateOptions) -> Outcome:
             retry_failed=options.retry_failed,
         )
         report = save_results(run_dir, results, report=not options.no_report)
-    check_failures(results, run_dir)
+    check_failures(results, run_dir, options.fail_share)
     return Outcome(run_dir, results, report)
 
 

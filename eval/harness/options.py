@@ -62,5 +62,6 @@ class RunOptions(LMOptions):
     no_progress: bool = False
     no_report: bool = False
     max_errors: int | None = None
+    fail_share: float = 1.0  # exit 1 once this share of the items answered in this process failed (1: all of them)
     retry_failed: bool = False
     mlflow: str | None = None  # None: no tracking; "": a SQLite store beside the run; else a tracking URI

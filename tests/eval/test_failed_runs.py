@@ -114,3 +114,32 @@ def test_a_second_writer_of_a_run_directory_is_refused_and_a_dead_one_s_lock_is_
         holder.wait()
     hold_run_dir(run)  # the dead holder's lock is taken over
     assert f"process {os.getpid()} " in (run / ".lock").read_text()
+
+
+def test_fail_share_states_how_many_failures_end_in_exit_1(tmp_path, monkeypatch, capsys):
+    from memreason.lm.stub_server import StubServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    codes = {}
+    for share in ("1", "0.2"):
+        with StubServer(latency=0, fail_rate=0.5, seed=1, faults=("server_error",), lifetime=60) as stub:
+            argv = [
+                "episodic",
+                "--level",
+                "1",
+                "--limit",
+                "8",
+                "--lm",
+                "openai/stub",
+                "--api-base",
+                stub.url,
+                "--lm-retries",
+                "0",
+            ]
+            codes[share] = eval_main(
+                [*argv, "--fail-share", share, "--out", str(tmp_path / share), "--no-progress", "--no-report"]
+            )
+        failed = json.loads((tmp_path / share / "results.json").read_text())["execution"]["failed_examples"]
+        assert 2 <= failed < 8  # some scenes failed, not all
+    assert codes == {"1": 0, "0.2": 1}
+    assert "of the 8 scenes answered failed" in capsys.readouterr().err
