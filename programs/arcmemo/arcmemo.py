@@ -26,7 +26,7 @@ from typing import Any
 
 from dspy.utils.exceptions import AdapterParseError
 
-from memreason.datasets.arc import ArcTask, concept_of
+from memreason.datasets.arc import ArcDataError, ArcTask, concept_of, parts_of
 from memreason.lm.faults import LMFailure
 
 from ..shared.steps import Steps, call
@@ -109,12 +109,22 @@ class ArcMemo(ArcProgram):
         return out.concepts, _with_sources(self.memory, out.record)
 
     def oracle_read(self, task: ArcTask) -> tuple[str, dict[str, Any]]:
-        """The concepts abstracted from a task of ``task``'s own concept (at most ``top_k``), in memory order."""
+        """The concepts abstracted from a task of ``task``'s own concept (at most ``top_k``), in memory order.
+
+        A 1D-ARC family that no concept came from (the recombination split) gets the concepts of the
+        families that cover its building blocks (:func:`covering_families`), the pieces a recombination
+        would put together; the record says which basis the read had (``"own"`` or ``"parts"``)."""
         own = concept_of(task.id)
-        names = [n for n, e in zip(self.memory.names(), self.memory.entries) if any(concept_of(s) == own for s in e.sources)]
+        entries = list(zip(self.memory.names(), self.memory.entries))
+        names = [n for n, e in entries if any(concept_of(s) == own for s in e.sources)]
+        basis = "own"
+        if not names:
+            families = covering_families(own, {concept_of(s) for _, e in entries for s in e.sources})
+            names = [n for n, e in entries if any(concept_of(s) in families for s in e.sources)]
+            basis = "parts" if names else None
         names = names[: self.top_k] if self.top_k else names
         self.memory.use(names)
-        record = {"selected": names, "oracle": True, "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
+        record = {"selected": names, "oracle": basis or True, "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
         return self.memory.render(names), _with_sources(self.memory, record)
 
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
@@ -132,6 +142,27 @@ class ArcMemo(ArcProgram):
     def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
         out = self.abstractor(problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory, source=task.id)
         return {"task": task.id, **{k: v for k, v in out.record.items() if k != "source"}}
+
+
+def covering_families(family: str, held: set[str]) -> list[str]:
+    """Families of ``held`` that between them hold ``family``'s building blocks (:func:`parts_of`), chosen greedily:
+    each next one covers the most blocks not yet covered, ties going to the one with the fewest blocks the task lacks,
+    then to the first by name. [] for a family that is not 1D-ARC's or shares no block with any held family."""
+    try:
+        wanted = set(parts_of(family))
+        parts = {h: set(parts_of(h)) for h in held}
+    except ArcDataError:
+        return []
+    chosen: list[str] = []
+    left = set(wanted)
+    while left:
+        ranked = sorted((-len(p & left), len(p - wanted), h) for h, p in parts.items() if h not in chosen)
+        if not ranked or ranked[0][0] == 0:
+            break
+        best = ranked[0][2]
+        chosen.append(best)
+        left -= parts[best]
+    return chosen
 
 
 def _with_sources(memory: ConceptMemory, record: dict[str, Any]) -> dict[str, Any]:

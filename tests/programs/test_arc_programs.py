@@ -142,12 +142,42 @@ def test_oracle_selection_reads_the_concepts_of_the_tasks_own_concept_without_an
     engine = ScriptedEngine(Script(program={"program": FLIP}))
     out = in_context(engine, lambda: program(task=flip_task("gravity_left@s9i0")))
     assert len(engine.calls) == 1  # the solver's: the read asks no LM
-    assert out.read["selected"] == ["shift", "fall"] and out.read["oracle"] is True
+    assert out.read["selected"] == ["shift", "fall"] and out.read["oracle"] == "own"
     assert out.read["selected_sources"]["fall"] == ["gravity_left@s0i0"]
     concepts = given(engine.calls[0], "concepts")
     assert "## shift" in concepts and "## fall" in concepts
     assert "gravity" not in engine.calls[0].text  # the concept's name reaches no prompt
     assert [e.uses for e in memory.entries] == [1, 1]
+
+
+def test_for_a_family_memory_never_saw_the_oracle_reads_the_families_that_cover_its_parts(sandbox):
+    memory = ConceptMemory("ps")
+    for title, source in [
+        ("slide three", "move_3pix_solid_right@s0i0"),
+        ("fall", "gravity_left@s0i0"),
+        ("wrap around", "move_1pix_solid_wrapped_left@s0i0"),
+        ("slide one", "move_1pix_solid_right@s0i0"),
+    ]:
+        memory.add([PSConcept(**{**PS_CONCEPT, "title": title})], source=source)
+    program = build_program("arcmemo_ps_oracle", attempts=1, sandbox=sandbox)
+    program.use_memory(memory)
+    engine = ScriptedEngine(Script(program={"program": FLIP}))
+    out = in_context(engine, lambda: program(task=flip_task("move_3pix_solid_wrapped_right@s9i0")))
+    # move, 3pix, solid, right from the plain move by 3; wrapped from the wrapped move (fewest blocks the task lacks)
+    assert out.read["selected"] == ["slide three", "wrap around"] and out.read["oracle"] == "parts"
+    assert "wrapped" not in engine.calls[0].text and "move_" not in engine.calls[0].text
+
+
+def test_covering_families_pick_greedily_and_only_for_1d_arc():
+    from memreason.programs.arcmemo.arcmemo import covering_families
+
+    held = {"move_3pix_solid_right", "move_3pix_solid_wrapped_left", "gravity_left", "move_3pix_colorful_wrapped_right"}
+    assert covering_families("move_3pix_solid_wrapped_right", held) == [
+        "move_3pix_solid_right",
+        "move_3pix_colorful_wrapped_right",
+    ]
+    assert covering_families("gravity_counting_left", held) == ["gravity_left"]  # counting is held by no family
+    assert covering_families("007bbfb7", held) == []  # an ARC task: no building blocks
 
 
 def test_a_program_refuses_an_unknown_selection():
