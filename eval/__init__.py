@@ -7,5 +7,7 @@ memreason.eval.experience_transfer   the HDR paper's task: evaluate a program (r
                                      hypothesis scoring
 memreason.eval.arc                   the ArcMemo paper's task: evaluate (run_arc), seed memories (run_build), scoring, tables
 memreason.eval.metrics               accuracy, hypothesis F1, oracle@k and the ARC scores (pure functions)
+memreason.eval.stats                 bootstrap confidence intervals, McNemar's exact test, paired tests (pure functions)
+memreason.eval.paired                runs compared item by item: their examples' scores, paired tests, their table
 memreason.eval.report, .show         a run's report with plots, and the run viewer
 """

@@ -15,6 +15,12 @@ recomputed (cost, from tokens and LiteLLM's offline prices). Plots:
 
 ARC results with ``memory_measures`` also get "What memory did": hit@k and precision of the
 concepts selected, and the most-selected concepts with how many of their tasks were solved.
+
+Every accuracy and ARC score is shown with its 95% bootstrap CI over scenes or tasks (the
+``*_ci`` keys of ``results.json``; for the headline score of results written before those keys,
+computed from the run's ``examples.jsonl``). With several runs, "Paired tests" compares each
+run with the first one (or only the pair ``compare`` names) on the items both hold, read from
+their ``examples.jsonl`` (:mod:`memreason.eval.paired`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ from typing import Any
 from memreason.lm.cost import role_costs
 from memreason.lm.tokens import Tokens
 from memreason.programs.shared.atomic_file import save_figure, write_text
+
+from .harness.errors import UsageError
+from .paired import RunItems, compare_items, headline_ci, paired_table, run_items
 
 DASH = "—"
 
@@ -101,16 +110,23 @@ def write_run_report(run_dir: Path) -> Path:
     return write_report([run_dir], run_dir)
 
 
-def write_report(run_dirs: list[Path], out: Path) -> Path:
-    """One report comparing ``run_dirs`` side by side, written to ``out/report.md`` with PNGs beside it."""
+def write_report(run_dirs: list[Path], out: Path, compare: tuple[Path, Path] | None = None) -> Path:
+    """One report comparing ``run_dirs`` side by side, written to ``out/report.md`` with PNGs beside it.
+
+    Paired tests: each run against the first, on the items both hold (pairs that share none, or lack
+    ``examples.jsonl``, are named and left out); ``compare`` (two of ``run_dirs``, A then B): that pair
+    alone, refused with :class:`UsageError` before anything is written when it cannot be compared."""
     runs = [(Path(d), load_results(Path(d))) for d in run_dirs]
-    out.mkdir(parents=True, exist_ok=True)
     several_lms = len({(r.get("lm"), r.get("memory_lm")) for _, r in runs}) > 1
     labels = _unique([label(r, several_lms) for _, r in runs], [d.name for d, _ in runs])
+    items = [run_items(d, r, name) for (d, r), name in zip(runs, labels)]
+    paired = _paired(runs, labels, items, compare)  # a refused --compare: before anything is written
+    out.mkdir(parents=True, exist_ok=True)
     plots = _plots(runs, labels, out)
     title = f"Run report: {labels[0]}" if len(runs) == 1 else f"Comparison of {len(runs)} runs"
     parts = [f"# {title}", "", f"_Written {time.strftime('%Y-%m-%d %H:%M')} from results.json._", ""]
-    parts += _overview(runs, labels)
+    parts += _overview(runs, labels, items)
+    parts += paired
     parts += _failures(runs, labels)
     parts += _tokens(runs, labels)
     parts += _by_objects(runs, labels)
@@ -140,6 +156,19 @@ def _pct(value: float | None, std: float | None = None) -> str:
     return f"{value:.1f} ± {std:.1f}" if std is not None else f"{value:.1f}"
 
 
+def _ci(ci: Any) -> str:
+    """A 95% CI held as fractions, ``[low, high]`` in percent."""
+    if not ci:
+        return DASH
+    return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def _with_ci(value: Any, ci: Any) -> str:
+    """A fraction in percent, its 95% CI after it when there is one."""
+    text = _pct(_scaled(value))
+    return f"{text} {_ci(ci)}" if ci and value is not None else text
+
+
 def _money(value: Any) -> str:
     return "unknown" if value is None else f"${value:.4f}"
 
@@ -150,9 +179,9 @@ def _counts(counts: dict[str, int] | None) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v) or "0"
 
 
-def _overview(runs, labels) -> list[str]:
+def _overview(runs, labels, items) -> list[str]:
     rows = []
-    for (directory, r), name in zip(runs, labels):
+    for (directory, r), name, found in zip(runs, labels, items):
         value, std = score(r)
         mem, task = role_tokens(r, "memory"), role_tokens(r, "task")
         wall = r.get("wall_seconds")
@@ -165,6 +194,7 @@ def _overview(runs, labels) -> list[str]:
                 str(r.get("examples", DASH)),
                 str(r.get("runs", 1)),
                 _pct(value, std),
+                _ci(headline_ci(r, found)) if value is not None else DASH,
                 f"{mem.total:,}",
                 f"{task.total:,}",
                 _money(cost_of(r).get("total")),
@@ -180,13 +210,20 @@ def _overview(runs, labels) -> list[str]:
         "examples",
         "runs",
         "score % (mean ± std)",
+        "95% CI",
         "memory tokens",
         "task tokens",
         "cost",
         "wall s",
         "directory",
     ]
-    lines = ["## Results", "", "Score: accuracy for Experience-Transfer, the official score for ARC.", ""]
+    lines = [
+        "## Results",
+        "",
+        "Score: accuracy for Experience-Transfer, the official score for ARC; std over repetitions (runs); 95% CI: "
+        "percentile bootstrap over the scenes or tasks (each averaged over the runs), 10,000 resamples, seed 0.",
+        "",
+    ]
     lines += _table(header, rows)
     per_run = [
         (n, r["accuracy"]["per_run"])
@@ -243,12 +280,16 @@ def _tokens(runs, labels) -> list[str]:
 
 
 def _by_objects(runs, labels) -> list[str]:
-    found = [(n, r["accuracy_by_objects"]) for (_, r), n in zip(runs, labels) if r.get("accuracy_by_objects")]
+    found = [
+        (n, r["accuracy_by_objects"], r.get("accuracy_by_objects_ci") or {})
+        for (_, r), n in zip(runs, labels)
+        if r.get("accuracy_by_objects")
+    ]
     if not found:
         return []
-    counts = sorted({k for _, by in found for k in by}, key=lambda k: int(k) if str(k).isdigit() else 99)
-    rows = [[n] + [_pct(100 * by[k]) if k in by else DASH for k in counts] for n, by in found]
-    return ["## Accuracy by objects in the scene (%)", ""] + _table(["run"] + [f"{k} objects" for k in counts], rows)
+    counts = sorted({k for _, by, _ in found for k in by}, key=lambda k: int(k) if str(k).isdigit() else 99)
+    rows = [[n] + [_with_ci(by[k], cis.get(k)) if k in by else DASH for k in counts] for n, by, cis in found]
+    return ["## Accuracy by objects in the scene (%, 95% CI)", ""] + _table(["run"] + [f"{k} objects" for k in counts], rows)
 
 
 def _arc(runs, labels) -> list[str]:
@@ -257,16 +298,73 @@ def _arc(runs, labels) -> list[str]:
         return []
     ks = sorted({k for _, r in found for k in (r.get("oracle_at_k") or {})}, key=_numeric)
     rows = [
-        [n, _pct(_scaled(r.get("official_score"))), _pct(_scaled(r.get("strict_score")))]
-        + [_pct(_scaled((r.get("oracle_at_k") or {}).get(k))) for k in ks]
+        [
+            n,
+            _with_ci(r.get("official_score"), r.get("official_score_ci")),
+            _with_ci(r.get("strict_score"), r.get("strict_score_ci")),
+        ]
+        + [_with_ci((r.get("oracle_at_k") or {}).get(k), (r.get("oracle_at_k_ci") or {}).get(k)) for k in ks]
         for n, r in found
     ]
-    lines = ["## ARC scores (%)", ""] + _table(["run", "official", "strict"] + [f"oracle@{k}" for k in ks], rows)
+    lines = ["## ARC scores (%, 95% CI over tasks)", ""]
+    lines += _table(["run", "official", "strict"] + [f"oracle@{k}" for k in ks], rows)
     retries = sorted({k for _, r in found for k in (r.get("score_by_retries") or {})}, key=_numeric)
     if retries:
-        rows = [[n] + [_pct(_scaled((r.get("score_by_retries") or {}).get(k))) for k in retries] for n, r in found]
-        lines += ["### Score after each number of retries (%)", ""] + _table(["run"] + [f"{k} retries" for k in retries], rows)
+        rows = [
+            [n]
+            + [_with_ci((r.get("score_by_retries") or {}).get(k), (r.get("score_by_retries_ci") or {}).get(k)) for k in retries]
+            for n, r in found
+        ]
+        lines += ["### Score after each number of retries (%, 95% CI)", ""] + _table(
+            ["run"] + [f"{k} retries" for k in retries], rows
+        )
     return lines + _memory_measures(found)
+
+
+def _paired(runs, labels, items: list[RunItems | None], compare: tuple[Path, Path] | None) -> list[str]:
+    """The "Paired tests" section: each run against the first, or the pair ``compare`` names (refused in one line)."""
+    if compare is not None:
+        where = [_index(runs, given) for given in compare]
+        if where[0] == where[1]:
+            raise UsageError("--compare needs two different runs")
+        for i in where:
+            if items[i] is None:
+                raise UsageError(f"--compare: {runs[i][0]} has no examples.jsonl (a paired test needs each item's record)")
+        pairs = [(where[0], where[1])]
+    else:
+        pairs = [(i, 0) for i in range(1, len(runs))]
+    entries, skipped = [], []
+    for i, j in pairs:
+        a, b = items[i], items[j]
+        if a is None or b is None:
+            skipped.append(
+                f"{labels[i]} (no examples.jsonl)" if a is None else f"{labels[i]} ({labels[j]} has no examples.jsonl)"
+            )
+            continue
+        try:
+            test = compare_items(a, b)
+        except UsageError:
+            if compare is not None:
+                raise
+            skipped.append(f"{labels[i]} (no {a.unit} in common)" if a.unit == b.unit else f"{labels[i]} (other items: {a.unit})")
+            continue
+        entries.append({"a": labels[i], "b": labels[j], "unit": a.unit, **test.as_dict()})
+    if not entries and not skipped:
+        return []
+    against = "the pair asked for" if compare is not None else f"each run against the first ({labels[0]})"
+    lines = ["## Paired tests", "", f"Paired tests: {against}.", ""]
+    for unit in dict.fromkeys(e["unit"] for e in entries):
+        lines += paired_table([e for e in entries if e["unit"] == unit], unit) + [""]
+    if skipped:
+        lines += ["Not compared with the first run: " + "; ".join(skipped) + ".", ""]
+    return lines
+
+
+def _index(runs, given: Path) -> int:
+    for i, (directory, _) in enumerate(runs):
+        if directory.resolve() == Path(given).resolve():
+            return i
+    raise UsageError(f"--compare {given}: not one of the report's runs ({', '.join(str(d) for d, _ in runs)})")
 
 
 REUSE_SHOWN = 10  # the most-selected concepts a report lists per run

@@ -31,7 +31,8 @@ pairs), the strict score (one program, an attempt's last, passes every test pair
 the official score had every attempt stopped after r retries (``score_by_retries``). As in
 the paper's released code, an attempt gets a test pair when any of its programs (its first
 or a retry, up to depth r) does, so scores never fall with depth. Each is averaged over
-tasks, then mean and sample std over runs. ``sampling`` follows the paper's sampling
+tasks, then mean and sample std over runs, with a 95% bootstrap CI over the tasks beside each
+(``official_score_ci``, ...; :mod:`memreason.eval.stats`). ``sampling`` follows the paper's sampling
 protocol (Appendix B) over the pool of every attempt of every run: each sample's score
 (Table 4's run0, run1, ... with one attempt per run) and oracle@k with the sample std
 over the pool's k-subsets (its means are ``oracle_at_k_pooled``). Results also hold failures,

@@ -13,32 +13,32 @@ every task is one pair and McNemar's pairs stay independent (run r of A and run 
 the sampling seed r, but a task's runs are not independent of each other). The score
 difference is that of the official score, each task's averaged over its runs (so its mean
 is A's ``official_score`` minus B's), with a percentile bootstrap CI from resampling tasks
-with replacement, the same tasks for both programs (paired), seeded.
+with replacement, the same tasks for both programs (paired), seeded, and its bootstrap p-value.
+The statistics are :mod:`memreason.eval.stats`' (``mcnemar_p`` and ``bootstrap_ci`` are importable
+from here too).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, Sequence
-
-import numpy as np
+from typing import Any
 
 from ..harness.errors import UsageError
 from ..harness.resume import read_examples
-from .memory_measures import solved
+from ..stats import LEVEL, POOLS, RESAMPLES, SEED, Pool, bootstrap_ci, mcnemar_p, paired
 from .tables import setting
 
-__all__ = ["POOLS", "Attribution", "RunRecords", "bootstrap_ci", "compare", "load_run", "mcnemar_p"]
-
-Pool = Literal["majority", "any", "all"]
-POOLS: dict[str, str] = {  # how a task's runs make one verdict: the task is solved by a program when it is solved in ...
-    "majority": "more than half of its runs",
-    "any": "at least one of its runs",
-    "all": "every one of its runs",
-}
+__all__ = [
+    "POOLS",
+    "Attribution",
+    "RunRecords",
+    "bootstrap_ci",
+    "compare",
+    "load_run",
+    "mcnemar_p",
+]  # the last two: memreason.eval.stats
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,7 @@ class Attribution:
     resamples: int
     seed: int
     left_out: tuple[int, int] = (0, 0)  # tasks of A, of B, not in the other run (``common=True``)
+    bootstrap_p: float = 1.0  # two-sided paired bootstrap p of the score difference (memreason.eval.stats)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ci": list(self.ci)}
@@ -115,7 +116,7 @@ class Attribution:
             f"McNemar exact two-sided p = {self.p_value:.4g} ({self.only_a} tasks solved only by A, {self.only_b} only by B)",
             f"official score A - B: {100 * self.difference:+.2f} points, {100 * self.level:g}% CI "
             f"[{100 * self.ci[0]:+.2f}, {100 * self.ci[1]:+.2f}] (bootstrap over tasks, {self.resamples:,} paired "
-            f"resamples, seed {self.seed})",
+            f"resamples, seed {self.seed}; bootstrap p = {self.bootstrap_p:.4g})",
         ]
         return "\n".join(lines)
 
@@ -125,9 +126,9 @@ def compare(
     b: RunRecords,
     *,
     pool: Pool = "majority",
-    resamples: int = 10_000,
-    seed: int = 0,
-    level: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
     common: bool = False,
 ) -> Attribution:
     """Compare run A with run B task by task; :class:`UsageError` (one line) when they are not runs of the same
@@ -143,66 +144,26 @@ def compare(
         left_out = (len(a.task_ids() - shared), len(b.task_ids() - shared))
         a, b = a.restricted(shared), b.restricted(shared)
     _same_tasks(a, b)
-    ids = sorted(a.task_ids())
-    solved_a, solved_b, diffs = [], [], []
-    for task in ids:
-        runs_a, runs_b = _runs(a, task), _runs(b, task)
-        solved_a.append(_pooled([solved(r) for r in runs_a], pool))
-        solved_b.append(_pooled([solved(r) for r in runs_b], pool))
-        diffs.append(_official(runs_a) - _official(runs_b))
-    only_a = sum(x and not y for x, y in zip(solved_a, solved_b))
-    only_b = sum(y and not x for x, y in zip(solved_a, solved_b))
-    both = sum(x and y for x, y in zip(solved_a, solved_b))
+    found = paired(_scores(a), _scores(b), pool=pool, resamples=resamples, seed=seed, level=level)
     return Attribution(
         a=a.label,
         b=b.label,
-        tasks=len(ids),
+        tasks=found.items,
         runs=a.runs,
         pool=pool,
-        both=both,
-        only_a=only_a,
-        only_b=only_b,
-        neither=len(ids) - both - only_a - only_b,
-        p_value=mcnemar_p(only_a, only_b),
-        difference=sum(diffs) / len(diffs) if diffs else 0.0,
-        ci=bootstrap_ci(diffs, resamples=resamples, seed=seed, level=level),
+        both=found.both,
+        only_a=found.only_a,
+        only_b=found.only_b,
+        neither=found.neither,
+        p_value=found.mcnemar_p,
+        difference=found.difference,
+        ci=found.ci,
         level=level,
         resamples=resamples,
         seed=seed,
         left_out=left_out,
+        bootstrap_p=found.bootstrap_p,
     )
-
-
-def mcnemar_p(only_a: int, only_b: int) -> float:
-    """McNemar's exact test: the two-sided binomial p-value of ``only_a`` against ``only_b`` discordant pairs,
-    2 * P(X <= min) for X ~ Binomial(only_a + only_b, 1/2), at most 1 (1 when there are no discordant pairs)."""
-    if only_a < 0 or only_b < 0:
-        raise ValueError("discordant counts must be >= 0")
-    n = only_a + only_b
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1))
-    return min(1.0, 2 * tail / 2**n)
-
-
-def bootstrap_ci(
-    differences: Sequence[float], *, resamples: int = 10_000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of per-task paired ``differences``: tasks resampled with replacement
-    ``resamples`` times from a generator seeded with ``seed`` (the same seed, the same interval)."""
-    values = np.asarray(differences, dtype=float)
-    if values.size == 0:
-        return (0.0, 0.0)
-    if resamples < 1 or not 0 < level < 1:
-        raise ValueError("resamples must be >= 1 and level within (0, 1)")
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    chunk = max(1, 2_000_000 // values.size)  # resamples drawn a block at a time: bounded memory
-    for start in range(0, resamples, chunk):
-        stop = min(resamples, start + chunk)
-        means[start:stop] = values[rng.integers(0, values.size, size=(stop - start, values.size))].mean(axis=1)
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return (float(low), float(high))
 
 
 def _same_tasks(a: RunRecords, b: RunRecords) -> None:
@@ -222,20 +183,14 @@ def _same_tasks(a: RunRecords, b: RunRecords) -> None:
                 raise UsageError(f"{run.path} has no record of task {task} in run {missing[0]} (an unfinished run?)")
 
 
-def _runs(run: RunRecords, task: str) -> list[dict[str, Any]]:
-    return [run.records[(r, task)] for r in range(run.runs)]
+def _scores(run: RunRecords) -> dict[str, list[float]]:
+    """Each task's official score in each run (solved: above 0)."""
+    return {task: [official(run.records[(r, task)]) for r in range(run.runs)] for task in run.task_ids()}
 
 
-def _pooled(solved_runs: list[bool], pool: str) -> bool:
-    if pool == "any":
-        return any(solved_runs)
-    if pool == "all":
-        return all(solved_runs)
-    return 2 * sum(solved_runs) > len(solved_runs)
-
-
-def _official(records: list[dict[str, Any]]) -> float:
-    return sum(float((r.get("scores") or {}).get("official_score") or 0.0) for r in records) / len(records)
+def official(record: dict[str, Any]) -> float:
+    """A task record's official score (0 when it has none: the task failed before scoring)."""
+    return float((record.get("scores") or {}).get("official_score") or 0.0)
 
 
 def _read(path: Path) -> dict[str, Any] | None:

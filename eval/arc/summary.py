@@ -13,6 +13,7 @@ from memreason.programs.arcmemo.arc_solver import Attempt
 
 from ..harness.usage import UsageTally
 from ..metrics import oracle_at_k, strict_at_k
+from ..stats import ci_method, intervals
 from .config import ArcConfig
 from .memory_measures import memory_measures
 from .scoring import KS, _aggregate, _run_scores, sample_pool, sampling, verify_matrix
@@ -32,8 +33,14 @@ def summarise(
     (run r's attempt a is sample ``r * attempts + a``): each sample's score and oracle@k with its std
     over k-subsets; ``--runs 3 --attempts 1`` gives Table 4's columns run0..run2, k = 1, 2 (std), 3.
     ``oracle_at_k_pooled`` (the sampling means), ``strict_at_k_pooled`` and ``sampling`` are given for
-    the run as it ended and, in ``by_retries[r]``, had every attempt stopped after r retries."""
+    the run as it ended and, in ``by_retries[r]``, had every attempt stopped after r retries.
+
+    Every score has a 95% bootstrap CI over the tasks (each task's score averaged over the runs) in a key
+    beside it named ``<score>_ci`` (``official_score_ci``, ``oracle_at_k_ci[k]``, ``score_by_retries_ci[r]``,
+    ``by_retries[r]["official_score_ci"]``, ...): ``[low, high]``, or None where the score is; ``ci_method``
+    says how (:mod:`memreason.eval.stats`)."""
     run_scores = [_run_scores(records, config.retries) for records in per_run]
+    cis = _intervals(per_run, config.retries)
     by_retries = {}
     for r in range(config.retries + 1):
         by_retries[str(r)] = _aggregate(
@@ -41,6 +48,7 @@ def summarise(
         )
         for key in ("score_by_retries", "score_by_retries_std", "passed_train", "passed_train_std"):
             by_retries[str(r)].pop(key)
+        by_retries[str(r)].update(cis[str(r)])
         by_retries[str(r)].update(_pooled(config, tasks, per_run, r))
     errors, program_failures, failures = Counter(), Counter(), Counter()
     tally = UsageTally()
@@ -84,7 +92,10 @@ def summarise(
         "attempts": config.attempts,
         "retries": config.retries,
         **_aggregate(run_scores),
+        **cis[None],  # 95% bootstrap CIs over tasks of the scores above
+        "score_by_retries_ci": {r: cis[r]["official_score_ci"] for r in by_retries},
         **_pooled(config, tasks, per_run),  # oracle@k and strict@k over every attempt of every run; the sampling protocol
+        "ci_method": ci_method("tasks"),
         "by_retries": by_retries,
         "per_run": run_scores,
         "failures": dict(sorted(failures.items())),  # tasks scored 0 because their LM calls failed, by kind
@@ -117,11 +128,54 @@ def _pooled(
     def mean(score, pool_list, k: int) -> float | None:
         return sum(score(pool, k) for pool in pool_list) / len(pool_list) if k <= n and pool_list else None
 
+    def per_task(score, pool_list, k: int) -> list[float | None]:
+        return [score(pool, k) if k <= n else None for pool in pool_list]
+
+    cis = intervals(
+        {("oracle", str(k)): per_task(oracle_at_k, pools, k) for k in KS}
+        | {("strict", str(k)): per_task(strict_at_k, strict, k) for k in KS}
+    )
     return {
         "oracle_at_k_pooled": {str(k): mean(oracle_at_k, pools, k) for k in KS},
         "strict_at_k_pooled": {str(k): mean(strict_at_k, strict, k) for k in KS},  # one program passes every pair
+        "oracle_at_k_pooled_ci": {str(k): cis[("oracle", str(k))] for k in KS},  # 95% bootstrap CIs over tasks
+        "strict_at_k_pooled_ci": {str(k): cis[("strict", str(k))] for k in KS},
         "sampling": sampling(pools, pool=n),  # per-sample scores, oracle@k with std over k-subsets
     }
+
+
+def _intervals(per_run: list[list[dict[str, Any]]], retries: int) -> dict[str | None, dict[str, Any]]:
+    """95% bootstrap CIs over tasks of each score, each task's score the mean over its runs: by retry depth
+    (``"0"``, ``"1"``, ...) and for the run as it ended (``None``), as ``official_score_ci``, ``strict_score_ci``,
+    ``oracle_at_k_ci`` and ``strict_at_k_ci``."""
+    depths: list[str | None] = [None, *(str(r) for r in range(retries + 1))]
+    fields = [
+        ("official_score", None),
+        ("strict_score", None),
+        *((key, str(k)) for key in ("oracle_at_k", "strict_at_k") for k in KS),
+    ]
+
+    def value(record: dict[str, Any], depth: str | None, key: str, k: str | None) -> float | None:
+        scores = record["scores"] if depth is None else record["scores"]["by_retries"][depth]
+        return scores[key] if k is None else scores[key][k]
+
+    def task_mean(records: Sequence[dict[str, Any]], depth: str | None, key: str, k: str | None) -> float | None:
+        values = [value(r, depth, key, k) for r in records]
+        return None if any(v is None for v in values) else sum(values) / len(values)
+
+    tasks = list(zip(*per_run))  # each task's records, one per run
+    found = intervals(
+        {(depth, key, k): [task_mean(records, depth, key, k) for records in tasks] for depth in depths for key, k in fields}
+    )
+    out: dict[str | None, dict[str, Any]] = {}
+    for depth in depths:
+        out[depth] = {
+            "official_score_ci": found[(depth, "official_score", None)],
+            "strict_score_ci": found[(depth, "strict_score", None)],
+            "oracle_at_k_ci": {str(k): found[(depth, "oracle_at_k", str(k))] for k in KS},
+            "strict_at_k_ci": {str(k): found[(depth, "strict_at_k", str(k))] for k in KS},
+        }
+    return out
 
 
 def _verify(task: ArcTask, record: dict[str, Any], retries: int | None) -> tuple[list[list[bool]], list[list[bool]]]:

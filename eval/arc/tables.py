@@ -1,8 +1,9 @@
 """ARC results as Markdown tables shaped like the ArcMemo paper's Tables 1-4.
 
 One row per (retry depth, setting): oracle@1, oracle@2 (official), oracle@3 with the
-standard deviation over runs in brackets (as in Tables 2-4; Table 1 is the k = 1, 2
-columns), then the strict score (Table 5's official column), and tokens by role; when some
+standard deviation over runs in parentheses (as in Tables 2-4; Table 1 is the k = 1, 2
+columns) and the 95% bootstrap CI over tasks in square brackets (results that carry it),
+then the strict score (Table 5's official column), and tokens by role; when some
 results measured their memory reads (:mod:`memreason.eval.arc.memory_measures`), two more
 columns: hit@k and precision of the concepts selected (the same at every depth).
 ``sampling_table`` is shaped like Table 4, for results that carry the sampling protocol's
@@ -15,11 +16,14 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..stats import RESAMPLES, SEED
 
-def _pct(mean: float | None, std: float | None = None) -> str:
+
+def _pct(mean: float | None, std: float | None = None, ci: Sequence[float] | None = None) -> str:
     if mean is None:
         return "-"
-    return f"{100 * mean:.2f}" + (f" ({100 * std:.2f})" if std is not None else "")
+    text = f"{100 * mean:.2f}" + (f" ({100 * std:.2f})" if std is not None else "")
+    return text + (f" [{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci else "")
 
 
 def setting(results: dict[str, Any]) -> str:
@@ -62,11 +66,12 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
             if level is None:
                 continue
             oracle, std = level["oracle_at_k"], level["oracle_at_k_std"]
+            cis = level.get("oracle_at_k_ci") or {}
             mem, task = r["tokens"]["memory"], r["tokens"]["task"]
             cells = [str(retry), setting(r)]
-            cells += [_pct(oracle[k], std[k] if r["runs"] > 1 else None) for k in ("1", "2", "3")]
+            cells += [_pct(oracle[k], std[k] if r["runs"] > 1 else None, cis.get(k)) for k in ("1", "2", "3")]
             cells += [
-                _pct(level["strict_score"]),
+                _pct(level["strict_score"], None, level.get("strict_score_ci")),
                 str(r["examples"]),
                 str(r["runs"]),
                 f"{mem['total']:,}",
@@ -113,9 +118,18 @@ def _sampling_at(results: dict[str, Any], depth: int) -> dict[str, Any] | None:
     return level.get("sampling") or (results["sampling"] if depth == (results.get("retries") or 0) else None)
 
 
+CI_NOTE = (
+    f"In parentheses: the std over runs; in brackets: the 95% CI, a percentile bootstrap over the tasks, each task's "
+    f"score averaged over the runs ({RESAMPLES:,} resamples, seed {SEED})."
+)
+
+
 def tables(rows: Sequence[dict[str, Any]]) -> str:
-    """:func:`markdown_table`, then :func:`sampling_table` when some row pools more than one sample."""
+    """:func:`markdown_table` (with a line on its intervals when some row has them), then :func:`sampling_table`
+    when some row pools more than one sample."""
     text = markdown_table(rows)
+    if any(level.get("oracle_at_k_ci") for r in rows for level in (r.get("by_retries") or {}).values()):
+        text += "\n\n" + CI_NOTE
     if any((r.get("sampling") or {}).get("pool", 0) > 1 for r in rows):
         text += "\n\n" + sampling_table(rows)
     return text

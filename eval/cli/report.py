@@ -1,4 +1,5 @@
-"""``python -m eval report RUN_DIR [RUN_DIR ...] [--out DIR]``: runs compared in one Markdown report with plots."""
+"""``python -m eval report RUN_DIR [RUN_DIR ...] [--out DIR] [--compare RUN_A RUN_B]``: runs compared in one Markdown
+report with plots, and paired tests (each run against the first, or the two ``--compare`` names)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("runs", nargs="+", type=path("RUN_DIR"), metavar="RUN_DIR")
     add(parser, "--out", help="where report.md and the PNGs go (default: the run itself, or runs/report-<time>)")
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        type=path("--compare"),
+        metavar=("RUN_A", "RUN_B"),
+        help="paired tests of these two of the runs only, A against B (default: each run against the first)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -29,5 +37,6 @@ def run(args: argparse.Namespace) -> int:
         if not directory.is_dir():
             raise ReportError(f"no run directory {directory}")
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("runs") / f"report-{time.strftime('%Y%m%d-%H%M%S')}")
-    print(f"report: {write_report(args.runs, out)}")
+    compare = tuple(args.compare) if args.compare else None
+    print(f"report: {write_report(args.runs, out, compare=compare)}")
     return 0

@@ -45,6 +45,14 @@ def _options(parser: Parser, table: str) -> None:
     else:
         add(parser, "--lm", help="comma-separated task LMs, one column group each (default: embedded)")
         add(parser, "--memory-lm", help="LM for memory building (default: each task LM)")
+    if table != "table5":
+        parser.add_argument(
+            "--compare",
+            nargs=2,
+            metavar=("ROW_A", "ROW_B"),
+            help="paired tests of these two rows only, A against B in every column (rows by program; table4: by "
+            "memory LM; default: every row against the first)",
+        )
     add(parser, "--runs", help="repetitions per cell (mean and std)")
     add(parser, "--limit", help="first N test scenes per cell")
     add(parser, "--seed")

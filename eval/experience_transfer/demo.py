@@ -11,7 +11,9 @@ computed in code (``per_object``), each object in a call of its own against the 
 entries nearest to it (``retrieve_k=3``; 0 labels all objects in one call against the whole memory).
 The demo is a Table 3 run (:func:`memreason.eval.experience_transfer.tables.run_table`) over
 those rows, so its cells are ordinary run directories, finished cells are read back, and a
-stopped demo continues. It returns the table and an epilogue naming the commands that look
+stopped demo continues; the table shows each accuracy with its 95% CI over the scenes and tests
+the other rows against the raw episodes, scene by scene (:mod:`memreason.eval.paired`). It
+returns the table and an epilogue naming the commands that look
 inside each run and that run the full tables, and writes ``<out>/report.md`` with its plots.
 """
 

@@ -132,6 +132,7 @@ def summary_table(rows: list[dict[str, Any]]) -> str:
         "n",
         "runs",
         "accuracy %",
+        "95% CI",
         "failed",
         "retries",
         "memory tokens",
@@ -153,6 +154,7 @@ def summary_table(rows: list[dict[str, Any]]) -> str:
                 str(r["examples"]),
                 str(r["runs"]),
                 f"{100 * acc['mean']:.1f} ± {100 * acc['std']:.1f}",
+                f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if (ci := r.get("accuracy_ci")) else "",
                 str(sum((r.get("failures") or r.get("errors") or {}).values())),
                 str(sum((r.get("retries") or {}).values())),
                 f"{mem['prompt']:,} + {mem['completion']:,}",
@@ -163,5 +165,5 @@ def summary_table(rows: list[dict[str, Any]]) -> str:
         )
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
     render = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
-    note = "(tokens: prompt + completion)"
+    note = "(tokens: prompt + completion; 95% CI: percentile bootstrap over the scenes, each averaged over the runs)"
     return "\n".join([render(header), render(["-" * w for w in widths]), *map(render, lines), note])

@@ -12,7 +12,7 @@ the kind and reason of its failure and scored wrong, and the run goes on, unless
 than ``max_errors`` scenes fail in this process, or the provider refuses the key or the
 bill, which stops it (:class:`RunAborted`).
 
-Results hold accuracy (mean and std over runs), accuracy by object count, failures,
+Results hold accuracy (mean and std over runs, 95% bootstrap CI over the scenes), accuracy by object count, failures,
 faults and retries by kind, tokens by role and by program step, and dollar cost. Every
 number outside ``execution`` (and the ``wall_seconds`` kept beside it) is computed from
 the run directory's files, so a resumed run reports what an uninterrupted one does.
@@ -43,6 +43,7 @@ from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit, memory_unit
 from ..harness.usage import UsageTally
 from ..metrics import accuracy, mean_std
+from ..stats import ci_method, intervals
 from .hypothesis_scoring import memory_score, score_mode
 
 MODALITIES = ("text", "image")
@@ -275,6 +276,9 @@ def summarise(
     ``hypothesis_f1`` scores each run's semantic memory with the deterministic parser
     (free and exact, but strict: free wording it cannot read counts as wrong); the
     LM-read modes are in ``python -m eval table5 --f1 interpret|judge``.
+
+    ``accuracy_ci`` and ``accuracy_by_objects_ci`` are 95% bootstrap CIs over the scenes, each scene
+    scored by its share of correct answers over the runs (``ci_method``; :mod:`memreason.eval.stats`).
     """
     run_accuracy = [accuracy([r["prediction"] for r in recs], [r["target"] for r in recs]) for recs in per_run]
     mean, std = mean_std(run_accuracy)
@@ -282,6 +286,11 @@ def summarise(
     for n in sorted({r["objects"] for r in per_run[0]}):
         values = [accuracy(*zip(*[(r["prediction"], r["target"]) for r in recs if r["objects"] == n])) for recs in per_run]
         by_objects[str(n)] = mean_std(values)[0]
+    scenes = list(zip(*per_run))  # each scene's records, one per run
+    share = [sum(r["prediction"] is not None and r["prediction"] == r["target"] for r in recs) / len(recs) for recs in scenes]
+    cis = intervals(
+        {None: share} | {n: [s for s, recs in zip(share, scenes) if str(recs[0]["objects"]) == n] for n in by_objects}
+    )
     tally = UsageTally()
     for record in memories:
         tally.add(record, role="memory")
@@ -299,7 +308,10 @@ def summarise(
         "examples": len(per_run[0]),
         "runs": config.runs,
         "accuracy": {"mean": mean, "std": std, "per_run": run_accuracy},
+        "accuracy_ci": cis[None],  # 95% bootstrap CI over scenes
         "accuracy_by_objects": by_objects,
+        "accuracy_by_objects_ci": {n: cis[n] for n in by_objects},
+        "ci_method": ci_method("scenes"),
         "failures": dict(sorted(failures.items())),
         "errors": dict(sorted(failures.items())),  # the older name of ``failures``
         "faults": dict(sorted(tally.faults.items())),

@@ -12,6 +12,12 @@ was stopped picks up where it was: rerunning the same command finishes the missi
 Table 5 needs only memories, so its cells run consolidation without answering scenes.
 
 Each table is printed and saved as ``<out>/<table>.md`` and ``<out>/<table>.json``.
+
+An accuracy cell shows its 95% bootstrap CI over the scenes in brackets (the cell's
+``accuracy_ci``). Accuracy tables then test rows in pairs on the same scenes (the same column):
+every row against the first row, or only the two rows ``compare`` names; McNemar's exact p on
+right/wrong per scene, and the accuracy difference with its paired bootstrap CI and p
+(:mod:`memreason.eval.paired`). Table 5's F1 belongs to a memory, not to scenes: no interval, no test.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from ..harness.options import Options
 from ..harness.runs import use_response_cache, write_json
 from ..harness.tuned import TunedError, reader_knobs, state_digest
 from ..metrics import mean_std
+from ..paired import compare_items, format_p, headline_ci, run_items
+from ..stats import RESAMPLES, SEED
 from .evaluate import EvaluateOptions, run_cell
 from .hypothesis_scoring import F1_MODES, memory_f1
 from .run import ExperienceTransferConfig, memorize
@@ -153,6 +161,8 @@ class TableOptions(Options):
     no_progress: bool = False
     no_report: bool = False  # the cells write no report.md (the table is written all the same)
     mlflow: str | None = None
+    # two rows (programs; table4: memory LMs) tested against each other (None: each row against the first)
+    compare: list[str] | None = None
     states: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)  # program: (state path, sha256)
 
 
@@ -241,6 +251,7 @@ def reproduce(args: TableOptions, command: str) -> str:
         column_lms = _lms(args.lm)
         plan = [(row, args.memory_lm) for row in rows]
     args.states = _states(args.program_state, [row.program for row, _ in plan], reader_knobs(args) if spec.value != "f1" else {})
+    pairs = _pairs(args, [row for row, _ in plan]) if spec.value == "accuracy" else []
     _check_lms({*column_lms, *(m for _, m in plan if m)}, args)
 
     cells_dir = args.out / "cells"
@@ -271,11 +282,52 @@ def reproduce(args: TableOptions, command: str) -> str:
     }
     if args.table == "table5":
         table["f1_mode"] = args.f1
+    else:
+        table["compare"] = list(args.compare) if args.compare else None
+        table["comparisons"] = _comparisons(args.table, out_rows, columns, pairs, several_lms=len(column_lms) > 1)
     markdown = render_markdown(table)
     args.out.mkdir(parents=True, exist_ok=True)
     write_json(args.out / f"{args.table}.json", table)
     write_text(args.out / f"{args.table}.md", markdown)
     return markdown
+
+
+def row_name(row: Row | dict[str, Any], table: str) -> str:
+    """What ``--compare`` calls a row: its program (table4: its memory LM, every row being HDR)."""
+    label, program = (row.label, row.program) if isinstance(row, Row) else (row["label"], row["program"])
+    return label if table == "table4" else program
+
+
+def _pairs(args: TableOptions, rows: list[Row]) -> list[tuple[str, str]]:
+    """The rows to test against each other, (A, B) by :func:`row_name`: ``--compare A B``, else each row against the first."""
+    names = list(dict.fromkeys(row_name(row, args.table) for row in rows))
+    if not args.compare:
+        return [(name, names[0]) for name in names[1:]]
+    if len(args.compare) != 2 or args.compare[0] == args.compare[1]:
+        raise TableError(f"--compare takes two different rows, got {' '.join(args.compare)}")
+    for name in args.compare:
+        if name not in names:
+            raise TableError(f"--compare {name}: not a row of this table ({', '.join(names)})")
+    return [(args.compare[0], args.compare[1])]
+
+
+def _comparisons(
+    table: str, rows: list[dict[str, Any]], columns: list[dict[str, Any]], pairs: list[tuple[str, str]], *, several_lms: bool
+) -> list[dict[str, Any]]:
+    """Each pair of rows tested in each column (the same scenes), from the cells' ``examples.jsonl``."""
+    by_name = {row_name(row, table): row for row in rows}
+    found = []
+    for a, b in pairs:
+        for column in columns:
+            key = (column["level"], column["lm"])
+            cells = [next((c for c in by_name[name]["cells"] if (c["level"], c["lm"]) == key), None) for name in (a, b)]
+            items = [run_items(Path(c["cell"])) if c else None for c in cells]
+            if items[0] is None or items[1] is None:
+                continue
+            test = compare_items(items[0], items[1])
+            where = f"Lv. {column['level']}" + (f" {column['lm']}" if several_lms else "")
+            found.append({"a": a, "b": b, "level": column["level"], "lm": column["lm"], "where": where, **test.as_dict()})
+    return found
 
 
 def _check_lms(specs: set[str], args: TableOptions) -> None:
@@ -314,9 +366,11 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
         )
     results = _read_json(directory / "results.json")
     accuracy = results["accuracy"]
+    ci = headline_ci(results, None if results.get("accuracy_ci") else run_items(directory, results))
     return {
         "value": 100 * accuracy["mean"],
         "std": 100 * accuracy["std"],
+        "ci": None if ci is None else [100 * ci[0], 100 * ci[1]],  # 95% bootstrap CI over scenes
         "examples": results["examples"],
         "tokens": results["tokens"],
         "wall_seconds": results.get("wall_seconds"),
@@ -428,6 +482,14 @@ def render_markdown(table: dict[str, Any]) -> str:
             "",
             f"F1 mode: {table['f1_mode']} (see eval/hypothesis_scoring.py); a memory of structured rules (hdr_grounded) is read from its rules.",
         ]
+    elif any(c.get("ci") for row in table["rows"] for c in row["cells"]):
+        lines += [
+            "",
+            f"In brackets: the 95% bootstrap CI over the scenes ({RESAMPLES:,} resamples, seed {SEED}; with several runs "
+            "each scene's accuracy is averaged over them); after ±: the std over runs.",
+        ]
+    if table.get("comparisons"):
+        lines += ["", *_paired_lines(table, heads)]
     lines += [
         "",
         f"Command: `{table['command']}`",
@@ -450,12 +512,44 @@ def render_markdown(table: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _paired_lines(table: dict[str, Any], heads: list[str]) -> list[str]:
+    """The paired tests as a table shaped like the main one: a row per pair tested, a cell per column."""
+    found = {(c["a"], c["b"], c["level"], c["lm"]): c for c in table["comparisons"]}
+    pairs = list(dict.fromkeys((c["a"], c["b"]) for c in table["comparisons"]))
+    baseline = not table.get("compare")  # every row against the first; else the pair --compare names
+    title = f"A − {pairs[0][1]}" if baseline else "A − B"
+    lines = [
+        "Paired tests" + (f", each row A against {pairs[0][1]}" if baseline else "") + ", on the same scenes: accuracy "
+        "difference in points [95% paired bootstrap CI], p-value: McNemar's exact test on right/wrong per scene, "
+        "or (marked b) a paired bootstrap test where scenes are averaged over several runs.",
+        "",
+        "| " + " | ".join([title, *heads]) + " |",
+        "|" + "---|" * (len(heads) + 1),
+    ]
+    for a, b in pairs:
+        cells = []
+        for column in table["columns"]:
+            c = found.get((a, b, column["level"], column["lm"]))
+            if c is None:
+                cells.append("")
+                continue
+            low, high = c["ci"]
+            mark = "" if c["test"] == "mcnemar" else " b"
+            cells.append(
+                f"{100 * c['difference']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}], p = {format_p(c['p_value'])}{mark}"
+            )
+        lines.append("| " + " | ".join([a if baseline else f"{a} − {b}", *cells]) + " |")
+    return lines
+
+
 def _format(cell: dict[str, Any] | None, value: str) -> str:
     if cell is None:
         return ""
     text = f"{cell['value']:.1f}" if value == "accuracy" else f"{cell['value']:.2f}"
     if cell.get("std"):
         text += f" ± {cell['std']:.1f}" if value == "accuracy" else f" ± {cell['std']:.2f}"
+    if cell.get("ci"):
+        text += f" [{cell['ci'][0]:.1f}, {cell['ci'][1]:.1f}]"
     return text
 
 

@@ -113,7 +113,11 @@ def test_an_experience_transfer_run_saved_before_the_change_resumes(tmp_path, mo
     assert eval_main(["--resume", str(run), "--no-progress", "--no-report"]) == 0
     assert len(engine.calls) == 2  # only the two missing scenes were answered
     after = json.loads((run / "results.json").read_text())
-    assert comparable(after) == comparable(before)
+    new = {"accuracy_ci", "accuracy_by_objects_ci", "ci_method"}  # the intervals, added beside the keys it had
+    assert new <= set(after) and not new & set(before)
+    assert {k: v for k, v in comparable(after).items() if k not in new} == comparable(before)
+    every = [1.0, 1.0]  # the oracle answered every scene right
+    assert after["accuracy_ci"] == every and after["accuracy_by_objects_ci"] == {"2": every, "3": every, "4": every}
 
 
 def test_an_arc_run_saved_before_the_change_resumes(tmp_path, monkeypatch):
@@ -140,3 +144,8 @@ def test_an_arc_run_saved_before_the_change_resumes(tmp_path, monkeypatch):
     assert {
         r: {k: v for k, v in level.items() if k in levels[r]} for r, level in comparable(after)["by_retries"].items()
     } == levels
+    for key in ("official_score", "strict_score", "score_by_retries"):  # the scores it had, the same
+        assert after[key] == before[key]
+    for key in ("official_score", "strict_score"):  # and now a 95% CI over its tasks beside each
+        assert after[f"{key}_ci"][0] <= after[key] <= after[f"{key}_ci"][1] and f"{key}_ci" not in before
+    assert set(after["score_by_retries_ci"]) == set(after["score_by_retries"]) and after["ci_method"]["over"] == "tasks"

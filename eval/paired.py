@@ -1,0 +1,124 @@
+"""Runs compared item by item: each run's per-item scores from its ``examples.jsonl``, paired tests, and their table.
+
+    a = run_items(Path("runs/hdr-L1-..."), label="hdr")            # None when the run kept no examples.jsonl
+    b = run_items(Path("runs/episodic_cot-L1-..."), label="episodic_cot")
+    test = compare_items(a, b)                                      # UsageError (one line) when they share no item
+    lines = paired_table([{"a": a.label, "b": b.label, **test.as_dict()}], a.unit)
+
+An item is a scene of an Experience-Transfer run (its score in a run: 1 when the count was right,
+else 0) or a task of an ARC run (its official score in a run; right when above 0). Items are
+matched by id; Experience-Transfer scenes of another data seed or rule table are other items. The
+statistics are :mod:`memreason.eval.stats`': McNemar's exact test on right/wrong, and the paired
+bootstrap CI and p-value of the mean score difference, each item's score averaged over its runs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .harness.errors import UsageError
+from .harness.resume import read_examples
+from .stats import POOLS, RESAMPLES, SEED, PairedTest, bootstrap_ci, paired
+
+__all__ = ["RunItems", "compare_items", "format_p", "headline_ci", "paired_table", "run_items"]
+
+
+@dataclass(frozen=True)
+class RunItems:
+    """A run's items: each item's score in each of its runs."""
+
+    label: str
+    path: Path
+    unit: str  # "scenes" (Experience-Transfer) or "tasks" (ARC)
+    scores: dict[str, list[float]]
+
+
+def run_items(run_dir: Path, results: dict[str, Any] | None = None, label: str | None = None) -> RunItems | None:
+    """The items of the run in ``run_dir`` (``results``: its ``results.json``, read when not given); None when the
+    run has no ``examples.jsonl``."""
+    run_dir = Path(run_dir)
+    examples = run_dir / "examples.jsonl"
+    if not examples.exists():
+        return None
+    if results is None:
+        try:
+            results = json.loads((run_dir / "results.json").read_text())
+        except (OSError, ValueError):
+            results = {}
+    arc = results.get("task") == "arc"
+    config = results.get("config") or {}
+    data = (config.get("seed") or 0, config.get("rules"))
+    scores: dict[str, list[float]] = {}
+    for (_, item), record in sorted(read_examples(examples, repair=False).items()):
+        if arc:
+            value = float((record.get("scores") or {}).get("official_score") or 0.0)
+            key = item
+        else:
+            value = 1.0 if record.get("correct") else 0.0
+            key = item if data == (0, None) else f"{item} (seed {data[0]}, rules {data[1]})"
+        scores.setdefault(key, []).append(value)
+    return RunItems(label or run_dir.name, run_dir, "tasks" if arc else "scenes", scores)
+
+
+def compare_items(a: RunItems, b: RunItems) -> PairedTest:
+    """A against B on the items both hold (:func:`memreason.eval.stats.paired`); :class:`UsageError` when they
+    are runs of other tasks or share no item."""
+    if a.unit != b.unit:
+        raise UsageError(f"cannot compare {a.label} ({a.path}, {a.unit}) with {b.label} ({b.path}, {b.unit})")
+    try:
+        return paired(a.scores, b.scores)
+    except ValueError:
+        raise UsageError(f"cannot compare {a.label} ({a.path}) with {b.label} ({b.path}): no {a.unit} in common") from None
+
+
+def headline_ci(results: dict[str, Any], items: RunItems | None) -> list[float] | None:
+    """The 95% CI (fractions) of a run's headline score, accuracy or ARC's official score: the one its results hold,
+    else (results written before intervals were) one computed from its items the same way; None without either."""
+    found = results.get("official_score_ci" if results.get("task") == "arc" else "accuracy_ci")
+    if found:
+        return list(found)
+    if items is None or not items.scores:
+        return None
+    return list(bootstrap_ci([sum(v) / len(v) for v in items.scores.values()]))
+
+
+def paired_table(entries: list[dict[str, Any]], unit: str) -> list[str]:
+    """Markdown lines: one row per comparison (``a``, ``b``, optional ``where``, and a :class:`PairedTest`'s
+    ``as_dict``), then what the columns mean."""
+    where = any(e.get("where") for e in entries)
+    header = ["A", "B", *(["where"] if where else []), unit, "right in A only", "in B only", "McNemar p"]
+    header += ["A − B, points [95% CI]", "bootstrap p"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for e in entries:
+        items = str(e["items"]) + (
+            f" ({e['left_out'][0]} of A's, {e['left_out'][1]} of B's not shared)" if any(e["left_out"]) else ""
+        )
+        cells = [str(e["a"]), str(e["b"]), *([str(e.get("where") or "")] if where else []), items]
+        read = e.get("test", "mcnemar")  # the test to read, in bold
+        cells += [str(e["only_a"]), str(e["only_b"]), format_p(e["mcnemar_p"], bold=read == "mcnemar")]
+        cells += [
+            f"{100 * e['difference']:+.1f} [{100 * e['ci'][0]:+.1f}, {100 * e['ci'][1]:+.1f}]",
+            format_p(e["bootstrap_p"], bold=read == "bootstrap"),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    item = unit[:-1]
+    score = "official score" if unit == "tasks" else "accuracy"
+    right = "official score above 0" if unit == "tasks" else "count right"
+    lines += [
+        "",
+        f"Paired on the {unit} both rows hold. Right or wrong per {item} ({right}; with several runs, in "
+        f"{POOLS['majority']}): McNemar's exact two-sided p on the {unit} right in one row only. A − B: the mean "
+        f"{score} difference, each {item} averaged over its runs, with a 95% paired bootstrap CI and two-sided "
+        f"p ({RESAMPLES:,} resamples of {unit}, seed {SEED}). The p in bold is the test to read: McNemar's when "
+        f"every {item} is simply right or wrong in both rows, the bootstrap's when some {item}'s score lies between.",
+    ]
+    return lines
+
+
+def format_p(value: float, *, bold: bool = False) -> str:
+    """A p-value to three significant digits (small ones in scientific notation), in bold if asked."""
+    text = f"{value:.3g}" if value >= 0.001 else f"{value:.1e}"
+    return f"**{text}**" if bold else text
