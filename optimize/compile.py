@@ -19,6 +19,7 @@ Output in ``out``: ``program.json`` (the DSPy state), ``config.json`` (knobs, fo
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +29,15 @@ import dspy
 
 from memreason.datasets.experience_transfer import LEVELS, RuleTable, make_level
 from memreason.eval.experience_transfer.run import level_episodes, observation
+from memreason.eval.harness.budget import capped, chars_to_tokens, check_prices, log_estimate, new_spend
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import resolve_lms, retry_policy
 from memreason.eval.harness.options import LMOptions
 from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json
 from memreason.eval.harness.tuned import TunedError, config_knobs
 from memreason.lm import LMChoice
+from memreason.lm.faults import RunAborted
+from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.shared.atomic_file import save_via
 
@@ -52,6 +56,7 @@ __all__ = [
     "make_optimizer",
     "parse_knobs",
     "run_optimizer",
+    "spending",
 ]
 
 OPTIMIZERS = ("bootstrap", "mipro", "gepa", "simba")
@@ -132,15 +137,18 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
         data = _arc_data(options, program)
     else:
         data = RuleTable.from_json(options.rules) if options.rules else RuleTable.paper()
+    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(options, resolve=resolve)
+    spend = spending(options)
+    task, memory = capped(task, "task", spend, retry_policy(options)), capped(memory, "memory", spend, retry_policy(options))
     out = options.out or new_run_dir(Path("runs") / "compiled", f"{options.program}-{options.optimizer}")
     out.mkdir(parents=True, exist_ok=True)
     use_response_cache(options.cache or out / "dspy_cache")
     started = time.perf_counter()
     if arc:
-        report = compile_arc(options, program, data, task, memory, out)
+        report = compile_arc(options, program, data, task, memory, out, spend)
     else:
-        report = compile_experience_transfer(options, program, data, task, memory, out)
+        report = compile_experience_transfer(options, program, data, task, memory, out, spend)
     report.update(
         program=options.program,
         optimizer=options.optimizer,
@@ -155,6 +163,20 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
     )
     write_json(out / "compile.json", report)
     return CompileOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report)
+
+
+def spending(options: OptimizerOptions) -> Spend | None:
+    """A compile's spending limit (None without one). Its work is the optimizer's own loop, not a list of items the
+    harness starts, so once the limit is reached every LM call is refused, and :func:`stop_if_spent` ends the compile
+    before it writes anything. Every call counts, answers replayed from ``<out>/dspy_cache`` included: the same
+    command again replays what the stopped one spent, then goes on."""
+    return new_spend(options, refuse=True)
+
+
+def stop_if_spent(spend: Spend | None, out: Path) -> None:
+    """Raise :class:`RunAborted` (exit 1) when ``spend`` refused a call: what came after is not the optimizer's work."""
+    if spend is not None and spend.refused:
+        raise RunAborted(spend.why(f"{out}/dspy_cache"))
 
 
 def make_optimizer(
@@ -228,23 +250,33 @@ def run_optimizer(optimizer, name: str, student, trainset, valset, options: Opti
 
 
 def compile_experience_transfer(
-    options: CompileOptions, program, rules: RuleTable, task: LMChoice, memory: LMChoice, out: Path
+    options: CompileOptions, program, rules: RuleTable, task: LMChoice, memory: LMChoice, out: Path, spend: Spend | None = None
 ) -> dict[str, Any]:
     data = make_level(options.level, seed=options.seed, rules=rules)
     train_level = training_level(data, seed=options.seed)
     examples = scene_examples(train_level, lambda s: observation(s, "text"), limit=2 * options.trainset_size)
     trainset = examples[: options.trainset_size]
     valset = examples[options.trainset_size :][: options.limit or max(1, options.trainset_size // 2)]
+    first = train_level.test[:3]
+    context = " ".join(e.text() for e in data.episodes)
+    _estimate(spend, options, len(trainset) + len(valset), chars_to_tokens([s.text() for s in first], context), task.spec)
     episodes = level_episodes(data.episodes, "text")
-    record = build_memory(program, episodes, data, memory, retry_policy(options))
+    try:
+        record = build_memory(program, episodes, data, memory, retry_policy(options))
+    except Exception:
+        stop_if_spent(spend, out)
+        raise
     write_json(out / "memory.json", record)
     metric = CountFeedback(data, program.hypotheses, scenes=train_level.test)
     with dspy.context(lm=task.lm, adapter=task.adapter()):  # optimizers see the reasoner only (and the memory, kept)
         optimizer = make_optimizer(
             options.optimizer, metric, task=task, memory=memory, options=options, trainset_size=len(trainset)
         )
-        compiled = run_optimizer(optimizer, options.optimizer, program, trainset, valset, options)
-        scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
+        try:
+            compiled = run_optimizer(optimizer, options.optimizer, program, trainset, valset, options)
+            scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
+        finally:
+            stop_if_spent(spend, out)
     program.reasoner = compiled.reasoner
     strip_memory(program)
     save_via(out / "program.json", lambda tmp: program.save(str(tmp)))
@@ -258,6 +290,21 @@ def compile_experience_transfer(
         "demos": {name: len(p.demos) for name, p in program.named_predictors()},
         "instructions": {name: p.signature.instructions for name, p in program.named_predictors() if name.startswith("reasoner")},
     }
+
+
+def _estimate(spend: Spend | None, options: OptimizerOptions, examples: int, prompt: float, spec: str) -> None:
+    """Log the compile's rough spend against the cap: one call per example and optimizer pass (the optimizer decides
+    how many passes: one for bootstrap, more for MIPROv2, GEPA and SIMBA)."""
+    log_estimate(
+        spend,
+        unit="training and validation examples",
+        todo=examples,
+        done=0,
+        calls=1.0,
+        prompt=prompt,
+        basis=f"the first examples' inputs, 4 characters a token; {options.optimizer} makes one or more passes",
+        spec=spec,
+    )
 
 
 def _arc_data(options: CompileOptions, program) -> list:
@@ -275,7 +322,9 @@ def _arc_data(options: CompileOptions, program) -> list:
     return tasks
 
 
-def compile_arc(options: CompileOptions, program, tasks: list, task: LMChoice, memory: LMChoice, out: Path) -> dict[str, Any]:
+def compile_arc(
+    options: CompileOptions, program, tasks: list, task: LMChoice, memory: LMChoice, out: Path, spend: Spend | None = None
+) -> dict[str, Any]:
     from memreason.eval.harness.session import shared_adapter
 
     from .arc_objective import save_state
@@ -286,12 +335,18 @@ def compile_arc(options: CompileOptions, program, tasks: list, task: LMChoice, m
     trainset = examples[: options.trainset_size]
     valset = examples[options.trainset_size :][: options.limit or max(1, options.trainset_size // 2)]
     metric = ArcFeedback()
+    _estimate(
+        spend, options, len(trainset) + len(valset), chars_to_tokens([json.dumps(t.to_json()) for t in tasks[:3]]), task.spec
+    )
     with dspy.context(lm=task.lm, adapter=shared_adapter(task, memory)):
         optimizer = make_optimizer(
             options.optimizer, metric, task=task, memory=memory, options=options, trainset_size=len(trainset)
         )
-        compiled = run_optimizer(optimizer, options.optimizer, program, trainset, valset, options)
-        scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
+        try:
+            compiled = run_optimizer(optimizer, options.optimizer, program, trainset, valset, options)
+            scores = [float(metric(e, compiled(**e.inputs()))) for e in trainset]
+        finally:
+            stop_if_spent(spend, out)
     for _, predictor in compiled.named_predictors():  # demos keep predictor fields only, never the task object
         predictor.demos = [d for d in predictor.demos if "task" not in d]
     save_state(compiled, out / "program.json")  # without the memory LM set on the memory predictors

@@ -59,6 +59,7 @@ from memreason.datasets.experience_transfer.random_tables import random_tables
 from memreason.datasets.experience_transfer.rules import article
 from memreason.eval.experience_transfer.hypothesis_scoring import memory_score, scored_combinations
 from memreason.eval.experience_transfer.run import level_episodes
+from memreason.eval.harness.budget import capped, chars_to_tokens, check_prices, log_estimate
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import resolve_lms, retry_policy
 from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json
@@ -71,7 +72,7 @@ from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 from memreason.programs.shared.atomic_file import write_text
 
-from .compile import OPTIMIZERS, OptimizerOptions, make_optimizer, parse_knobs, run_optimizer
+from .compile import OPTIMIZERS, OptimizerOptions, make_optimizer, parse_knobs, run_optimizer, spending, stop_if_spent
 from .lms import resolve
 from .objective import build_memory
 
@@ -289,7 +290,10 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
         )
     except TunedError as exc:
         raise UsageError(str(exc)) from None
+    check_prices(options.budget_usd, [options.memory_lm or options.lm])
     _, memory = resolve_lms(options, resolve=resolve)
+    spend = spending(options)
+    memory = capped(memory, "memory", spend, retry_policy(options))
     out = options.out or new_run_dir(Path("runs") / "compiled", f"consolidator-{options.program}-{options.optimizer}")
     out.mkdir(parents=True, exist_ok=True)
     use_response_cache(options.cache or out / "dspy_cache")
@@ -308,9 +312,22 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
         dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes") for name, d in val.items()
     ]
 
+    if spend is not None:  # training tables once an optimizer pass; validation and held-out ones before and after
+        episodes = " ".join(e.text() for e in next(iter({**train, **val}.values())).episodes)
+        log_estimate(
+            spend,
+            unit="consolidations",
+            todo=len(train) + 2 * (len(val) + len(held_out)),
+            done=0,
+            calls=knobs.get("K", 2) + 2 * knobs.get("N", 3),
+            prompt=chars_to_tokens([episodes]),
+            basis="a table's episodes, 4 characters a token; K + 2N calls a consolidation, once per optimizer pass",
+            spec=memory.spec,
+        )
     before = validation_f1(
         program, {**val, **held_out}, memory, options, label="at start" if options.program_state else "uncompiled"
     )
+    stop_if_spent(spend, out)
     started = time.perf_counter()
     session = RunSession.start(memory, memory, policy=retry_policy(options))
     guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
@@ -332,10 +349,12 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
             consolidator.verify = dspy.LabeledFewShot(k=options.labeled_demos).compile(
                 consolidator.verify, trainset=[judged(d, name) for name, d in train.items()]
             )
+    stop_if_spent(spend, out)
     spent = meter.tokens()
     compile_seconds = round(time.perf_counter() - started, 2)
     compiled_program = compiled.program
     after = validation_f1(compiled_program, {**val, **held_out}, memory, options, label="compiled")
+    stop_if_spent(spend, out)
 
     # the consolidator's predictors alone (no reasoner, no memory), so the state fits any reader's knobs
     write_json(

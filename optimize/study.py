@@ -148,16 +148,25 @@ class Budget:
 
 
 def run_workers(
-    study: optuna.Study, objective: Callable, *, trials: int, n_jobs: int = 1, enqueue: list[dict[str, Any]] = ()
+    study: optuna.Study,
+    objective: Callable,
+    *,
+    trials: int,
+    n_jobs: int = 1,
+    enqueue: list[dict[str, Any]] = (),
+    stop: Callable[[], bool] | None = None,
 ) -> int:
-    """Run trials until the study holds ``trials`` finished ones; returns how many this process finished."""
+    """Run trials until the study holds ``trials`` finished ones; returns how many this process finished.
+
+    ``stop`` (a spending limit reached) is asked before the first trial and after each: once it says yes, no trial
+    starts, and trials under way finish."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(study)  # a dead worker's trials (no-op without heartbeats)
     for params in enqueue:  # e.g. the paper's configuration, evaluated on the same scenes
         study.enqueue_trial(params, skip_if_exists=True)
     budget = Budget(trials)
-    if budget.taken(study) >= trials:  # finished, or being run by other workers
+    if budget.taken(study) >= trials or (stop is not None and stop()):  # finished, or run by other workers; or spent
         return 0
     done = 0
     lock = threading.Lock()
@@ -176,6 +185,8 @@ def run_workers(
             with lock:
                 done += 1
         budget.callback(study_, frozen)
+        if stop is not None and stop():
+            study_.stop()
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study.optimize(

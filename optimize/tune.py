@@ -27,17 +27,23 @@ from typing import TYPE_CHECKING, Any
 from optuna.trial import FrozenTrial
 
 from memreason.datasets.experience_transfer import LEVELS, RuleTable, make_level
+from memreason.eval.harness.budget import chars_to_tokens, check_prices, log_estimate, new_spend, saved_rates
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import resolve_lms, retry_policy
 from memreason.eval.harness.options import LMOptions
-from memreason.eval.harness.runs import use_response_cache
+from memreason.eval.harness.resume import read_examples
+from memreason.eval.harness.runs import read_json, use_response_cache
 from memreason.eval.harness.tracking import check_mlflow, tracking
 from memreason.eval.harness.tuned import TunedError, state_digest
+from memreason.eval.harness.usage import UsageTally
+from memreason.lm.cost import price
+from memreason.lm.faults import RunAborted
+from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
 
 from .lms import resolve
 from .space import Space, SpaceError, _value, default_space, read_space_file, split_params
-from .study import load_study, make_pruner, make_sampler, open_storage, run_workers, sqlite_url
+from .study import Budget, load_study, make_pruner, make_sampler, open_storage, run_workers, sqlite_url
 from .tracking import trial_runs
 
 if TYPE_CHECKING:
@@ -141,6 +147,7 @@ def run_study(options: StudyOptions) -> StudyOutcome:
     remote = options.storage and not options.storage.startswith("sqlite")  # a SQLite file may live in the study directory
     storage = open_storage(options.storage, heartbeat=options.heartbeat) if remote else None  # a bad URL fails now
 
+    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])  # before any model work
     task, memory = resolve_lms(options, slots=options.threads * options.n_jobs, resolve=resolve)
     if options.modality == "image" and (task.local or memory.local):
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
@@ -182,6 +189,10 @@ def run_study(options: StudyOptions) -> StudyOutcome:
     study = load_study(study_name, storage, objectives, sampler, pruner)
     study.set_user_attr("space", space.describe())
     log.info("study %s in %s: %s trials over %s", study_name, study_dir, options.trials, space.describe())
+    limit = StudyLimit(options, study, study_dir, task.spec, memory.spec) if new_spend(options) else None
+    if limit is not None:
+        _estimate(options, study, study_dir, task.spec, memory.spec, data if data is not None else tasks)
+
     from .outputs import best_trials, write_outputs
 
     setup_record = {
@@ -206,8 +217,19 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         params={**setup_record, "trials": options.trials, "space": space.describe()},
         artifacts=("summary.md", "*.png", "best.json", "pareto.json"),
     ) as run:
-        ran = run_workers(study, trial_runs(objective, run), trials=options.trials, n_jobs=options.n_jobs, enqueue=enqueue)
+        ran = run_workers(
+            study,
+            trial_runs(objective, run),
+            trials=options.trials,
+            n_jobs=options.n_jobs,
+            enqueue=enqueue,
+            stop=limit.reached if limit else None,
+        )
+        if limit is not None:  # why the study stopped, in its own record (None once it finished)
+            study.set_user_attr("stopped", {"reason": "budget", **limit.spend().as_dict()} if limit.stopped else None)
         written = write_outputs(study, study_dir, setup_record)
+    if limit is not None and limit.stopped:
+        raise RunAborted(limit.spend().why(study_dir))
     return StudyOutcome(
         name=study_name,
         directory=study_dir,
@@ -216,6 +238,75 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         memories_reused=objective.memories.hits,
         best=best_trials(study),
         written=written,
+    )
+
+
+def study_spend(options: StudyOptions, study_dir: Path, task_spec: str, memory_spec: str) -> Spend:
+    """What the study has spent against its limit: its configurations' example records (every trial, every worker
+    on this host) and the memories it built (each once, whatever number of trials read it)."""
+    spend = new_spend(options) or Spend()
+    tally = UsageTally()
+    for path in sorted(study_dir.glob("configs/*/examples.jsonl")):
+        for record in read_examples(path, repair=False).values():
+            tally.add(record, role="task")
+    for path in sorted(study_dir.glob("memories/*.json")):
+        tally.add(read_json(path), role="memory")
+    roles = tally.roles()
+    spend.add(roles["task"], price(task_spec), earlier=True)
+    spend.add(roles["memory"], price(memory_spec), earlier=True)
+    return spend
+
+
+@dataclass
+class StudyLimit:
+    """A study's spending limit, asked before each trial starts (:func:`run_workers`'s ``stop``): reached once what the
+    study's records hold meets the cap while trials are still missing (``stopped``)."""
+
+    options: StudyOptions
+    study: Any
+    study_dir: Path
+    task_spec: str
+    memory_spec: str
+    stopped: bool = False
+
+    def spend(self) -> Spend:
+        return study_spend(self.options, self.study_dir, self.task_spec, self.memory_spec)
+
+    def reached(self) -> bool:
+        if not self.stopped and self.spend().reached:
+            self.stopped = Budget(self.options.trials).finished(self.study) < self.options.trials
+        return self.stopped
+
+
+def _estimate(options: StudyOptions, study, study_dir: Path, task_spec: str, memory_spec: str, data) -> None:
+    """Log the study's rough spend against its cap: trials left x examples a trial x calls x prompt tokens a call
+    (from the study's records, else from the first examples' inputs; ``data``: the level, or the ARC tasks)."""
+    left = max(0, options.trials - Budget(options.trials).finished(study))
+    available = len(data.test) if hasattr(data, "test") else len(data)
+    examples = min(options.limit or available, available)
+    records = [r for path in study_dir.glob("configs/*/examples.jsonl") for r in read_examples(path, repair=False).values()]
+    rates = saved_rates(records)
+    if rates is not None:
+        (calls, prompt), basis = rates, f"from the {len(records)} examples the study has"
+    elif hasattr(data, "test"):
+        context = " ".join(e.text() for e in data.episodes)
+        calls, prompt = 1.0, chars_to_tokens([s.text() for s in data.test[:3]], context)
+        basis = "the first 3 scenes' text and the level's episodes, 4 characters a token"
+    else:
+        from memreason.eval.arc import ArcConfig
+        from memreason.eval.arc.evaluate import arc_rates
+
+        rates = arc_rates(ArcConfig(program=options.program, memory=options.memory), data, {})
+        calls, prompt, basis = rates["calls"], rates["prompt"], rates["basis"]
+    log_estimate(
+        study_spend(options, study_dir, task_spec, memory_spec),
+        unit=f"examples ({left} trials left, {examples} examples a trial, memory builds besides)",
+        todo=left * examples,
+        done=0,
+        calls=calls,
+        prompt=prompt,
+        basis=basis,
+        spec=task_spec,
     )
 
 

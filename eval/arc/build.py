@@ -12,17 +12,18 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..harness.budget import add_recorded, check_prices, check_stopped, log_estimate, new_spend
 from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.paths import check_output_dir, check_output_file
 from ..harness.publish import Outcome, save_results
-from ..harness.resume import continues
+from ..harness.resume import continues, read_examples
 from ..harness.runs import RunConfig, open_run_dir
 from ..harness.session import check_failures
 from ..harness.tracking import check_mlflow, tracking
 from . import sandbox
 from .config import BuildConfig
-from .evaluate import DEFAULTS, GENERATION, ArcOptions, split_name
+from .evaluate import DEFAULTS, GENERATION, ArcOptions, arc_rates, split_name
 from .seeding import build_memory
 
 __all__ = ["BUILD_IDENTITY", "BuildOptions", "run_build"]
@@ -91,7 +92,7 @@ def run_build(options: BuildOptions) -> Outcome:
         threads=options.threads,
         **options.generation(),
     )
-    config.load()  # bad splits, ids, solution folders fail here, before any model loads
+    tasks, given = config.load()  # bad splits, ids, solution folders fail here, before any model loads
     continuing = continues(
         options.run_dir,
         RunConfig.of(options, config, program="build_memory").to_json(),
@@ -99,6 +100,7 @@ def run_build(options: BuildOptions) -> Outcome:
         defaults={**DEFAULTS, "apart": False},
         flag="--run-dir",
     )
+    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(
         options, temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens
     )
@@ -109,6 +111,9 @@ def run_build(options: BuildOptions) -> Outcome:
         RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, program="build_memory", run_dir=str(run_dir)).write(
             run_dir
         )
+    spend = new_spend(options)
+    add_recorded(spend, run_dir, task.spec, memory.spec)
+    _estimate(config, tasks, given, run_dir, spend, task.spec)
     with tracking(options, run_dir):
         with sandbox.make_sandbox(max(1, min(options.threads, 4)), options.timeout) as box:
             results = build_memory(
@@ -120,9 +125,25 @@ def run_build(options: BuildOptions) -> Outcome:
                 progress=not options.no_progress,
                 policy=retry_policy(options),
                 max_errors=options.max_errors,
+                spend=spend,
             )
         save_results(run_dir, results, report=not options.no_report)
     check_failures(
         results, run_dir, options.fail_share, hint=f"{options.out} was left as it was; start again with a new --run-dir"
     )
+    check_stopped(results, run_dir)
     return Outcome(run_dir, results)
+
+
+def _estimate(config: BuildConfig, tasks: list, given: dict, run_dir: Path, spend, spec: str) -> None:
+    """Log what the tasks left will roughly spend against the cap: a task solved here costs its attempts and one
+    abstraction, a given solution the abstraction alone (see :mod:`memreason.eval.harness.budget`)."""
+    if spend is None:
+        return
+    finished = read_examples(run_dir / "examples.jsonl", repair=False)
+    rates = arc_rates(config, tasks, finished)
+    if not finished:
+        first = tasks[:3]
+        rates["calls"] = sum(t.id not in given for t in first) / max(1, len(first)) * rates["calls"] + 1
+    todo = sum((0, t.id) not in finished for t in tasks)
+    log_estimate(spend, unit="tasks", todo=todo, done=len(tasks) - todo, **rates, spec=spec)

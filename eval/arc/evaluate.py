@@ -10,6 +10,7 @@ kept, memory is restored from its snapshots, LM answers come back from the run's
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,13 +20,14 @@ from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
+from ..harness.budget import add_recorded, chars_to_tokens, check_prices, check_stopped, log_estimate, new_spend, saved_rates
 from ..harness.errors import UsageError
 from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, resolve_lms, retry_policy
 from ..harness.options import RunOptions
 from ..harness.publish import Outcome, save_results
-from ..harness.resume import continues
+from ..harness.resume import continues, read_examples
 from ..harness.runs import RunConfig, check_out_dir, open_run_dir
-from ..harness.session import check_failures
+from ..harness.session import check_failures, check_repetitions
 from ..harness.tracking import check_mlflow, tracking
 from ..harness.tuned import as_paths, config_knobs, state_digest
 from . import sandbox
@@ -222,6 +224,11 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
     continuing = continues(
         options.out, RunConfig.of(options, config, **tuned).to_json(), keys=IDENTITY, defaults=DEFAULTS
     )  # before any model loads
+    temperatures = {"--temperature": options.temperature}
+    if config.memory_format is not None:  # memory reads and writes sample too
+        temperatures["--memory-temperature"] = options.memory_temperature
+    repetitions = check_repetitions(options.runs, temperatures, continuing=bool(continuing))
+    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(
         options, temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens
     )
@@ -232,6 +239,9 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
         log.info("continuing the run in %s", run_dir)
     else:
         RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
+    spend = new_spend(options)
+    add_recorded(spend, run_dir, task.spec, memory.spec)
+    _estimate(options, config, tasks, run_dir, spend, task.spec)
     with tracking(options, run_dir):
         with sandbox.make_sandbox(max(1, min(options.threads, 4)), options.timeout) as box:
             results = evaluate_arc(
@@ -246,10 +256,42 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
                 policy=retry_policy(options),
                 max_errors=options.max_errors,
                 retry_failed=options.retry_failed,
+                spend=spend,
             )
+        if repetitions:
+            results["repetitions"] = repetitions
         report = save_results(run_dir, results, report=not options.no_report)
     check_failures(results, run_dir, options.fail_share)
+    check_stopped(results, run_dir)
     return Outcome(run_dir, results, report)
+
+
+def _estimate(options: ArcEvalOptions, config: ArcConfig, tasks: list, run_dir: Path, spend, spec: str) -> None:
+    """Log what the tasks left will roughly spend against the cap (see :mod:`memreason.eval.harness.budget`)."""
+    if spend is None:
+        return
+    finished = read_examples(run_dir / "examples.jsonl", repair=False)
+    if options.retry_failed:
+        finished = {key: r for key, r in finished.items() if not r.get("failure") and not r.get("error")}
+    todo = sum((run, t.id) not in finished for run in range(config.runs) for t in tasks)
+    log_estimate(
+        spend, unit="tasks", todo=todo, done=len(tasks) * config.runs - todo, **arc_rates(config, tasks, finished), spec=spec
+    )
+
+
+def arc_rates(config: Any, tasks: list, finished: dict) -> dict[str, Any]:
+    """The estimate's LM calls per task and prompt tokens per call: from the records ``finished`` holds, else from
+    the plan (every attempt and retry a call, one more to select concepts) and the first tasks' grids."""
+    rates = saved_rates(finished.values())
+    if rates is not None:
+        return {"calls": rates[0], "prompt": rates[1], "basis": f"from the {len(finished)} tasks the run has"}
+    selects = getattr(config, "program", "") in ("arcmemo_oe", "arcmemo_ps")  # they read memory with a call
+    first = tasks[:3]
+    return {
+        "calls": config.attempts * (1 + config.retries) + (1 if selects else 0),
+        "prompt": chars_to_tokens([json.dumps(t.to_json()) for t in first]),
+        "basis": f"the first {len(first)} tasks' grids as JSON, 4 characters a token",
+    }
 
 
 def _config_knobs(options: ArcEvalOptions) -> dict[str, Any]:

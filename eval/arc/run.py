@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -12,12 +13,14 @@ from tqdm import tqdm
 from memreason.datasets.arc import ArcTask
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
+from memreason.lm.spend import Spend
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 from memreason.programs.arcmemo.arc_program import PassesDone, unfinished
 from memreason.programs.arcmemo.arc_solver import Attempt
 from memreason.programs.arcmemo.memory_file import Memory, save_memory
 
+from ..harness.budget import STOPPED_BY_BUDGET, answered_so_far
 from ..harness.loop import run_each
 from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter
@@ -42,9 +45,12 @@ def evaluate_arc(
     policy: RetryPolicy | None = None,
     max_errors: int | None = None,
     retry_failed: bool = False,
+    spend: Spend | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``config`` on ``tasks`` (default: the config's split) with programs run in ``sandbox``,
-    continuing whatever ``run_dir`` already holds; ``retry_failed`` solves again the tasks recorded as failures."""
+    continuing whatever ``run_dir`` already holds; ``retry_failed`` solves again the tasks recorded as failures.
+    ``spend``: the spending limit; once it is reached no task starts, and the results are those of the tasks every
+    started run answered (``execution["stopped"] == "budget"``)."""
     tasks = list(tasks) if tasks is not None else config.load_tasks()
     initial = initial_memory if initial_memory is not None else config.load_memory()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -55,26 +61,65 @@ def evaluate_arc(
     )
     if retry_failed:
         finished = {key: r for key, r in finished.items() if not r.get("failure") and not r.get("error")}
-    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True)
+    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True, spend=spend)
     writer = JsonlWriter(run_dir / "examples.jsonl")
+    stopped = None
     per_run: list[list[dict[str, Any]]] = []
     writes: list[list[dict[str, Any]]] = []
     kept = 0
     try:
         for run in range(config.runs):
             records, run_writes, run_kept = _run(
-                config, run, tasks, initial, finished, session, sandbox, run_dir, writer, progress
+                config, run, tasks, initial, finished, session.for_run(run), sandbox, run_dir, writer, progress
             )
             per_run.append(records)
             writes.append(run_writes)
             kept += run_kept
+    except RunAborted:
+        if not session.errors.budget_reached:
+            raise
+        stopped = _answered_so_far(config, tasks, run_dir, finished)  # the spending limit: keep what is done
+        if not stopped.per_run:
+            raise  # nothing answered: no results to write
+        tasks, per_run, writes = stopped.tasks, stopped.per_run, stopped.writes
     finally:
         writer.close()
     return session.finish(
         summarise(config, tasks, per_run, writes, task, memory),
         threads=config.threads,
-        resumed=kept,
-        answered=sum(len(r) for r in per_run) - kept,
+        resumed=stopped.resumed if stopped else kept,
+        answered=stopped.answered if stopped else sum(len(r) for r in per_run) - kept,
+        stopped=STOPPED_BY_BUDGET if stopped and not stopped.complete else None,
+    )
+
+
+@dataclass
+class _SoFar:
+    """What a run stopped at its spending limit holds: the tasks every started run answered, their records and the
+    runs' memory writes; tasks kept from before and answered by this process; whether it is done after all."""
+
+    tasks: list[ArcTask]
+    per_run: list[list[dict[str, Any]]]
+    writes: list[list[dict[str, Any]]]
+    resumed: int
+    answered: int
+    complete: bool
+
+
+def _answered_so_far(config: ArcConfig, tasks: list[ArcTask], run_dir: Path, finished) -> _SoFar:
+    now = read_examples(run_dir / "examples.jsonl", repair=False)
+    per_run = answered_so_far(now, config.runs, [t.id for t in tasks])
+    common = {r["id"] for r in per_run[0]} if per_run else set()
+    kept = [t for t in tasks if t.id in common]
+    writes = [_read_writes(run_dir / "memory" / f"run{r}" / "writes.jsonl") for r in range(len(per_run))]
+    passes = config.retry_mode == "passes" and config.retries > 0  # a later pass may be cut short with every task recorded
+    return _SoFar(
+        tasks=kept,
+        per_run=per_run,
+        writes=writes,
+        resumed=sum(finished.get(key) == record for key, record in now.items()),
+        answered=sum(finished.get(key) != record for key, record in now.items()),
+        complete=len(per_run) == config.runs and len(kept) == len(tasks) and not passes,
     )
 
 

@@ -13,11 +13,13 @@ from tqdm import tqdm
 from memreason.datasets.arc import ArcTask
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
+from memreason.lm.spend import Spend
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 from memreason.programs.arcmemo.arc_solver import error_text
 from memreason.programs.arcmemo.memory_file import empty_memory, load_memory, save_memory
 
+from ..harness.budget import STOPPED_BY_BUDGET
 from ..harness.loop import run_each
 from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter
@@ -44,13 +46,16 @@ def build_memory(
     progress: bool = True,
     policy: RetryPolicy | None = None,
     max_errors: int | None = None,
+    spend: Spend | None = None,
 ) -> dict[str, Any]:
     """Seed a memory file from verified solutions (solved here, or the user's); returns the results.
 
     Continues what ``run_dir`` holds: tasks already recorded are not solved again and the memory
-    is restored from the snapshot taken after the last of them that was written."""
+    is restored from the snapshot taken after the last of them that was written. ``spend``: the spending
+    limit; once it is reached no task starts and the results are those of the tasks done
+    (``execution["stopped"] == "budget"``)."""
     tasks, given = config.load()
-    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True)
+    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True, spend=spend)
     writer_program = build_program(
         {"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
         sandbox=sandbox,
@@ -158,12 +163,13 @@ def build_memory(
             total=len(tasks), initial=len(kept), desc=f"build_memory {config.format}", disable=not progress, unit="task"
         ) as bar:
             run_each(todo, solve, threads=config.threads, bar=bar, errors=session.errors, ordered=True, on_result=keep)
-        if session.errors.stopping:
+        if session.errors.failing:
             raise RunAborted(session.errors.why())
     finally:
         writer.close()
     results = _build_results(config, tasks, records, writer_program, out, session)
-    return session.finish(results, threads=config.threads, resumed=len(kept), answered=len(records) - len(kept))
+    stopped = STOPPED_BY_BUDGET if len(records) < len(tasks) and session.errors.budget_reached else None
+    return session.finish(results, threads=config.threads, resumed=len(kept), answered=len(records) - len(kept), stopped=stopped)
 
 
 def _build_results(

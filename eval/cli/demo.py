@@ -11,7 +11,7 @@ import shlex
 
 from memreason.eval.experience_transfer.demo import ROWS, DemoOptions, run_demo
 
-from .options import add, whole
+from .options import add, add_budget_options, whole
 
 __all__ = ["register"]
 
@@ -50,6 +50,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="where the cells and the report go (default runs/demo)",
     )
     add(parser, "--no-progress")
+    add_budget_options(parser, scope="the whole demo (its rows together)")
     add(
         parser,
         "--mlflow",

@@ -2,7 +2,8 @@
 
     parser = Parser(prog="python -m eval hdr")
     add(parser, "--level", required=False)       # a common option, declared in OPTIONS, help adapted per command
-    add_lm_options(parser)                       # --lm --memory-lm --api-base --temperature --max-tokens --no-cache --cache
+    add_lm_options(parser)                       # --lm --memory-lm --api-base --temperature --max-tokens --no-cache --cache,
+                                                 # and the spending limits --budget-tokens --budget-usd
     add_fault_options(parser, "scenes")          # --lm-retries --backoff --lm-timeout --max-errors
     add_run_options(parser, "scenes")            # --threads --no-progress --no-report
     return run_cli(lambda: command(parser.parse_args(argv)), bad_input=(RuleTableError,))
@@ -11,8 +12,8 @@ One meaning per flag across commands: ``--lm-retries`` and ``--lm-timeout`` are 
 everywhere; ``--retries`` (solver retries with execution feedback) and ``--timeout`` (seconds a
 generated program may run) belong to ARC alone. Values are checked by argparse itself
 (``choices=``, types that reject what is out of range); bad input is one line on stderr starting
-with ``error: `` and exit code 2; a run stopped on purpose (error budget, memory that could not
-be built) exits 1 with its work kept; Ctrl-C exits 130.
+with ``error: `` and exit code 2; a run stopped on purpose (error budget, spending limit, memory
+that could not be built) exits 1 with its work kept; Ctrl-C exits 130.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "Parser",
     "UsageError",
     "add",
+    "add_budget_options",
     "add_fault_options",
     "add_lm_options",
     "add_run_options",
@@ -51,6 +53,7 @@ __all__ = [
     "out_file",
     "parse_levels",
     "path",
+    "positive",
     "run_cli",
     "share",
     "temperature",
@@ -91,6 +94,18 @@ def _bounded(name: str, kind: type, least: float, most: float | None = None) -> 
             raise argparse.ArgumentTypeError(f"{name} must be at least {least:g}, got {value}")
         if most is not None and value > most:
             raise argparse.ArgumentTypeError(f"{name} must be at most {most:g}, got {value}")
+        return value
+
+    return parse
+
+
+def positive(name: str) -> Callable[[str], float]:
+    """An argparse type: a finite number above 0, with ``name`` in its error."""
+
+    def parse(text: str) -> float:
+        value = number(name, -math.inf)(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{name} must be above 0, got {text}")
         return value
 
     return parse
@@ -333,6 +348,18 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "(default 1: all of them; a run whose LM never answered exits 1 too)",
     ),
     "--retry-failed": dict(action="store_true", help="when continuing a run, do its failed items again"),
+    # spending limits
+    "--budget-tokens": dict(
+        type=whole("--budget-tokens"),
+        metavar="N",
+        help="start no new item once the run's LM calls took N tokens, prompt + completion, earlier processes of the "
+        "run included (exit 1, the work kept; rerun with a larger budget to continue)",
+    ),
+    "--budget-usd": dict(
+        type=positive("--budget-usd"),
+        metavar="X",
+        help="the same in dollars, at LiteLLM's offline prices (models with a price only)",
+    ),
     # run
     "--out": dict(
         type=out_dir("--out"), metavar="DIR", help="run directory (default: runs/<name>-<time>); continued when it holds this run"
@@ -380,6 +407,14 @@ def add_lm_options(
         add(models, "--memory-max-tokens")
     add(models, "--no-cache")
     add(models, "--cache", help=f"DSPy response cache directory (default: {cache_home}/dspy_cache)")
+    add_budget_options(parser)
+
+
+def add_budget_options(parser: argparse.ArgumentParser, *, scope: str = "the run") -> None:
+    """The spending limits ``--budget-tokens`` and ``--budget-usd``; ``scope`` says what they cap (a table: all its cells)."""
+    limits = parser.add_argument_group("spending limits", f"caps on what {scope} spends on LM calls")
+    add(limits, "--budget-tokens")
+    add(limits, "--budget-usd")
 
 
 def add_fault_options(parser: argparse.ArgumentParser, unit: str, *, budget: bool = True, retry_failed: bool = False) -> None:

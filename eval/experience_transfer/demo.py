@@ -46,6 +46,8 @@ class DemoOptions(Options):
     out: Path = Path("runs/demo")
     no_progress: bool = False
     mlflow: str | None = None
+    budget_tokens: int | None = None  # the whole demo's spending limit, its rows together
+    budget_usd: float | None = None
 
 
 def run_demo(options: DemoOptions, command: str = "python -m eval demo") -> tuple[str, str]:
@@ -63,6 +65,8 @@ def run_demo(options: DemoOptions, command: str = "python -m eval demo") -> tupl
         retrieve_k=options.retrieve_k if options.per_object and options.retrieve_k else None,
         no_progress=options.no_progress,
         mlflow=options.mlflow,
+        budget_tokens=options.budget_tokens,
+        budget_usd=options.budget_usd,
     )
     markdown = run_table(table, command)
     cells = [Path(cell["cell"]) for row in json.loads((options.out / "table3.json").read_text())["rows"] for cell in row["cells"]]

@@ -17,15 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
 
+from ..harness.budget import add_recorded, chars_to_tokens, check_prices, check_stopped, log_estimate, new_spend, saved_rates
 from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.options import RunOptions
 from ..harness.publish import Outcome, save_results
-from ..harness.resume import continues
+from ..harness.resume import continues, read_examples
 from ..harness.runs import RunConfig, check_out_dir, open_run_dir
-from ..harness.session import check_failures
+from ..harness.session import check_failures, check_repetitions
 from ..harness.tracking import check_mlflow, tracking
 from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
 from .run import ExperienceTransferConfig, evaluate_experience_transfer
@@ -56,9 +58,13 @@ class EvaluateOptions(RunOptions):
     retrieve_k: int | None = None
 
 
-def run_cell(options: EvaluateOptions) -> Outcome:
+def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome:
     """Evaluate ``options.program`` (or continue the run in ``options.out``); raises :class:`UsageError`,
-    :class:`RunDirError` or the data's own errors on bad input, before any model loads."""
+    :class:`RunDirError` or the data's own errors on bad input, before any model loads.
+
+    ``spend``: a spending limit shared with other runs (a table's cells), already holding what they recorded;
+    without one, ``options.budget_tokens`` and ``options.budget_usd`` cap this run alone, counting what its records
+    hold. A run stopped at its limit writes its results and raises :class:`RunAborted` (exit 1)."""
     if options.program not in experience_transfer_programs():
         raise UsageError(
             f"{options.program!r} is not an Experience-Transfer program; choose from: {', '.join(experience_transfer_programs())}"
@@ -82,6 +88,8 @@ def run_cell(options: EvaluateOptions) -> Outcome:
 
     tuned = dict(knobs=knobs, program_state_sha256=digest)
     continuing = continues(options.out, RunConfig.of(options, config, **tuned).to_json())  # before any model loads
+    repetitions = check_repetitions(options.runs, {"--temperature": options.temperature}, continuing=bool(continuing))
+    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
 
     task, memory = resolve_lms(options)
     if options.modality == "image" and (task.local or memory.local):
@@ -92,6 +100,10 @@ def run_cell(options: EvaluateOptions) -> Outcome:
         log.info("continuing the run in %s", run_dir)
     else:
         RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
+    if spend is None:
+        spend = new_spend(options)
+        add_recorded(spend, run_dir, task.spec, memory.spec)
+    _estimate(options, config, data, run_dir, spend, task.spec)
 
     with tracking(options, run_dir):
         results = evaluate_experience_transfer(
@@ -104,10 +116,38 @@ def run_cell(options: EvaluateOptions) -> Outcome:
             policy=retry_policy(options),
             max_errors=options.max_errors,
             retry_failed=options.retry_failed,
+            spend=spend,
         )
+        if repetitions:
+            results["repetitions"] = repetitions
         report = save_results(run_dir, results, report=not options.no_report)
     check_failures(results, run_dir, options.fail_share)
+    check_stopped(results, run_dir)
     return Outcome(run_dir, results, report)
+
+
+def _estimate(options: EvaluateOptions, config: ExperienceTransferConfig, data, run_dir: Path, spend, spec: str) -> None:
+    """Log what the scenes left will roughly spend against the cap (see :mod:`memreason.eval.harness.budget`)."""
+    if spend is None:
+        return
+    scenes = data.test[: config.limit] if config.limit is not None else data.test
+    finished = read_examples(run_dir / "examples.jsonl", repair=False)
+    if options.retry_failed:
+        finished = {key: r for key, r in finished.items() if not r.get("error")}
+    todo = sum((run, s.id) not in finished for run in range(config.runs) for s in scenes)
+    rates = saved_rates(finished.values())
+    if rates is not None:
+        (calls, prompt), basis = rates, f"from the {len(finished)} scenes the run has"
+    else:
+        first = scenes[:3]
+        per_object = config.knobs.get("per_object") and config.knobs.get("retrieve_k")
+        calls = sum(len(s.objects) for s in first) / max(1, len(first)) if per_object else 1.0
+        context = " ".join(e.text() for e in data.episodes)  # what a memory is made from
+        prompt = chars_to_tokens([s.text() for s in first], context)
+        basis = f"the first {len(first)} scenes' text and the level's episodes, 4 characters a token"
+    log_estimate(
+        spend, unit="scenes", todo=todo, done=len(scenes) * config.runs - todo, calls=calls, prompt=prompt, basis=basis, spec=spec
+    )
 
 
 def _knobs_and_state(options: EvaluateOptions) -> tuple[dict[str, Any], str | None]:

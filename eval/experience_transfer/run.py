@@ -32,10 +32,12 @@ from tqdm import tqdm
 from memreason.datasets.experience_transfer import ExperienceTransferLevel, RuleTable, Scene, make_level
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
+from memreason.lm.spend import Spend
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
+from ..harness.budget import STOPPED_BY_BUDGET, answered_so_far
 from ..harness.loop import run_each
 from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter, read_json, write_json
@@ -98,11 +100,14 @@ def evaluate_experience_transfer(
     policy: RetryPolicy | None = None,
     max_errors: int | None = None,
     retry_failed: bool = False,
+    spend: Spend | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``config`` into ``run_dir``, continuing whatever that directory already holds.
 
     ``data`` is the level ``config`` describes, when the caller already built it;
-    ``retry_failed`` answers again the scenes recorded as failures.
+    ``retry_failed`` answers again the scenes recorded as failures. ``spend``: the spending limit; once it is
+    reached no scene or memory build starts, and the results are those of the scenes every started run answered
+    (``execution["stopped"] == "budget"``).
     """
     data = data or config.load_data()
     scenes = data.test[: config.limit] if config.limit is not None else data.test
@@ -112,8 +117,9 @@ def evaluate_experience_transfer(
     if retry_failed:
         finished = {key: r for key, r in finished.items() if not r.get("error")}
     resumed = sum((run, s.id) in finished for run in range(config.runs) for s in scenes)
-    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="scenes")
+    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="scenes", spend=spend)
     writer = JsonlWriter(run_dir / "examples.jsonl")
+    stopped = answered = None  # a stop at the spending limit, and the scenes then answered in this process
     per_run: list[list[dict[str, Any]]] = []
     memories: list[dict[str, Any]] = []
     try:
@@ -121,21 +127,40 @@ def evaluate_experience_transfer(
             program = build_program(config.program, **config.knobs)
             if config.program_state:
                 program.load(config.program_state)
-            memories.append(_memory(program, episodes, data, run, run_dir, session))
+            repetition = session.for_run(run)  # its own samples from the second run on
+            memories.append(_memory(program, episodes, data, run, run_dir, repetition))
             todo = [s for s in scenes if (run, s.id) not in finished]
-            new = _answer_all(program, data, todo, len(scenes), config, session, run, writer, progress)
+            new = _answer_all(program, data, todo, len(scenes), config, repetition, run, writer, progress)
             if session.errors.stopping:
                 raise RunAborted(session.errors.why())
             done = {r["id"]: r for r in new} | {i: r for (r_, i), r in finished.items() if r_ == run}
             per_run.append([done[s.id] for s in scenes])
+    except RunAborted:
+        if not session.errors.budget_reached:
+            raise
+        per_run, answered = _answered_so_far(config, scenes, run_dir, finished)  # the spending limit: keep what is done
+        if not per_run:
+            raise  # nothing answered: no results to write
+        stopped = STOPPED_BY_BUDGET if answered is not None else None
     finally:
         writer.close()
     return session.finish(
         summarise(config, per_run, memories, task, memory, data),
         threads=config.threads,
         resumed=resumed,
-        answered=sum(len(r) for r in per_run) - resumed,
+        answered=answered if stopped else sum(len(r) for r in per_run) - resumed,
+        stopped=stopped,
     )
+
+
+def _answered_so_far(config, scenes: list[Scene], run_dir: Path, finished) -> tuple[list[list[dict[str, Any]]], int | None]:
+    """A run stopped at its spending limit: the records of the scenes every started run answered, and how many
+    scenes this process answered (None when every scene of every run is done after all: no stop)."""
+    now = read_examples(run_dir / "examples.jsonl", repair=False)
+    per_run = answered_so_far(now, config.runs, [s.id for s in scenes])
+    if per_run and len(per_run) == config.runs and len(per_run[0]) == len(scenes):
+        return per_run, None
+    return per_run, sum(finished.get(key) != record for key, record in now.items())
 
 
 def memorize(
@@ -148,12 +173,14 @@ def memorize(
     modality: str = "text",
     policy: RetryPolicy | None = None,
     program_state: str | None = None,
+    spend: Spend | None = None,
 ) -> list[dict[str, Any]]:
     """Build the memory of each of ``runs`` into ``run_dir/memory-run<N>.json`` and answer no scene.
 
     The same guarded, metered step an evaluation runs first (Table 5 scores memories alone);
-    ``program_state`` is a DSPy state loaded into the program first (a compiled consolidator)."""
-    session = RunSession.start(memory, memory, policy=policy)
+    ``program_state`` is a DSPy state loaded into the program first (a compiled consolidator);
+    ``spend``: the spending limit (no memory build starts once it is reached: :class:`RunAborted`)."""
+    session = RunSession.start(memory, memory, policy=policy, spend=spend)
     episodes = level_episodes(data.episodes, modality)
     run_dir.mkdir(parents=True, exist_ok=True)
     records = []
@@ -172,6 +199,8 @@ def _memory(program, episodes, data, run: int, run_dir: Path, session: RunSessio
         record = read_json(path)
         program.restore(episodes, record)
         return record
+    if session.errors.stopping:  # the spending limit reached: no memory build starts
+        raise RunAborted(session.errors.why())
     meter = Meter(root=program, trace=True)
     started = time.perf_counter()
     try:

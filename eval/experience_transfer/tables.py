@@ -31,9 +31,11 @@ from typing import Any
 
 from memreason.datasets.experience_transfer import RuleTable
 from memreason.lm import resolve_lm
+from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
 from memreason.programs.shared.atomic_file import write_text
 
+from ..harness.budget import add_recorded, capped, check_prices, new_spend, stopped_by_budget
 from ..harness.errors import UsageError
 from ..harness.options import Options
 from ..harness.runs import use_response_cache, write_json
@@ -161,6 +163,8 @@ class TableOptions(Options):
     no_progress: bool = False
     no_report: bool = False  # the cells write no report.md (the table is written all the same)
     mlflow: str | None = None
+    budget_tokens: int | None = None  # the whole table's spending limit, its cells together
+    budget_usd: float | None = None
     # two rows (programs; table4: memory LMs) tested against each other (None: each row against the first)
     compare: list[str] | None = None
     states: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)  # program: (state path, sha256)
@@ -252,17 +256,20 @@ def reproduce(args: TableOptions, command: str) -> str:
         plan = [(row, args.memory_lm) for row in rows]
     args.states = _states(args.program_state, [row.program for row, _ in plan], reader_knobs(args) if spec.value != "f1" else {})
     pairs = _pairs(args, [row for row, _ in plan]) if spec.value == "accuracy" else []
+    judge = [args.judge_lm or column_lms[0]] if args.table == "table5" and args.f1 != "parse" else []
+    check_prices(args.budget_usd, [*column_lms, *(m for _, m in plan if m), *judge])  # before any model work
     _check_lms({*column_lms, *(m for _, m in plan if m)}, args)
 
     cells_dir = args.out / "cells"
     todo = [(row, memory, level, lm) for row, memory in plan for level in levels for lm in column_lms]
+    spend = _table_spend(args, todo, cells_dir, f1=spec.value == "f1")
     out_rows: list[dict[str, Any]] = []
     for i, (row, memory, level, lm) in enumerate(todo, 1):
         log.info("[%d/%d] %s L%d %s", i, len(todo), row.program, level, lm)
         if spec.value == "f1":
-            cell = _f1_cell(row.program, level, lm, cells_dir, args)
+            cell = _f1_cell(row.program, level, lm, cells_dir, args, spend)
         else:
-            cell = _accuracy_cell(row.program, level, lm, memory or lm, cells_dir, args)
+            cell = _accuracy_cell(row.program, level, lm, memory or lm, cells_dir, args, spend)
         entry = next((r for r in out_rows if r["label"] == row.label and r["program"] == row.program), None)
         if entry is None:
             entry = {"label": row.label, "program": row.program, "marks": list(row.marks), "cells": []}
@@ -330,16 +337,36 @@ def _comparisons(
     return found
 
 
+def _table_spend(args: TableOptions, todo: list[tuple[Row, str | None, int, str]], cells_dir: Path, *, f1: bool) -> Spend | None:
+    """The table's spending limit, shared by its cells, holding what the cells' records hold (None without a cap)."""
+    spend = new_spend(args)
+    if spend is None:
+        return None
+    for row, memory, level, lm in todo:
+        name = cell_name(row.program, level, lm, memory or lm, args)
+        add_recorded(spend, cells_dir / (f"memory-{name}" if f1 else name), lm, memory or lm)  # Table 5: its own memories
+    log.info("budget: %s has %d cells; what their records hold: %s", args.table, len(todo), spend.describe())
+    return spend
+
+
+def _finished(directory: Path) -> bool:
+    """Whether an accuracy cell finished: its results are written, and not those of a run stopped at its spending limit."""
+    path = directory / "results.json"
+    return path.exists() and not stopped_by_budget(_read_json(path))
+
+
 def _check_lms(specs: set[str], args: TableOptions) -> None:
     """Fail on an unknown LM or a missing key before any cell runs (hours may follow)."""
     for spec in specs:
         resolve_lm(spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
 
 
-def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: Path, args: TableOptions) -> dict[str, Any]:
-    """Evaluate one (program, level, LMs) cell with :func:`run_cell`, or read it back."""
+def _accuracy_cell(
+    program: str, level: int, task: str, memory: str, cells_dir: Path, args: TableOptions, spend: Spend | None = None
+) -> dict[str, Any]:
+    """Evaluate one (program, level, LMs) cell with :func:`run_cell`, or read it back (``spend``: the table's limit)."""
     directory = cells_dir / cell_name(program, level, task, memory, args)
-    if not (directory / "results.json").exists():
+    if not _finished(directory):
         state = args.states.get(program)
         run_cell(
             EvaluateOptions(
@@ -362,7 +389,10 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
                 no_progress=args.no_progress,
                 no_report=args.no_report,
                 mlflow=args.mlflow,
-            )
+                budget_tokens=args.budget_tokens,
+                budget_usd=args.budget_usd,
+            ),
+            spend=spend,
         )
     results = _read_json(directory / "results.json")
     accuracy = results["accuracy"]
@@ -378,7 +408,9 @@ def _accuracy_cell(program: str, level: int, task: str, memory: str, cells_dir: 
     }
 
 
-def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args: TableOptions) -> dict[str, Any]:
+def _f1_cell(
+    program: str, level: int, memory: str, cells_dir: Path, args: TableOptions, spend: Spend | None = None
+) -> dict[str, Any]:
     """Hypothesis F1 of the memories ``program`` builds at ``level``, one per run.
 
     A finished accuracy cell with the same memory LM lends its memories; otherwise the
@@ -395,12 +427,13 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args: Table
         files = [directory / f"memory-run{r}.json" for r in range(args.runs)]
         missing = [r for r, f in enumerate(files) if not f.exists()]
         if missing:
-            _build_memories(program, data, memory, directory, missing, args)
+            _build_memories(program, data, memory, directory, missing, args, spend)
     judge = None
     if args.f1 != "parse":
         judge = resolve_lm(
             args.judge_lm or memory, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens
         )
+        judge = capped(judge, "judge", spend)  # its calls count against the table's limit
     scores, spent, wall = [], {"prompt": 0, "completion": 0, "total": 0, "calls": 0}, 0.0
     for f in files:
         record = _read_json(f)
@@ -423,12 +456,14 @@ def _f1_cell(program: str, level: int, memory: str, cells_dir: Path, args: Table
     }
 
 
-def _build_memories(program: str, data, memory_spec: str, directory: Path, runs: list[int], args: TableOptions) -> None:
+def _build_memories(
+    program: str, data, memory_spec: str, directory: Path, runs: list[int], args: TableOptions, spend: Spend | None = None
+) -> None:
     memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
     directory.mkdir(parents=True, exist_ok=True)
     use_response_cache(directory / "dspy_cache")
     state = args.states.get(program)
-    memorize(program, data, memory, directory, runs, program_state=state[0] if state else None)
+    memorize(program, data, memory, directory, runs, program_state=state[0] if state else None, spend=spend)
 
 
 def _states(specs: list[str], programs: list[str], knobs: dict[str, Any]) -> dict[str, tuple[str, str]]:

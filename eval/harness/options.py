@@ -50,6 +50,8 @@ class LMOptions(Options):
     lm_retries: int = 3
     backoff: float = 1.0
     lm_timeout: float | None = None
+    budget_tokens: int | None = None  # stop starting work once the run's LM calls took this many tokens (prompt + completion)
+    budget_usd: float | None = None  # ... or cost this many dollars at LiteLLM's offline prices
 
 
 @dataclass(kw_only=True)

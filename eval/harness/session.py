@@ -23,7 +23,11 @@ import dspy
 
 from memreason.lm import LMChoice
 from memreason.lm.bounded_json import BoundedJSONAdapter
+from memreason.lm.cost import price
 from memreason.lm.faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryPolicy, RunAborted
+from memreason.lm.spend import Spend
+
+from .errors import UsageError
 
 
 @dataclass
@@ -50,9 +54,11 @@ class RunSession:
         max_errors: int | None = None,
         unit: str = "examples",
         one_adapter: bool = False,
+        spend: Spend | None = None,
     ) -> "RunSession":
         """``one_adapter``: both roles share one adapter (JSON under grammar if either LM is local),
-        for programs whose memory calls run inside the task LM's context (ARC)."""
+        for programs whose memory calls run inside the task LM's context (ARC). ``spend``: the run's spending
+        limit; both LMs add each answered call to it, and the error budget stops the run once it is reached."""
         policy = policy or RetryPolicy()
         if one_adapter:
             shared = ResilientAdapter.around(shared_adapter(task, memory), _parse_policy(task.local or memory.local, policy))
@@ -65,12 +71,21 @@ class RunSession:
         return cls(
             task,
             memory,
-            GuardedLM(task.lm, role="task", policy=policy),
-            GuardedLM(memory.lm, role="memory", policy=policy),
+            GuardedLM(task.lm, role="task", policy=policy, spend=spend, price=price(task.spec) if spend else None),
+            GuardedLM(memory.lm, role="memory", policy=policy, spend=spend, price=price(memory.spec) if spend else None),
             *adapters,
             policy,
-            ErrorBudget(max_errors, unit=unit),
+            ErrorBudget(max_errors, unit=unit, spend=spend),
         )
+
+    def for_run(self, run: int) -> "RunSession":
+        """The session of repetition ``run`` (0-based): the first is this one; from the second on both LMs carry
+        ``rollout_id=run``, which DSPy puts in its cache key and never sends, so a repetition at a temperature
+        above 0 draws answers of its own instead of replaying the first run's from the cache. The error budget,
+        counts and adapters are shared."""
+        if run == 0:
+            return self
+        return replace(self, task_lm=self.task_lm.copy(rollout_id=run), memory_lm=self.memory_lm.copy(rollout_id=run))
 
     def task_context(self) -> AbstractContextManager:
         return dspy.context(lm=self.task_lm, adapter=self.task_adapter)
@@ -78,9 +93,12 @@ class RunSession:
     def memory_context(self) -> AbstractContextManager:
         return dspy.context(lm=self.memory_lm, adapter=self.memory_adapter)
 
-    def finish(self, results: dict[str, Any], *, threads: int, resumed: int, answered: int) -> dict[str, Any]:
+    def finish(
+        self, results: dict[str, Any], *, threads: int, resumed: int, answered: int, stopped: str | None = None
+    ) -> dict[str, Any]:
         """``results`` with the session's wall time and ``execution``: how the run was executed (not part of
-        its results proper: a resumed run differs from an uninterrupted one here only)."""
+        its results proper: a resumed run differs from an uninterrupted one here only). ``stopped``: why the run
+        ended before its last item (``"budget"``: its spending limit), recorded with the spend and the caps."""
         seconds = round(time.perf_counter() - self.started, 2)
         execution = {
             "wall_seconds": seconds,
@@ -95,6 +113,11 @@ class RunSession:
             "retry_policy": asdict(self.policy),
             "max_errors": self.errors.max_errors,
         }
+        spend = self.errors.spend
+        if spend is not None and spend.capped:
+            execution["budget"] = spend.as_dict()
+        if stopped:
+            execution["stopped"] = stopped
         server = getattr(self.task.lm, "server", None)  # the local llama-server: its calls, reused prefix tokens, restarts
         if self.task.local and server is not None:
             execution["engine"] = server.stats.as_dict()
@@ -131,3 +154,28 @@ def shared_adapter(task: LMChoice, memory: LMChoice) -> dspy.Adapter:
 
 def _parse_policy(local: bool, policy: RetryPolicy) -> RetryPolicy:
     return replace(policy, retries=0) if local else policy
+
+
+def check_repetitions(runs: int, temperatures: dict[str, float], *, continuing: bool = False) -> dict[str, Any] | None:
+    """What makes ``runs`` repetitions differ, for ``results["repetitions"]``; :class:`UsageError` when nothing does.
+
+    ``temperatures``: the temperature of each LM call kind that decides the answers (``{"--temperature": 0.7}``).
+    Repetitions differ by sampling: each draws its own answers at a temperature above 0 (see :meth:`RunSession.for_run`).
+    At temperature 0 every repetition would replay the first one's answers from the cache, so more than one is refused,
+    unless ``continuing`` a run saved before this check (it goes on, and says that nothing varies).
+    """
+    if runs <= 1:
+        return None
+    if not any(t and t > 0 for t in temperatures.values()):
+        if continuing:
+            return {
+                "runs": runs,
+                "vary_by": "nothing: every LM call at temperature 0 (a run saved before repetitions were checked)",
+            }
+        flags = " and ".join(f"{flag} {t:g}" for flag, t in temperatures.items())
+        raise UsageError(
+            f"--runs {runs} at {flags} repeats one run: every repetition would get the same answers. "
+            "Give a temperature above 0 (each run then samples its own answers), or --runs 1"
+        )
+    varies = ", ".join(f"{flag} {t:g}" for flag, t in temperatures.items() if t and t > 0)
+    return {"runs": runs, "vary_by": f"sampling ({varies}): each run after the first has its own rollout id in the cache key"}

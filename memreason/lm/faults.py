@@ -51,6 +51,7 @@ from dspy.utils.exceptions import (
 from .bounded_json import BoundedJSONAdapter
 from .redact import redact
 from .server import EngineDied
+from .spend import Spend
 from .tokens import Meter, current_meter, current_step, entry_cut, entry_usage
 from .traces import answer_of_predictor, call_trace, jsonable, note_answer
 
@@ -60,7 +61,12 @@ FATAL = ("auth", "billing")  # no later example can succeed either: the harness 
 
 
 class RunAborted(RuntimeError):
-    """The run stopped early (too many failures, a refused key, or memory that could not be built); its work is kept."""
+    """The run stopped early (too many failures, a refused key, memory that could not be built, its spending limit
+    reached); its work is kept."""
+
+
+class BudgetReached(RunAborted):
+    """An LM call refused because the spending limit was reached (a :class:`Spend` with ``refuse``)."""
 
 
 @dataclass
@@ -68,7 +74,8 @@ class ErrorBudget:
     """How many examples may fail in this process (``--max-errors``) before the harness stops the run.
 
     A failure of a :data:`FATAL` kind stops it at once. ``unit`` names the examples in
-    :meth:`why` ("scenes", "tasks"). Safe to share between answering threads.
+    :meth:`why` ("scenes", "tasks"). ``spend``: the run's spending limit, which stops it too
+    once reached (:attr:`budget_reached`). Safe to share between answering threads.
     """
 
     max_errors: int | None
@@ -76,6 +83,7 @@ class ErrorBudget:
     failed: int = 0
     last_failure: str = ""
     fatal: bool = False
+    spend: Spend | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def fail(self, failure: dict[str, str]) -> None:
@@ -87,10 +95,22 @@ class ErrorBudget:
 
     @property
     def stopping(self) -> bool:
+        """Whether no new item may start: the run failed too often, or spent its budget."""
+        return self.failing or self.budget_reached
+
+    @property
+    def failing(self) -> bool:
         return self.fatal or (self.max_errors is not None and self.failed > self.max_errors)
+
+    @property
+    def budget_reached(self) -> bool:
+        """The spending limit is reached (and the run is not failing besides)."""
+        return self.spend is not None and self.spend.reached and not self.failing
 
     def why(self) -> str:
         """Why the run stops, for :class:`RunAborted`."""
+        if self.budget_reached:
+            return self.spend.why()
         if self.fatal:
             reason = f"the provider refused the calls ({self.last_failure})"
         else:
@@ -193,14 +213,31 @@ class GuardedLM(dspy.BaseLM):
 
     It wraps a private copy of the LM with DSPy's own retries off (they wait 1-60 s and
     count nothing), and reads each call's history entry for its tokens and cache status.
+    ``spend``: each answered call adds its tokens there (at ``price``, the model's per-token
+    price or None), and with ``spend.refuse`` a call past the cap raises :class:`BudgetReached`.
+    Guarding a guarded LM guards its LM once, counting into the same ``spend`` unless given another.
     """
 
-    def __init__(self, lm: dspy.BaseLM, *, role: str, policy: RetryPolicy | None = None, answered: "AnswerCount | None" = None):
+    def __init__(
+        self,
+        lm: dspy.BaseLM,
+        *,
+        role: str,
+        policy: RetryPolicy | None = None,
+        answered: "AnswerCount | None" = None,
+        spend: Spend | None = None,
+        price=None,
+    ):
+        if isinstance(lm, GuardedLM):  # one guard, not two (retries would multiply): it counts where the other did
+            spend, price = spend if spend is not None else lm.spend, price if price is not None else lm.price
+            lm = lm.inner
         inner = lm.copy(num_retries=0) if hasattr(lm, "num_retries") else lm.copy()
         inner.update_history = _capture(inner)  # our copy only: the caller's LM is untouched
         inner._warned_zero_temp_rollout = True  # our rollout ids are cache keys, meant for temperature 0 too
         # ``answered``: calls that returned an answer (cache hits included), shared with this LM's copies
-        self.__dict__.update(inner=inner, role=role, policy=policy or RetryPolicy(), answered=answered or AnswerCount())
+        self.__dict__.update(
+            inner=inner, role=role, policy=policy or RetryPolicy(), answered=answered or AnswerCount(), spend=spend, price=price
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["inner"], name)
@@ -212,9 +249,19 @@ class GuardedLM(dspy.BaseLM):
     supported_params = property(lambda self: self.inner.supported_params)
 
     def copy(self, **kwargs) -> "GuardedLM":
-        return GuardedLM(self.inner.copy(**kwargs), role=self.role, policy=self.policy, answered=self.answered)
+        return GuardedLM(
+            self.inner.copy(**kwargs),
+            role=self.role,
+            policy=self.policy,
+            answered=self.answered,
+            spend=self.spend,
+            price=self.price,
+        )
 
     def __call__(self, prompt=None, *, messages=None, **kwargs):
+        spend = self.spend
+        if spend is not None and spend.refusing():
+            raise BudgetReached(spend.why())
         meter = current_meter()
         pending: list[str] = []  # transport faults since the last answer
         attempt = empties = 0
@@ -241,6 +288,8 @@ class GuardedLM(dspy.BaseLM):
             latency = time.perf_counter() - started
             entry = entries[-1] if entries else None
             prompt_tokens, completion_tokens, cached = entry_usage(entry)
+            if spend is not None:
+                spend.add_call(prompt_tokens, completion_tokens, self.price)
             if meter is not None:
                 step = current_step(meter.root)
                 meter.add_call(self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry))

@@ -66,6 +66,8 @@ class Case:
 
 CASES: list[Case] = [
     # -- Experience-Transfer programs: numbers ---------------------------------------------------------
+    Case("hdr-runs-at-temperature-0", "hdr --level 1 --runs 3"),
+    Case("baseline-runs-at-temperature-0", "baseline --split val100 --runs 2 --temperature 0"),
     Case("hdr-temperature-nan", "hdr --level 1 --temperature nan"),
     Case("hdr-temperature-inf", "hdr --level 1 --temperature inf"),
     Case("hdr-temperature-negative", "hdr --level 1 --temperature -0.5"),
@@ -77,6 +79,22 @@ CASES: list[Case] = [
     Case("episodic_cot-backoff-nan", "episodic_cot --level 1 --backoff nan"),
     Case("episodic_cot-backoff-negative", "episodic_cot --level 1 --backoff -1"),
     Case("hdr-seed-negative", "hdr --level 1 --seed -1"),
+    # -- spending limits: positive and finite; dollars only for models LiteLLM has a price for ----------
+    Case("hdr-budget-tokens-zero", "hdr --level 1 --budget-tokens 0"),
+    Case("hdr-budget-tokens-negative", "hdr --level 1 --budget-tokens -10"),
+    Case("hdr-budget-tokens-nan", "hdr --level 1 --budget-tokens nan"),
+    Case("hdr-budget-tokens-fraction", "hdr --level 1 --budget-tokens 1.5"),
+    Case("hdr-budget-usd-zero", "hdr --level 1 --budget-usd 0"),
+    Case("hdr-budget-usd-negative", "hdr --level 1 --budget-usd -1"),
+    Case("hdr-budget-usd-nan", "hdr --level 1 --budget-usd nan"),
+    Case("hdr-budget-usd-inf", "hdr --level 1 --budget-usd inf"),
+    Case("hdr-budget-usd-word", "hdr --level 1 --budget-usd five"),
+    Case("hdr-budget-usd-embedded-model", "hdr --level 1 --budget-usd 1"),
+    Case("episodic-budget-usd-unpriced-model", f"episodic --level 1 {LM} --budget-usd 1"),
+    Case(
+        "episodic-budget-usd-unpriced-memory-lm",
+        "episodic --level 1 --lm openai/gpt-4o-mini --memory-lm openai/x --api-base http://127.0.0.1:9 --budget-usd 1",
+    ),
     Case("hdr-limit-zero", "hdr --level 1 --limit 0"),
     Case("hdr-limit-word", "hdr --level 1 --limit ten"),
     Case("hdr-threads-zero", "hdr --level 1 --threads 0"),
@@ -155,6 +173,9 @@ CASES: list[Case] = [
         {"run": arc_run(), "run/memory/run0/step-0002.json": TRUNCATED, **SPLIT},
     ),
     Case("resume-saved-config-a-list", "--resume run", {"run": et_run(), "run/config.json": [1]}),
+    Case("resume-saved-budget-tokens-zero", "--resume run", {"run": et_run(budget_tokens=0)}),
+    Case("resume-saved-budget-usd-nan", "--resume run", {"run": et_run(budget_usd="nan")}),
+    Case("resume-budget-usd-of-an-embedded-run", "--resume run --budget-usd 1", {"run": et_run()}),
     # -- ARC programs ---------------------------------------------------------------------------------
     Case("baseline-timeout-nan", "baseline --split split --timeout nan", SPLIT),
     Case("baseline-timeout-zero", "baseline --split split --timeout 0", SPLIT),
@@ -217,6 +238,9 @@ CASES: list[Case] = [
     Case("arcmemo_oe-reselect-k-without-reselect", "arcmemo_oe --split split --reselect-k 3", SPLIT),
     Case("cheatsheet-reselect", "cheatsheet --split split --reselect", SPLIT),
     Case("arcmemo_ps-resume-with-other-attempts", "arcmemo_ps --resume run --attempts 3", {"run": arc_run(), **SPLIT}),
+    Case("arcmemo_ps-budget-usd-embedded-model", "arcmemo_ps --split split --budget-usd 1", SPLIT),
+    Case("baseline-budget-tokens-zero", "baseline --split split --budget-tokens 0", SPLIT),
+    Case("arcmemo_ps-resume-budget-usd", "arcmemo_ps --resume run --budget-usd 1", {"run": arc_run(), **SPLIT}),
     # -- build_memory ---------------------------------------------------------------------------------
     Case("build_memory-no-format", "build_memory --out m.json"),
     Case("build_memory-format-unknown", "build_memory --format xx --out m.json"),
@@ -230,6 +254,8 @@ CASES: list[Case] = [
     Case("build_memory-out-in-proc", "build_memory --format ps --split split --out /proc/m.json", SPLIT),
     Case("build_memory-split-unknown", "build_memory --format ps --split nosuch --out m.json"),
     Case("build_memory-seed-negative", "build_memory --format ps --split arc1d-seeds --seed -1 --out m.json"),
+    Case("build_memory-budget-usd-embedded-model", "build_memory --format ps --split split --out m.json --budget-usd 1", SPLIT),
+    Case("build_memory-budget-tokens-negative", "build_memory --format ps --split split --out m.json --budget-tokens -1", SPLIT),
     # -- arc_table, submission, score_submission ------------------------------------------------------
     Case("arc_table-missing-run", "arc_table missing"),
     Case("arc_table-an-et-run", "arc_table run", {"run": et_run()}),
@@ -279,6 +305,18 @@ CASES: list[Case] = [
     Case("demo-level-9", "demo --level 9"),
     Case("demo-api-base-without-lm", "demo --api-base http://127.0.0.1:9"),
     Case("demo-mlflow-ftp", "demo --mlflow ftp://x"),
+    Case("table3-budget-usd-embedded-model", "table3 --budget-usd 1"),
+    Case("table2-budget-tokens-zero", "table2 --budget-tokens 0"),
+    Case(
+        "table4-budget-usd-unpriced-memory-lm",
+        "table4 --memory-lms openai/x --lm openai/gpt-4o-mini --api-base http://127.0.0.1:9 --budget-usd 1",
+    ),
+    Case(
+        "table5-budget-usd-unpriced-judge",
+        "table5 --memory-lm openai/gpt-4o-mini --api-base http://127.0.0.1:9 --f1 interpret --judge-lm openai/x --budget-usd 1",
+    ),
+    Case("demo-budget-usd-embedded-model", "demo --budget-usd 1"),
+    Case("demo-budget-tokens-inf", "demo --budget-tokens inf"),
     # -- show, report ---------------------------------------------------------------------------------
     Case("show-missing-run", "show missing"),
     Case("show-a-file", "show afile", {"afile": "x"}),
@@ -320,6 +358,9 @@ CASES: list[Case] = [
     Case("optimize-hdr-sampler-seed-negative", "hdr --level 1 --sampler-seed -1", cli="optimize"),
     Case("optimize-arcmemo_ps-split-unknown", "arcmemo_ps --split nosuch", cli="optimize"),
     Case("optimize-arcmemo_ps-memory-truncated", "arcmemo_ps --memory mem.json", {"mem.json": TRUNCATED}, cli="optimize"),
+    Case("optimize-hdr-budget-usd-embedded-model", "hdr --level 1 --budget-usd 1", cli="optimize"),
+    Case("optimize-hdr-budget-tokens-zero", "hdr --level 1 --budget-tokens 0", cli="optimize"),
+    Case("optimize-arcmemo_ps-budget-usd-unpriced-model", f"arcmemo_ps {LM} --budget-usd 1", cli="optimize"),
     # -- python -m optimize compile -------------------------------------------------------------------
     Case("compile-unknown-target", "compile nosuch", cli="optimize"),
     Case("compile-hdr-no-optimizer", "compile hdr --level 1", cli="optimize"),
@@ -345,6 +386,16 @@ CASES: list[Case] = [
     Case("compile-consolidator-threshold-2", "compile consolidator --optimizer bootstrap --threshold 2", cli="optimize"),
     Case("compile-consolidator-lm-timeout-inf", "compile consolidator --optimizer bootstrap --lm-timeout inf", cli="optimize"),
     Case("compile-consolidator-out-empty", "compile consolidator --optimizer bootstrap --out ''", cli="optimize"),
+    Case("compile-hdr-budget-usd-embedded-model", "compile hdr --level 1 --optimizer bootstrap --budget-usd 1", cli="optimize"),
+    Case("compile-hdr-budget-usd-negative", "compile hdr --level 1 --optimizer bootstrap --budget-usd -0.5", cli="optimize"),
+    Case(
+        "compile-consolidator-budget-usd-unpriced-model",
+        f"compile consolidator --optimizer bootstrap {LM} --budget-usd 1",
+        cli="optimize",
+    ),
+    Case(
+        "compile-consolidator-budget-tokens-nan", "compile consolidator --optimizer bootstrap --budget-tokens nan", cli="optimize"
+    ),
 ]
 
 
