@@ -60,16 +60,45 @@ def f1_score(precision: float, recall: float) -> float:
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
-def hypothesis_f1(implications: Sequence[Sequence[str | None]], truth: Sequence[str]) -> HypothesisScore:
-    """Score hypotheses extensionally against a rule table: by the labels they imply, not their wording.
+@dataclass(frozen=True)
+class NotLabel:
+    """What a negation implies where the labels are not two: "not ``label``", which fixes no label."""
 
-    ``implications[i][j]`` is the label hypothesis i implies for attribute
-    combination j, or ``None`` when it is silent (from ``memreason.programs.parse_implications``
-    or ``memreason.programs.HypothesisInterpreter``); ``truth[j]`` is the table's label of
-    combination j. A hypothesis is correct when it implies at least one label and
-    every label it implies matches the table. Precision is the fraction of
-    hypotheses that are correct; recall the fraction of combinations whose label a
-    correct hypothesis implies. An empty hypothesis set scores 0 on all three.
+    label: str
+
+
+@dataclass(frozen=True)
+class OtherThan:
+    """What the background flip implies for a combination: the other label of combination ``index`` (two labels)."""
+
+    index: int
+
+
+def hypothesis_f1(implications: Sequence[Sequence[Any]], truth: Sequence[str]) -> HypothesisScore:
+    """Score hypotheses extensionally against a rule table, each statement on its own, by what it implies.
+
+    ``implications[i][j]`` is what statement i, read on its own, implies for attribute
+    combination j (from ``memreason.programs.parse_implications``,
+    ``memreason.programs.HypothesisInterpreter`` or structured rules): a label; ``NotLabel(x)``
+    ("not x", a negation where the labels are not two); ``OtherThan(k)`` ("the other label of
+    combination k", the background flip); or ``None`` when it is silent. ``truth[j]`` is the
+    table's label of combination j.
+
+    - A statement is correct when it implies something and every implication holds: a
+      label matches the table, ``NotLabel(x)`` holds where the table's label is not x,
+      ``OtherThan(k)`` where the two combinations' labels differ.
+    - Statements that imply nothing (silent everywhere: unreadable, or about nothing the
+      level scores) are neither right nor wrong: they are not correct (``correct`` is
+      False) but are left out of precision. A set of only such statements scores 0.
+    - Duplicates count once: statements with the same implications (the same set of
+      (combination, implication) pairs, whatever their wording) are one statement for
+      precision. Precision = distinct correct statements / distinct statements that imply something.
+    - Recall is the fraction of combinations whose label a correct statement states:
+      a label it implies, or ``OtherThan(k)`` where combination k is itself covered
+      (so the flip covers the twins of what correct label statements cover; alone it
+      covers nothing). ``NotLabel`` covers nothing.
+
+    An empty hypothesis set scores 0 on all three.
     """
     if not truth:
         raise ValueError("hypothesis_f1 needs at least one combination")
@@ -77,11 +106,38 @@ def hypothesis_f1(implications: Sequence[Sequence[str | None]], truth: Sequence[
         if len(row) != len(truth):
             raise ValueError(f"hypothesis {i} has {len(row)} implications for {len(truth)} combinations")
     correct = tuple(
-        any(label is not None for label in row) and all(label in (None, t) for label, t in zip(row, truth))
+        any(said is not None for said in row) and all(_holds(said, j, truth) for j, said in enumerate(row))
         for row in implications
     )
-    covered = tuple(any(ok and row[j] == t for ok, row in zip(correct, implications)) for j, t in enumerate(truth))
-    return _score(correct, covered)
+    covered = [False] * len(truth)
+    for ok, row in zip(correct, implications):
+        for j, said in enumerate(row):
+            covered[j] = covered[j] or (ok and isinstance(said, str))
+    changed = True
+    while changed:  # the flip covers what the combination it refers to is covered by
+        changed = False
+        for ok, row in zip(correct, implications):
+            for j, said in enumerate(row):
+                if ok and isinstance(said, OtherThan) and covered[said.index] and not covered[j]:
+                    covered[j] = changed = True
+    distinct: dict[frozenset, bool] = {}
+    for ok, row in zip(correct, implications):
+        said = frozenset((j, s) for j, s in enumerate(row) if s is not None)
+        if said:
+            distinct[said] = ok
+    precision = sum(distinct.values()) / len(distinct) if distinct else 0.0
+    recall = sum(covered) / len(covered)
+    return HypothesisScore(precision, recall, f1_score(precision, recall), correct, tuple(covered))
+
+
+def _holds(said: Any, j: int, truth: Sequence[str]) -> bool:
+    if said is None:
+        return True
+    if isinstance(said, NotLabel):
+        return truth[j] != said.label
+    if isinstance(said, OtherThan):
+        return truth[j] != truth[said.index]
+    return said == truth[j]
 
 
 def hypothesis_match_f1(matches: Sequence[Collection[int]], n_rules: int) -> HypothesisScore:

@@ -115,8 +115,10 @@ NOISE = ["Bigger objects are rarer.", "Objects near the top are special.", "Labe
 
 
 def consolidator():
-    """Writes one true hypothesis per combination its episodes show, plus three unreadable ones,
-    unless a demonstration is in the prompt (then the true ones only): compiling with demos raises F1."""
+    """Writes one true hypothesis per combination its episodes show, plus three unreadable ones and a false one
+    (the first episode's object with another label the episodes show), unless a demonstration is in the prompt
+    (then the true ones only): compiling with demos raises F1. Unreadable statements alone would not lower it:
+    hypothesis F1 leaves statements that imply nothing out of precision."""
 
     def respond(call):
         name = outputs(call)[-1]
@@ -124,9 +126,12 @@ def consolidator():
         if name == "factors":
             return {"factors": FACTORS[: len(last("current_factors") or []) + 1]}
         if name == "hypotheses":
-            true = sorted({_hypothesis(e) for e in last("episodes") or []})
+            episodes = last("episodes") or []
+            true = sorted({_hypothesis(e) for e in episodes})
+            others = sorted({e["label"] for e in episodes} - {episodes[0]["label"]}) if episodes else []
+            false = [_hypothesis({**episodes[0], "label": others[0]})] if others else []
             demonstrated = call.user_text.count("[[ ## episodes ## ]]") > 1
-            return {"hypotheses": true if demonstrated else true + NOISE}
+            return {"hypotheses": true if demonstrated else true + NOISE + false}
         if name == "verdicts":
             return {"verdicts": [{"hypothesis": h, "reason": "fits", "verdict": "valid"} for h in last("hypotheses") or []]}
         return generic_answer(call)

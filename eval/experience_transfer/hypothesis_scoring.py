@@ -1,10 +1,22 @@
 """Score the semantic memory a run built against its level's rule table (``hypothesis_f1``).
 
+An automatic stand-in for the HDR paper's manual assessment (Table 5): every statement is
+judged on its own, by the labels it implies for the combinations it speaks of (silent
+elsewhere). A statement is correct when all it implies is true; precision is the share of
+correct statements among the distinct ones that imply something (statements with the same
+implications count once; statements that imply nothing are left out); recall is the share of
+the scored combinations whose label some correct statement states. See
+:func:`memreason.eval.metrics.hypothesis_f1`.
+
 Three ways to read a hypothesis, named by ``mode``:
 
 - ``parse``: the deterministic parser (:func:`memreason.programs.parse_implications`). Free, exact, and
-  strict: a hypothesis it cannot read implies nothing, so it counts as wrong.
-- ``interpret``: an interpreter LM states the label each hypothesis implies per combination.
+  strict: a hypothesis it cannot read implies nothing, so it is never correct (and is left out of
+  precision). It reads each statement on its own: negations, and the background flip (correct on its
+  own when the table flips; it covers the twins of what correct label statements cover).
+- ``interpret``: an interpreter LM states the label each hypothesis implies per combination; the same
+  per-statement arithmetic. It answers in labels only, so it reads a relative statement such as the
+  flip against the other hypotheses of the set, and such a statement can inherit their errors.
 - ``judge``: an LM judge matches hypotheses to the level's oracle hypotheses (HypoBench-style).
 
 A memory that keeps structured rules (``hdr_grounded``'s ``rules``) is scored from them

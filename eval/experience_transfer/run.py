@@ -303,7 +303,8 @@ def summarise(
     """The results of a run from its example records (per run) and memory records.
 
     ``hypothesis_f1`` scores each run's semantic memory with the deterministic parser
-    (free and exact, but strict: free wording it cannot read counts as wrong); the
+    (free and exact, each statement on its own, but strict: free wording it cannot read is never
+    correct, and is left out of precision); the
     LM-read modes are in ``python -m eval table5 --f1 interpret|judge``.
 
     ``accuracy_ci`` and ``accuracy_by_objects_ci`` are 95% bootstrap CIs over the scenes, each scene

@@ -2,7 +2,9 @@
 
 The same contract as :func:`memreason.programs.hdr.hypothesis_parser.parse_implications`, for
 hypotheses in free wording: one call per hypothesis, each seeing the whole set
-(so relative rules such as the background flip can be read against the others).
+(so relative rules such as the background flip can be read against the others). It
+answers in labels only, so where the parser reads the flip on its own
+(``OtherThan``), the LM states the labels it implies given the rest of the set.
 Combinations the answer leaves out, or maps to anything but one of the labels,
 count as silent (``None``).
 """

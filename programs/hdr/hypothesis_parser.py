@@ -17,28 +17,38 @@ and understands two kinds of statement:
   the paper's Figure 5 "If an object of a specific color and shape is normal on a
   white background, then the same object is anomalous on a black background."
 
-Any other word (a negation, "only", "unless", a position, a size, a number) leaves
-the hypothesis silent everywhere: the parser never guesses, and a hypothesis that
+A label rule with one negation ("not", "never", "n't": "Red squares are not
+anomalies.", "Blue circles on black are not labelled normal.") is read as the
+negation: with two labels it implies the other label; with more it implies
+``NotLabel(x)`` ("not x": right wherever the table's label is some other one, and
+covering no combination, since it fixes no label). Two negations, or a negation
+in a flip statement, leave it silent.
+
+Any other word ("only", "unless", a position, a size, a number) leaves the
+hypothesis silent everywhere: the parser never guesses, and a hypothesis that
 depends on something a combination does not fix implies nothing about it.
 
-The flip implies labels only relative to other hypotheses, so it is expanded
-against the label rules of the same set: for each combination it implies the
-other label of what those rules imply for the same object on the other
-background, and stays silent where they imply nothing or disagree. Alone, it
-implies nothing. The paper's one-directional wording is read as the symmetric
-flip, as the paper's authors read it when they scored it correct (Table 5, Lv. 3).
+Every hypothesis is read on its own, never through the others of its set. The
+flip implies, for each combination whose twin on the other background is scored,
+``OtherThan(twin)``: right when the two labels differ, so it is correct on its own
+exactly when the table flips; :func:`memreason.eval.metrics.hypothesis_f1` lets it
+cover a combination once a correct label statement covers its twin. The paper's
+one-directional wording is read as the symmetric flip, as the paper's authors read
+it when they scored it correct (Table 5, Lv. 3).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-__all__ = ["BackgroundFlip", "Combination", "Implications", "LabelRule", "parse_implications"]
+from memreason.eval.metrics import NotLabel, OtherThan
+
+__all__ = ["BackgroundFlip", "Combination", "Implications", "LabelRule", "NotLabel", "OtherThan", "parse_implications"]
 
 Combination = Mapping[str, str]
-Implications = list[list[str | None]]
+Implications = list[list[Any]]  # per combination: a label, NotLabel, OtherThan or None
 
 CONNECTIVES = frozenset(
     """a an the all any every each object objects item items thing things image images one ones
@@ -47,19 +57,26 @@ CONNECTIVES = frozenset(
     has have carry carries carrying get gets given specific on in of with if then when whenever
     where that which whose it they them its their this these those and or either""".split()
 )
+NEGATIONS = frozenset({"not", "never"})
 FLIP_CUES = frozenset("other opposite different flip flips flipped reverse reversed swap swapped swaps".split())
 
 
 @dataclass(frozen=True)
 class LabelRule:
-    """Objects whose attributes take one of the allowed values carry ``label``."""
+    """Objects whose attributes take one of the allowed values carry ``label`` (``negated``: do not carry it)."""
 
     allowed: dict[str, frozenset[str]]
     label: str
+    negated: bool = False
 
-    def label_for(self, combination: Combination) -> str | None:
-        matches = all(combination.get(attr) in values for attr, values in self.allowed.items())
-        return self.label if matches else None
+    def label_for(self, combination: Combination, labels: Sequence[str] = ()) -> str | NotLabel | None:
+        """What the rule implies for ``combination`` (``labels``: the table's, to read a negation)."""
+        if not all(combination.get(attr) in values for attr, values in self.allowed.items()):
+            return None
+        if not self.negated:
+            return self.label
+        others = [label for label in labels if label != self.label]
+        return others[0] if len(labels) == 2 and len(others) == 1 else NotLabel(self.label)
 
 
 @dataclass(frozen=True)
@@ -68,17 +85,16 @@ class BackgroundFlip:
 
 
 def parse_implications(hypotheses: Sequence[str], combinations: Sequence[Combination], labels: Sequence[str]) -> Implications:
-    """The label each hypothesis implies for each combination (``None``: silent), aligned with both inputs."""
+    """What each hypothesis, read on its own, implies for each combination (``None``: silent), aligned with both inputs."""
     reader = _Reader(combinations, labels)
-    parsed = [reader.read(h) for h in hypotheses]
-    ruled = {i: [p.label_for(c) for c in combinations] for i, p in enumerate(parsed) if isinstance(p, LabelRule)}
-    flipped = _flip(list(ruled.values()), combinations, labels)
+    flip = _flip(combinations, labels)
     rows: Implications = []
-    for i, p in enumerate(parsed):
-        if i in ruled:
-            rows.append(ruled[i])
+    for hypothesis in hypotheses:
+        parsed = reader.read(hypothesis)
+        if isinstance(parsed, LabelRule):
+            rows.append([parsed.label_for(c, labels) for c in combinations])
         else:
-            rows.append(list(flipped) if isinstance(p, BackgroundFlip) else [None] * len(combinations))
+            rows.append(list(flip) if isinstance(parsed, BackgroundFlip) else [None] * len(combinations))
     return rows
 
 
@@ -98,7 +114,8 @@ class _Reader:
         allowed: dict[str, set[str]] = {}
         labels: set[str] = set()
         cues: set[str] = set()
-        for token in re.findall(r"[a-z0-9]+", text.lower()):
+        negations = 0
+        for token in re.findall(r"[a-z0-9]+", re.sub(r"n't\b", " not", text.lower().replace("\u2019", "'"))):
             label = self._label(token)
             if label:
                 labels.add(label)
@@ -107,13 +124,15 @@ class _Reader:
                 allowed.setdefault(attr, set()).add(value)
             elif token in FLIP_CUES or token == "same":
                 cues.add(token)
+            elif token in NEGATIONS:
+                negations += 1
             elif token not in CONNECTIVES:
                 return None
         if cues:
-            return self._flip(allowed, labels, cues)
-        if len(labels) != 1 or sum(len(v) > 1 for v in allowed.values()) > 1:
+            return None if negations else self._flip(allowed, labels, cues)
+        if negations > 1 or len(labels) != 1 or sum(len(v) > 1 for v in allowed.values()) > 1:
             return None
-        return LabelRule({attr: frozenset(v) for attr, v in allowed.items()}, self.original_label[labels.pop()])
+        return LabelRule({attr: frozenset(v) for attr, v in allowed.items()}, self.original_label[labels.pop()], negations == 1)
 
     @staticmethod
     def _flip(allowed: dict[str, set[str]], labels: set[str], cues: set[str]) -> BackgroundFlip | None:
@@ -129,21 +148,21 @@ class _Reader:
         return hits[0] if len(hits) == 1 else None
 
 
-def _flip(ruled: Implications, combinations: Sequence[Combination], labels: Sequence[str]) -> list[str | None]:
-    """What the background flip implies, given the label rules' implications ``ruled``.
+def _flip(combinations: Sequence[Combination], labels: Sequence[str]) -> list[OtherThan | None]:
+    """What the background flip implies on its own: each combination has the other label of its twin on the other background.
 
-    Silent everywhere unless the combinations span exactly two backgrounds and there are two labels.
+    Silent everywhere unless the combinations span exactly two backgrounds and there are two labels,
+    and silent on a combination whose twin is not among the combinations.
     """
     backgrounds = sorted({c["background"] for c in combinations if "background" in c})
     if len(backgrounds) != 2 or len(labels) != 2:
         return [None] * len(combinations)
     position = {_key(c): j for j, c in enumerate(combinations)}
-    implied: list[str | None] = []
+    implied: list[OtherThan | None] = []
     for combination in combinations:
         other = backgrounds[1 - backgrounds.index(combination["background"])]
         j = position.get(_key({**combination, "background": other}))
-        said = {row[j] for row in ruled if row[j] is not None} if j is not None else set()
-        implied.append(labels[1 - list(labels).index(said.pop())] if len(said) == 1 else None)
+        implied.append(None if j is None else OtherThan(j))
     return implied
 
 

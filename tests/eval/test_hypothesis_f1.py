@@ -6,7 +6,7 @@ import dspy
 import pytest
 
 from memreason.datasets.experience_transfer import RuleTable, make_level
-from memreason.eval.metrics import f1_score, hypothesis_f1, hypothesis_match_f1
+from memreason.eval.metrics import NotLabel, OtherThan, f1_score, hypothesis_f1, hypothesis_match_f1
 from memreason.lm import ScriptedEngine
 from memreason.programs import HypothesisInterpreter, HypothesisJudge, parse_implications
 from memreason.programs.hdr.hypothesis_interpreter import describe
@@ -48,14 +48,27 @@ def test_hand_computed_scores():
     implications = [
         ["a", None, None, None],  # correct, covers 0
         ["a", "a", None, None],  # wrong on 1
-        [None, None, None, None],  # silent: not correct
+        [None, None, None, None],  # silent: not correct, and left out of precision
         [None, "b", "a", None],  # correct, covers 1 and 2
+        ["a", None, None, None],  # the first again: counts once
     ]
     score = hypothesis_f1(implications, truth_)
-    assert score.correct == (True, False, False, True) and score.covered == (True, True, True, False)
-    assert (score.precision, score.recall) == (0.5, 0.75)
-    assert score.f1 == pytest.approx(2 * 0.5 * 0.75 / 1.25)
+    assert score.correct == (True, False, False, True, True) and score.covered == (True, True, True, False)
+    assert (score.precision, score.recall) == (pytest.approx(2 / 3), 0.75)
+    assert score.f1 == pytest.approx(2 * (2 / 3) * 0.75 / (2 / 3 + 0.75))
     assert score.as_dict()["covered"] == [True, True, True, False]
+
+
+def test_negations_and_relative_implications_arithmetic():
+    truth_ = ["a", "b", "c", "b"]
+    score = hypothesis_f1([[NotLabel("a"), NotLabel("a"), None, None], [None, OtherThan(0), None, None]], truth_)
+    assert (
+        score.correct == (False, True) and score.covered == (False,) * 4
+    )  # "not a" is wrong on 0; the flip alone covers nothing
+    rows = [[None, NotLabel("a"), NotLabel("b"), None], ["a", None, None, None], [None, OtherThan(0), None, None]]
+    score = hypothesis_f1(rows, truth_)
+    assert score.correct == (True, True, True) and score.covered == (True, True, False, False)  # OtherThan(0) covers 1 once 0 is
+    assert hypothesis_f1([[None] * 4, [None] * 4], truth_).precision == 0.0  # only silent statements: nothing to score
 
 
 def test_empty_hypothesis_set_scores_zero_and_bad_shapes_are_refused():
@@ -88,7 +101,9 @@ def test_scores_behave_under_random_hypothesis_sets():
         rng.shuffle(shuffled)
         assert hypothesis_f1(shuffled, truth_).f1 == pytest.approx(score.f1)  # order does not matter
         silent = hypothesis_f1([*rows, [None] * n], truth_)
-        assert silent.recall == score.recall and silent.precision <= score.precision
+        assert (silent.recall, silent.precision) == (score.recall, score.precision)  # silent statements are left out
+        again = hypothesis_f1([*rows, *rows], truth_)
+        assert (again.recall, again.precision) == (score.recall, score.precision)  # duplicates count once
         exact = hypothesis_f1([*rows, list(truth_)], truth_)
         assert exact.recall == 1.0 and exact.precision >= score.precision
 
@@ -131,31 +146,79 @@ def test_half_the_level1_objects_right_scores_two_thirds():
 
 
 @pytest.mark.parametrize("flip", [FLIP, PAPER_FLIP])
-def test_the_flip_rule_is_expanded_against_the_other_hypotheses(flip):
+def test_the_flip_is_read_on_its_own_and_covers_the_twins_of_correct_rules(flip):
     level3 = make_level(3)
-    white = [r.text() for r in TABLE.oracle_rules([c for c in level3.visible if TABLE.background_of(c) == "white"])]
     alone = parsed_score([flip], 3)
-    assert (alone.precision, alone.recall) == (0.0, 0.0)  # relative to nothing, it implies nothing
+    assert alone.correct == (True,) and (alone.precision, alone.recall) == (1.0, 0.0)  # Figure 5: correct on its own
+    white = [r.text() for r in TABLE.oracle_rules([c for c in level3.visible if TABLE.background_of(c) == "white"])]
     with_white = parsed_score([*white, flip], 3)
-    assert with_white.precision == 1.0
+    assert with_white.precision == 1.0 and all(with_white.correct)
     assert with_white.recall == 12 / 16  # 6 visible white combinations and their 6 black twins
-    assert with_white.correct[-1] and parse_implications([*white, flip], combinations(3), TABLE.labels)[-1].count(None) == 10
+    assert parse_implications([flip], combinations(3), TABLE.labels)[0].count(None) == 0  # it speaks of every pair
 
 
-def test_the_flip_is_silent_where_the_other_hypotheses_disagree_or_it_cannot_apply():
-    implied = parse_implications(
-        ["Red squares are normal on a white background.", "Red squares are anomalous on a white background.", FLIP],
-        combinations(2),
-        TABLE.labels,
-    )[-1]
-    assert implied == [None] * 16
+def test_a_true_flip_keeps_its_credit_next_to_a_wrong_rule():
+    wrong = "Green circles are labelled anomaly."  # wrong on a white background (and right on black)
+    right = "On a white background, red objects of any shape are labelled anomaly."
+    score = parsed_score([wrong, right, FLIP], 2)
+    assert score.correct == (False, True, True) and score.precision == pytest.approx(2 / 3)
+    assert score.recall == 4 / 16  # the red ones on white, and by the flip their black twins; nothing from the wrong rule
+    assert parsed_score([wrong, FLIP], 2).correct == (False, True)
+
+
+def test_the_flip_is_wrong_where_the_table_does_not_flip_and_silent_where_it_cannot_apply():
+    not_flipping = RuleTable.from_dict(
+        {**TABLE.to_dict(), "rules": [{**r, "label": "normal"} for r in TABLE.to_dict()["rules"]], "level3_mask": []}
+    )
+    combos = [not_flipping.as_dict(c) for c in not_flipping.combinations()]
+    truth_ = [not_flipping.label_of(c) for c in not_flipping.combinations()]
+    assert hypothesis_f1(parse_implications([FLIP], combos, TABLE.labels), truth_).correct == (False,)
     assert parse_implications([FLIP], combinations(1), TABLE.labels) == [[None] * 8]  # one background: no flip
+
+
+def test_paraphrases_count_once():
+    paraphrases = [
+        "On a white background, red objects of any shape are labelled anomaly.",
+        "Red objects on a white background are anomalous.",
+        "On white backgrounds, red squares or circles are anomalies.",
+    ]
+    score = parsed_score(paraphrases, 2)
+    assert all(score.correct) and (score.precision, score.recall) == (1.0, 2 / 16)
+    assert parsed_score([*paraphrases, "Green circles are labelled anomaly."], 2).precision == 0.5  # not 3/4
+
+
+@pytest.mark.parametrize(
+    "text, implied",
+    [
+        ("Red squares on a white background are not labelled normal.", "anomaly"),
+        ("On a black background, red objects are not anomalies.", "normal"),
+        ("Blue circles on white aren't anomalous.", "normal"),
+    ],
+)
+def test_a_negation_with_two_labels_implies_the_other_label(text, implied):
+    [row] = parse_implications([text], combinations(2), TABLE.labels)
+    assert {label for label in row if label is not None} == {implied}
+    assert parsed_score([text], 2).correct == (True,)
+
+
+def test_a_negation_with_more_labels_says_not_x_and_covers_nothing():
+    combos = [{"shape": "square", "color": "red"}, {"shape": "circle", "color": "red"}, {"shape": "square", "color": "blue"}]
+    labels = ["ok", "faulty", "unknown"]
+    rows = parse_implications(["Red objects are not ok.", "Blue squares are not faulty."], combos, labels)
+    assert rows == [[NotLabel("ok"), NotLabel("ok"), None], [None, None, NotLabel("faulty")]]
+    score = hypothesis_f1(rows, ["faulty", "unknown", "faulty"])
+    assert score.correct == (True, False) and score.recall == 0.0
+    assert parse_implications(["Red objects are not ok."], combos, ["ok", "faulty"])[0] == [
+        "faulty",
+        "faulty",
+        None,
+    ]  # two labels
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "Red squares are not anomalies.",
+        "Red squares are not never anomalies.",  # two negations
         "Only red squares are anomalous.",
         "Red squares and blue circles are anomalies.",  # two attributes with several values: ambiguous
         "Red squares are anomalies and green circles are normal.",
@@ -180,13 +243,22 @@ def undescribe(text: str) -> dict[str, str]:
     return dict(part.split(": ") for part in text.split(", "))
 
 
+def read_against_the_set(rows, labels):
+    """The parser's rows, the flip's ``OtherThan(k)`` resolved as an interpreter LM states it: in labels, from the set's."""
+
+    def label_of(k):
+        said = {row[k] for row in rows if isinstance(row[k], str)}
+        return labels[1 - list(labels).index(said.pop())] if len(said) == 1 else None
+
+    return [[label_of(s.index) if isinstance(s, OtherThan) else s for s in row] for row in rows]
+
+
 def interpret_like_the_parser(call):
-    """A scripted interpreter LM that answers what the deterministic parser would."""
+    """A scripted interpreter LM that answers what the deterministic parser would, in labels."""
     described = given(call, "combinations")
     hypotheses = given(call, "hypotheses")
-    row = parse_implications(hypotheses, [undescribe(d) for d in described], given(call, "labels"))[
-        hypotheses.index(given(call, "hypothesis"))
-    ]
+    rows = parse_implications(hypotheses, [undescribe(d) for d in described], given(call, "labels"))
+    row = read_against_the_set(rows, given(call, "labels"))[hypotheses.index(given(call, "hypothesis"))]
     return {"implied": {d: label or "silent" for d, label in zip(described, row)}}
 
 
@@ -199,9 +271,12 @@ def test_the_lm_interpreter_gives_the_same_scores_as_the_parser():
         ).implications
     assert len(engine.calls) == len(hypotheses)
     assert all(given(c, "hypotheses") == hypotheses for c in engine.calls)  # each call sees the whole set
-    assert implications == parse_implications(hypotheses, combinations(3), TABLE.labels)
-    score = hypothesis_f1(implications, truth(3))
-    assert score.recall == 1.0 and score.precision == pytest.approx((len(hypotheses) - 1) / len(hypotheses))
+    parsed = parse_implications(hypotheses, combinations(3), TABLE.labels)
+    assert implications == read_against_the_set(parsed, TABLE.labels)
+    score, by_parser = hypothesis_f1(implications, truth(3)), hypothesis_f1(parsed, truth(3))
+    assert (score.precision, score.recall, score.correct) == (by_parser.precision, by_parser.recall, by_parser.correct)
+    assert score.recall == 1.0 and score.precision == 1.0  # the direct hypothesis implies nothing: left out of precision
+    assert score.correct[-1] is False
 
 
 def test_the_lm_interpreter_reads_sloppy_answers_as_silent():
