@@ -187,13 +187,6 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:  # quiet
         pass
 
-    def handle_one_request(self) -> None:
-        """As a killed server would: once stopped, a kept-alive connection is closed without an answer."""
-        if not self.stub.running:
-            self.close_connection = True
-            return
-        super().handle_one_request()
-
     def do_GET(self) -> None:
         path = self.path.rstrip("/")
         if path.endswith("/stats"):
