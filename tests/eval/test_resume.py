@@ -187,7 +187,7 @@ def test_python_m_eval_resume_routes_by_the_saved_program(tmp_path):
 # -- killed for real, against the faulty stub server ------------------------------------------------
 
 
-STUB = dict(latency=0.1, fail_rate=0.2, seed=11, hang=1.0, lifetime=120)
+STUB = dict(latency=0.1, fail_rate=0.2, seed=11, hang=2.0, lifetime=120)
 
 
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch):
@@ -212,7 +212,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
             "--backoff",
             "0.01",
             "--lm-timeout",
-            "0.5",
+            "1.0",
             "--no-progress",
             "--no-report",
         ]
@@ -221,8 +221,8 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
         return [s.id for r in stub.stats()["requests"] for s in scenes if s.text() in r["user"]]
 
     killed = tmp_path / "killed"
-    # answers take 0.1 s (40 scenes on 4 threads: a second of run, time to kill it midway), hung ones 1 s:
-    # the 0.5 s timeout tells them apart with room for a loaded machine
+    # answers take 0.1 s (40 scenes on 4 threads: a second of run, time to kill it midway), hung ones 2 s:
+    # the 1 s timeout tells them apart with room for a loaded machine
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     with StubServer(**STUB) as first:
         process = subprocess.Popen(
