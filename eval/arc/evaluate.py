@@ -24,9 +24,10 @@ from ..harness.budget import add_recorded, chars_to_tokens, check_prices, check_
 from ..harness.errors import UsageError
 from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, resolve_lms, retry_policy
 from ..harness.options import RunOptions
+from ..harness.paths import check_output_dir
 from ..harness.publish import Outcome, save_results
 from ..harness.resume import continues, read_examples
-from ..harness.runs import RunConfig, check_out_dir, open_run_dir
+from ..harness.runs import RunConfig, open_run_dir
 from ..harness.session import check_failures, check_repetitions
 from ..harness.tracking import check_mlflow, tracking
 from ..harness.tuned import as_paths, config_knobs, state_digest
@@ -177,7 +178,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
     if options.program not in arc_programs():
         raise UsageError(f"unknown ARC program {options.program!r}; choose from: {', '.join(arc_programs())}")
     check_mlflow(options)
-    check_out_dir(options.out)
+    check_output_dir(options.out)
     knobs = _config_knobs(options)
     config = ArcConfig(
         program=options.program,

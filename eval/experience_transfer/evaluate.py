@@ -24,9 +24,10 @@ from ..harness.budget import add_recorded, chars_to_tokens, check_prices, check_
 from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.options import RunOptions
+from ..harness.paths import check_output_dir
 from ..harness.publish import Outcome, save_results
 from ..harness.resume import continues, read_examples
-from ..harness.runs import RunConfig, check_out_dir, open_run_dir
+from ..harness.runs import RunConfig, open_run_dir
 from ..harness.session import check_failures, check_repetitions
 from ..harness.tracking import check_mlflow, tracking
 from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
@@ -70,7 +71,7 @@ def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome
             f"{options.program!r} is not an Experience-Transfer program; choose from: {', '.join(experience_transfer_programs())}"
         )
     check_mlflow(options)
-    check_out_dir(options.out)
+    check_output_dir(options.out)
     knobs, digest = _knobs_and_state(options)
     config = ExperienceTransferConfig(
         program=options.program,

@@ -146,12 +146,6 @@ def use_response_cache(directory: Path) -> None:
             disk.close()
 
 
-def check_out_dir(path: Path | None, flag: str = "--out") -> None:
-    """A run directory given by the user must be a directory, or not exist yet."""
-    if path is not None and path.exists() and not path.is_dir():
-        raise UsageError(f"{flag} {path} is a file, not a directory")
-
-
 def open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
     """``path`` (or a new ``runs/<name>-<time>``), created, held by this process (:func:`hold_run_dir`),
     with DSPy's response cache in it (or in ``cache``)."""
