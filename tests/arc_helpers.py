@@ -131,3 +131,21 @@ def memory_file(tmp_path) -> Path:
     memory.add([PSConcept(**PS_CONCEPT)], source="seed")
     save_memory(memory, tmp_path / "ps.json")
     return tmp_path / "ps.json"
+
+
+def arc_responder(selected=("flip rows", "ghost concept")):
+    """A scripted ARC LM: right on the first try for flips; wrong first and right on the retry for recolours;
+    selection names ``selected``."""
+    from scripted_answers import Script
+
+    def program(call):
+        if "input (1 rows x 2 columns):\n12" in call.user_text:
+            return {"program": FLIP}
+        return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
+
+    return Script(
+        program=program,
+        selected={"reasoning": "cues", "selected": list(selected)},
+        pseudocode={"pseudocode": "1. do it"},
+        concepts={"concepts": [{"title": "recolour cells", "kind": "routine"}]},
+    )

@@ -11,7 +11,7 @@ from memreason.eval.cli import main as eval_main
 from memreason.eval.harness.runs import comparable
 from memreason.lm import ScriptedEngine
 
-from arc_helpers import FLIP, IDENTITY, RECOLOR, choice, memory_file, small_sandbox, tiny  # noqa: F401
+from arc_helpers import FLIP, IDENTITY, RECOLOR, arc_responder, choice, memory_file, small_sandbox, tiny  # noqa: F401
 from scripted_answers import Script, outputs
 
 RESULT_KEYS = {
@@ -32,21 +32,7 @@ RESULT_KEYS = {
 }
 
 
-def responder():
-    """Right on the first try for flips; wrong first and right on the retry for recolours."""
-
-    def program(call):
-        flip = "input (1 rows x 2 columns):\n12" in call.user_text
-        if flip:
-            return {"program": FLIP}
-        return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
-
-    return Script(
-        program=program,
-        selected={"reasoning": "cues", "selected": ["flip rows", "ghost concept"]},
-        pseudocode={"pseudocode": "1. do it"},
-        concepts={"concepts": [{"title": "recolour cells", "kind": "routine"}]},
-    )
+responder = arc_responder
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from memreason.lm.spend import Spend
 from memreason.lm.stub_server import StubServer
 from memreason.lm.tokens import Tokens
 
-from arc_helpers import FLIP, IDENTITY, RECOLOR, choice, small_sandbox, tiny  # noqa: F401
-from scripted_answers import Script, oracle_counter
+from arc_helpers import arc_responder, choice, small_sandbox, tiny  # noqa: F401
+from scripted_answers import oracle_counter
 
 FAST = ["--backoff", "0.01", "--no-progress", "--no-report"]
 
@@ -135,23 +135,9 @@ def test_a_table_stops_at_its_budget_and_a_larger_one_finishes_its_cells(tmp_pat
 # -- ARC and build_memory on the scripted engine ------------------------------------------------------
 
 
-def arc_script():
-    def program(call):
-        if "input (1 rows x 2 columns):\n12" in call.user_text:
-            return {"program": FLIP}
-        return {"program": RECOLOR if "previous_program" in call.user_text else IDENTITY}
-
-    return Script(
-        program=program,
-        selected={"reasoning": "cues", "selected": ["flip rows"]},
-        pseudocode={"pseudocode": "1. do it"},
-        concepts={"concepts": [{"title": "recolour cells", "kind": "routine"}]},
-    )
-
-
 @pytest.fixture
 def arc_lm(monkeypatch):
-    engine = ScriptedEngine(arc_script())
+    engine = ScriptedEngine(arc_responder(selected=["flip rows"]))
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: choice(engine, spec or "embedded"))
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
     return engine
