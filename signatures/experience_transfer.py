@@ -41,7 +41,7 @@ class ObjectLabel(BaseModel):
 
     object_and_background: str = Field(description="the object in a few words (its colour and shape) and the background it is on")
     evidence: str = Field(
-        description="the memory that decides its label, copied: the rule or past episode with the same colour, shape and background"
+        description="the memory that decides its label, copied: the rule or past episode that matches the object on every attribute"
     )
     label: str = Field(description="the label the memory implies for this object")
 
@@ -52,8 +52,8 @@ class LabelObjects(dspy.Signature):
     The episodes are labelled past observations of single objects; the hypotheses are
     rules, drawn from past experience, about which objects carry which label. Go through
     the scene's objects in order and, for each one, name it with the scene's background,
-    copy the rule or past episode that matches it (same colour, same shape, same
-    background), and give the label that memory implies for it: one of the labels given."""
+    copy the rule or past episode that matches it (the same value of every attribute
+    it names), and give the label that memory implies for it: one of the labels given."""
 
     episodes: list[Episode] = dspy.InputField(desc="episodic memory: labelled past observations, one object each")
     hypotheses: list[str] = dspy.InputField(desc="semantic memory: rules about the labels drawn from past experience")
@@ -75,8 +75,8 @@ class LabelObject(dspy.Signature):
 
     The episodes are labelled past observations of single objects; the hypotheses are
     rules, drawn from past experience, about which objects carry which label. They are the
-    entries of memory closest to this object. Check the object's colour, shape and background
-    against each of them, and give the label the one that matches implies: one of the labels given."""
+    entries of memory closest to this object. Check every attribute of the object against
+    each of them, and give the label the one that matches implies: one of the labels given."""
 
     episodes: list[Episode] = dspy.InputField(desc="episodic memory: labelled past observations, one object each")
     hypotheses: list[str] = dspy.InputField(desc="semantic memory: rules about the labels drawn from past experience")

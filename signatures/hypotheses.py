@@ -42,11 +42,10 @@ class HypothesisGeneration(dspy.Signature):
 
     A hypothesis is an explicit rule in natural language stating which observations
     carry which label, in terms of the factors' values, definite enough to be checked
-    against every episode. One hypothesis may cover many observations, or relate the
-    labels of different observations to each other. The previous hypotheses passed
-    verification: keep them, refine them (more general where the episodes allow it,
-    more precise where they demand it), and add new hypotheses for the episodes
-    they do not yet explain. With no previous hypotheses, start afresh; with no
+    against every episode. One hypothesis may cover many observations. The previous
+    hypotheses passed verification: keep them, refine them (more general where the
+    episodes allow it, more precise where they demand it), and add new hypotheses for
+    the episodes they do not yet explain. With no previous hypotheses, start afresh; with no
     factors, find the relevant attributes yourself."""
 
     episodes: list[Episode] = dspy.InputField(desc="episodic memory: labelled observations")

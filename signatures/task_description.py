@@ -10,11 +10,11 @@ constructor argument (``MemoryConsolidator(task_description=...)``; ``NEUTRAL_TA
                                     "an episode's label.", "a fruit's ripeness: for example skin colour or firmness."))
     MemoryConsolidator(K=2, N=3, task_description=fruit)
 
-``EXPERIENCE_TRANSFER_TASK`` is the HDR paper's task in the words its programs have always used
-(one object per episode; colour, shape, background, position or size; the attributes a
-perception call asks of an image): the registry's Experience-Transfer programs pass it, so
-their prompts are unchanged. The instructions never name attribute values or labels: they
-must not leak a rule table into the prompt.
+``EXPERIENCE_TRANSFER_TASK`` is the HDR paper's task (one object per episode; the attributes a
+perception call asks of an image); the registry's Experience-Transfer programs pass it. The
+instructions name no attribute values or labels, no attribute that decides a label (only the
+paper's own example of factors, "colour and position") and no rule structure such as labels that
+relate to each other: they must not leak a rule table into the prompt.
 """
 
 from __future__ import annotations
@@ -84,25 +84,24 @@ NEUTRAL_TASK = TaskDescription(
     observation=_desc(PerceiveAttributes, "observation"),
 )
 
-# The HDR paper's Experience-Transfer task, worded as its programs' prompts always were (byte for byte).
+# The HDR paper's Experience-Transfer task: its episodes are single objects, its factors found by the model.
 EXPERIENCE_TRANSFER_TASK = TaskDescription(
     episodes="episodic memory: labelled observations, one object each",
     factor_extraction="""List the factors that may explain which label each episode carries.
 
 A factor is an attribute of the observations, or a combination of attributes,
-whose values could decide an object's label: for example colour, shape,
-background, position or size. Revise the current factors against the episodes:
-keep those that could matter, drop those that cannot, add any that are missing,
-and return the whole revised list, one short noun phrase per factor.""",
+whose values could decide an object's label: for example colour and position.
+Revise the current factors against the episodes: keep those that could matter,
+drop those that cannot, add any that are missing, and return the whole revised
+list, one short noun phrase per factor.""",
     hypothesis_generation="""Propose hypotheses that explain which label each episode carries.
 
 A hypothesis is an explicit rule in natural language stating which objects carry
 which label, in terms of the factors' values, definite enough to be checked
-against every episode. One hypothesis may cover many objects, or relate the
-labels of different objects to each other. The previous hypotheses passed
-verification: keep them, refine them (more general where the episodes allow it,
-more precise where they demand it), and add new hypotheses for the episodes
-they do not yet explain. With no previous hypotheses, start afresh; with no
+against every episode. One hypothesis may cover many objects. The previous
+hypotheses passed verification: keep them, refine them (more general where the
+episodes allow it, more precise where they demand it), and add new hypotheses
+for the episodes they do not yet explain. With no previous hypotheses, start afresh; with no
 factors, find the relevant attributes yourself.""",
     grounded_generation="""Write rules that explain which label each episode carries.
 
@@ -118,8 +117,7 @@ may describe one of them exactly (each attribute with its value) or several that
 share a label.""",
     perception="""Describe the single object in the observation by the attributes named.
 
-Give one short lowercase value per attribute (for example a colour name or a shape
-name), as seen in the observation.""",
+Give one short lowercase value per attribute, as seen in the observation.""",
     observation="one past observation of a single object",
     perceived=("shape", "color", "background"),
 )

@@ -13,7 +13,7 @@ from memreason.datasets.experience_transfer import RuleTable, make_level
 from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import HDR, PROGRAMS, build_program
-from memreason.signatures import Episode
+from memreason.signatures import Episode, LabelObject, LabelObjects, ReasonWithMemory
 
 from custom_table import CUSTOM
 from scripted_answers import Script, approve_all, given, oracle_counter
@@ -163,9 +163,10 @@ def test_two_stage_extracts_factors_then_generates_once_unverified(tmp_path):
 
 MEMORY_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "experience_transfer"]
 
-# What every registered program sent (memory build, then one scene; text and image; Chat and JSON adapters)
-# before the modules were opened to any task: the response cache of saved runs depends on these prompts.
-# (Every program registered before it; hdr_grounded came later and has its own tests.)
+# What every registered program sends (memory build, then one scene; text and image; Chat and JSON adapters):
+# the response cache of saved runs depends on these prompts, so a change must be deliberate. The memory
+# writers' digests (hdr, direct_hypothesis, two_stage) changed once, when their instructions stopped naming
+# the task's factors. (hdr_grounded has its own test.)
 PROMPTS = {
     "episodic": "7c411ccfefd989d3",
     "episodic_cot": "56fa031714b94251",
@@ -173,11 +174,11 @@ PROMPTS = {
     "semantic_oracle_cot": "01e1dea4bd726d6a",
     "episodic_semantic_oracle": "045c020107bf90be",
     "episodic_semantic_oracle_cot": "46ad432ff23198d2",
-    "hdr": "b76934f1da5ed012",
+    "hdr": "99ae69a959f5061c",
     "reflexion_individual": "a9573dc3cf12def0",
     "reflexion_all": "62ba3d98ed360c2e",
-    "direct_hypothesis": "1cad73555ea9be0e",
-    "two_stage": "6028a3df7cabed5a",
+    "direct_hypothesis": "5c8cb868542d13da",
+    "two_stage": "b5457e06a24f5923",
 }
 
 
@@ -380,28 +381,27 @@ def test_set_lm_reaches_the_consolidation_too():
     assert all(p.lm is lm for _, p in hdr.named_predictors())
 
 
-# -- the registry's programs speak of Experience-Transfer as they always did ---------------------------
+# -- the registry's programs speak of Experience-Transfer, naming no factor of its rule tables ------------
 
-# Captured from the registry's hdr before the consolidator's wording became a constructor argument (whose
-# default speaks of any task): the factor extractor's and the generator's instructions as the prompt shows them.
+# The factor extractor's and the generator's instructions as the registry's hdr shows them in the prompt.
+# They name the paper's own example of factors ("colour and position") and no rule structure.
 SENT_BEFORE = {
     "factors": (
         "List the factors that may explain which label each episode carries.\n        \n"
         "        A factor is an attribute of the observations, or a combination of attributes,\n"
-        "        whose values could decide an object's label: for example colour, shape,\n"
-        "        background, position or size. Revise the current factors against the episodes:\n"
-        "        keep those that could matter, drop those that cannot, add any that are missing,\n"
-        "        and return the whole revised list, one short noun phrase per factor."
+        "        whose values could decide an object's label: for example colour and position.\n"
+        "        Revise the current factors against the episodes: keep those that could matter,\n"
+        "        drop those that cannot, add any that are missing, and return the whole revised\n"
+        "        list, one short noun phrase per factor."
     ),
     "hypotheses": (
         "Propose hypotheses that explain which label each episode carries.\n        \n"
         "        A hypothesis is an explicit rule in natural language stating which objects carry\n"
         "        which label, in terms of the factors' values, definite enough to be checked\n"
-        "        against every episode. One hypothesis may cover many objects, or relate the\n"
-        "        labels of different objects to each other. The previous hypotheses passed\n"
-        "        verification: keep them, refine them (more general where the episodes allow it,\n"
-        "        more precise where they demand it), and add new hypotheses for the episodes\n"
-        "        they do not yet explain. With no previous hypotheses, start afresh; with no\n"
+        "        against every episode. One hypothesis may cover many objects. The previous\n"
+        "        hypotheses passed verification: keep them, refine them (more general where the\n"
+        "        episodes allow it, more precise where they demand it), and add new hypotheses\n"
+        "        for the episodes they do not yet explain. With no previous hypotheses, start afresh; with no\n"
         "        factors, find the relevant attributes yourself."
     ),
 }
@@ -409,7 +409,7 @@ EPISODES_BEFORE = "1. `episodes` (list[Episode]): episodic memory: labelled obse
 
 
 @pytest.mark.parametrize("name", ["hdr", "two_stage", "direct_hypothesis"])
-def test_the_registrys_programs_send_the_experience_transfer_instructions_they_always_sent(name):
+def test_the_registrys_programs_send_the_experience_transfer_instructions(name):
     script = memory_script()
     engine = ScriptedEngine(script)
     with dspy.context(lm=engine.lm(), adapter=dspy.ChatAdapter()):
@@ -433,12 +433,12 @@ GROUNDED_ANSWERS = dict(
 
 
 def test_hdr_grounded_prompts_are_byte_for_byte_what_they_were():
-    """The digest captured before the consolidator's wording became a constructor argument (perception included)."""
+    """The prompts' digest (perception included); it changed when the instructions stopped naming the task's factors."""
     digest = hashlib.sha256()
     for modality in ("text", "image"):
         for adapter in (dspy.ChatAdapter, dspy.JSONAdapter):
             digest.update(prompts_of("hdr_grounded", modality, adapter(), answers=GROUNDED_ANSWERS, attributes=True).encode())
-    assert digest.hexdigest()[:16] == "38a4dc76ee9325e0"
+    assert digest.hexdigest()[:16] == "eb42bec0b80783e2"
 
 
 # -- the consolidation kept out of optimizers' reach ---------------------------------------------------
@@ -465,3 +465,38 @@ def test_the_consolidator_is_frozen_as_dspy_freezes_a_compiled_module_and_still_
         assert len(dict(fresh.consolidation_predictors())[generator].demos) == 1
     answered = ScriptedEngine(lambda call: {"count": 1})
     assert answer(fresh, answered).count == 1  # the loaded program answers from its memory
+
+
+# -- no prompt of the paper's programs names a factor or rule structure of the task ---------------------
+
+# Attributes and rule structures of the Experience-Transfer tables; "colour and position" is the paper's own
+# example of factors and may stay.
+LEAKS = ("shape", "size", "background", "relate the labels", "opposite", "flip", "the other label")
+
+
+def instructions_of(program) -> dict[str, str]:
+    """Each predictor's instructions with its fields' descriptions (what the program, not the data, says)."""
+    out = {}
+    predictors = [("", program)] if isinstance(program, dspy.Predict) else program.named_predictors()
+    for name, predictor in predictors:
+        signature = predictor.signature
+        descs = [f.json_schema_extra.get("desc", "") for f in signature.fields.values()]
+        out[name] = "\n".join([signature.instructions, *descs])
+    return out
+
+
+@pytest.mark.parametrize("name", ["hdr", "hdr_grounded", "two_stage", "direct_hypothesis"])
+def test_the_consolidators_instructions_name_no_factor_of_the_task(name):
+    program = build_program(name)
+    writers = {k: v for k, v in vars(program).items() if isinstance(v, dspy.Module) and k != "reasoner"}
+    consolidating = {f"{k}.{n}": t for k, writer in writers.items() for n, t in instructions_of(writer).items()}
+    assert consolidating, "the program has no memory writers to check"
+    for predictor, text in consolidating.items():
+        found = [word for word in LEAKS if word in text.lower()]
+        assert not found, f"{name}.{predictor} names {found}"
+
+
+def test_the_readers_label_prompts_name_no_attribute_to_match_on():
+    for signature in (LabelObject, ReasonWithMemory):
+        assert not [word for word in ("colour", "shape", "background", "size") if word in signature.instructions.lower()]
+    assert "same colour" not in LabelObjects.instructions
