@@ -8,6 +8,7 @@ BENCHES = {
     "prefill": "memreason.eval.bench.prefill",
     "sandbox": "memreason.eval.bench.sandbox",
     "threads": "memreason.eval.bench.threads",
+    "f1_agreement": "memreason.eval.bench.f1_agreement",
 }
 
 

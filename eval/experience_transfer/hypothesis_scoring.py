@@ -93,3 +93,37 @@ def memory_f1(record: dict[str, Any], data: ExperienceTransferLevel, mode: str =
     hypotheses = list(record.get("hypotheses", []))
     score = memory_score(record, data, mode, lm)
     return {"mode": score_mode(record, mode), **score.as_dict(), "hypotheses": hypotheses}
+
+
+def statement_verdicts(items: Sequence[dict[str, Any]], mode: str = "parse", lm: Any = None) -> list[bool]:
+    """Each labelled statement's ``correct`` in ``mode``, scored within its set as a run would score it.
+
+    ``items`` are records of ``tests/data/hypotheses_labelled.json``: ``text``, ``level`` and
+    ``set`` (the memory a statement came from; the statements of one set are scored together,
+    which matters to the LM modes, who read them side by side). Tables other than the paper's
+    Table 1 are refused.
+    """
+    from memreason.datasets.experience_transfer import make_level
+
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i, item in enumerate(items):
+        if item.get("table", "paper") != "paper":
+            raise ValueError(f"statement {i} is about table {item['table']!r}; only the paper's Table 1 is scored")
+        groups.setdefault((item["set"], item["level"]), []).append(i)
+    out = [False] * len(items)
+    for (_, level), members in groups.items():
+        score = score_hypotheses([items[i]["text"] for i in members], make_level(level), mode=mode, lm=lm)
+        for i, ok in zip(members, score.correct):
+            out[i] = bool(ok)
+    return out
+
+
+def agreement(predicted: Sequence[bool], gold: Sequence[bool]) -> tuple[float, float]:
+    """Accuracy and Cohen's kappa of two binary verdict lists of the same length."""
+    if len(predicted) != len(gold) or not gold:
+        raise ValueError(f"agreement needs two verdict lists of one non-zero length, got {len(predicted)} and {len(gold)}")
+    n = len(gold)
+    observed = sum(p == g for p, g in zip(predicted, gold)) / n
+    p_pred, p_gold = sum(predicted) / n, sum(gold) / n
+    chance = p_pred * p_gold + (1 - p_pred) * (1 - p_gold)
+    return observed, (observed - chance) / (1 - chance) if chance < 1 else 1.0
