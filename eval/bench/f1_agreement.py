@@ -69,5 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             for item, p, g in zip(items, predicted, gold):
                 if p != g:
-                    print(f"{'':>10} labelled {'correct' if g else 'incorrect'}, scored {'correct' if p else 'incorrect'}: {item['text']}")
+                    print(
+                        f"{'':>10} labelled {'correct' if g else 'incorrect'}, scored {'correct' if p else 'incorrect'}: {item['text']}"
+                    )
     return 0
