@@ -122,6 +122,14 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "program-synthesis concepts, those abstracted from tasks of the task's own concept (reference, no selection LM)",
             select="oracle",
         ),
+        _spec(
+            "arcmemo_ps_exec",
+            "arc",
+            ArcMemoPS,
+            "program-synthesis concepts ranked by running their stored programs on the task's train pairs, "
+            "no LM call to select (knobs: top_k, default 3, continual_every, ...); not the paper's",
+            select="execute",
+        ),
     ]
 }
 

@@ -208,7 +208,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
     if config.memory_format is None and (options.continual_every or options.top_k):
         raise UsageError(f"{options.program} keeps no memory: --continual-every and --top-k do not apply")
     if (options.reselect or options.reselect_k) and options.program not in ("arcmemo_oe", "arcmemo_ps"):
-        raise UsageError(f"{options.program} does not select concepts: --reselect and --reselect-k do not apply")
+        raise UsageError(f"{options.program} does not re-select concepts with an LM: --reselect and --reselect-k do not apply")
     if options.reselect_k and not options.reselect:
         raise UsageError("--reselect-k needs --reselect")
     if options.retry_mode == "passes" and not options.retries:

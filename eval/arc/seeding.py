@@ -1,5 +1,7 @@
 """Seed a memory file from verified solutions: solved here by the baseline solver, or given
-(a directory of the user's own, or re-ARC's verifiers: :mod:`memreason.eval.arc.solutions`)."""
+(a directory of the user's own, or re-ARC's verifiers: :mod:`memreason.eval.arc.solutions`).
+Each concept a write adds or revises keeps the program that verified (an unverified solution
+written with ``unverified`` gives none): what an execution-ranked read runs."""
 
 from __future__ import annotations
 
@@ -146,7 +148,8 @@ def build_memory(
             with session.task_context(), metering(meter):
                 try:
                     shown = given[item.id].shown if item.id in given else record["solution"]
-                    record["write"] = writer_program.write(item, shown)
+                    ran = given[item.id].program if item.id in given else record["solution"]  # checked on every pair
+                    record["write"] = writer_program.write(item, shown, program=ran if record["verified"] else None)
                 except Exception as exc:
                     record["write_error"] = error_text(exc)
                     session.errors.fail(failure_of(exc))

@@ -146,7 +146,9 @@ def _evaluate_options(parser: Parser) -> None:
     _common(parser, "val100")
     memory = parser.add_argument_group("memory")
     add(memory, "--memory")
-    memory.add_argument("--top-k", type=whole("--top-k"), help="most concepts selected per task (OE default 5)")
+    memory.add_argument(
+        "--top-k", type=whole("--top-k"), help="most concepts selected per task (OE default 5, arcmemo_ps_exec 3)"
+    )
     memory.add_argument(
         "--continual-every",
         type=whole("--continual-every"),

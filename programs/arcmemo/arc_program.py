@@ -173,8 +173,9 @@ class ArcProgram(MemoryWriters, StepModule):
         ``acall`` makes them with ``acall``; one that makes none returns ``(text, record)``. None by default."""
         return "", {}
 
-    def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
-        """MEMWRITE from one verified solution; returns a record (with ``tokens``)."""
+    def write(self, task: ArcTask, solution: str, program: str | None = None) -> dict[str, Any]:
+        """MEMWRITE from one solution; returns a record (with ``tokens``). ``program``: the verified program
+        behind ``solution`` (what a concept memory keeps with the concepts it gives; ``None``: not verified)."""
         return {}
 
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
@@ -320,7 +321,7 @@ class ArcProgram(MemoryWriters, StepModule):
             if f.verified:
                 written.add(task.id)
                 try:
-                    records.append({"task": task.id, "reason": f.reason, **self.write(task, f.solution)})
+                    records.append({"task": task.id, "reason": f.reason, **self.write(task, f.solution, program=f.solution)})
                 except Exception as exc:  # a failed write loses one solution, not the run
                     records.append({"task": task.id, "reason": f.reason, "error": error_text(exc)})
         return records

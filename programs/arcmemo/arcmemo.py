@@ -5,11 +5,15 @@
     arcmemo_ps_noselect   s_i = the whole PS memory, in full (the ablation)   write: PS abstraction
     arcmemo_ps_oracle     s_i = the concepts abstracted from tasks of the task's own concept, no LM
                                 (a reference row: what selection could give at best)
+    arcmemo_ps_exec       s_i = the concepts whose stored programs come closest to the train outputs, no LM
+                                (execution-ranked, not the paper's: :mod:`.execution_ranking`)
 
 A memory read whose answer cannot be parsed (a small model looping until ``max_tokens``)
 does not forfeit the puzzle: the solver goes on without concepts and the read records why.
 A read records the concepts selected and, for each, the tasks it was abstracted from as the
 memory holds them then (``selected_sources``: what :mod:`memreason.eval.arc.memory_measures` scores).
+A write keeps the verified program it abstracts with each concept it adds or revises (what an
+execution-ranked read runs; never shown to an LM).
 The memory is fixed unless ``continual_every`` is set (Algorithm 1, see
 :mod:`memreason.programs.arcmemo.arc_program`). Knobs: the solver's (attempts, retries, cot,
 temperature), ``top_k``, ``continual_every``, ``write_gate``, ``retry_mode``, ``reselect``
@@ -33,12 +37,17 @@ from ..shared.steps import Steps, call
 from .abstraction_demos import use_arc_demos
 from .arc_problem import arc_problem, arc_problem_image
 from .arc_program import ArcProgram
-from .arc_solver import Attempt
+from .arc_solver import Attempt, shared_sandbox
 from .concept_abstractor import ConceptAbstractor
 from .concept_memory import ConceptMemory
 from .concept_selector import ConceptSelector
+from .execution_ranking import rank_concepts
 
-__all__ = ["ArcMemo", "ArcMemoOE", "ArcMemoPS"]
+__all__ = ["EXECUTE_TOP_K", "RANKED_SHOWN", "ArcMemo", "ArcMemoOE", "ArcMemoPS"]
+
+EXECUTE_TOP_K = 3  # the concepts an execution-ranked read keeps when top_k is not given
+RANKED_SHOWN = 2  # its record also scores this many concepts ranked after the selected ones
+NO_TOKENS = {"prompt": 0, "completion": 0, "calls": 0}
 
 
 class ArcMemo(ArcProgram):
@@ -63,8 +72,10 @@ class ArcMemo(ArcProgram):
             format: concept format, ``"oe"`` or ``"ps"``.
             select: read selected concepts (``False``: the whole memory, the ablation; ``"oracle"``: the
                 concepts whose sources are tasks of the task's own concept, ``concept_of(task.id)``, with no
-                LM call, a reference for what selection could give; never a label in a prompt).
-            top_k: the most concepts a read keeps (OE default 5, PS no cap).
+                LM call, a reference for what selection could give; never a label in a prompt;
+                ``"execute"``: the concepts whose stored programs, run on the task's train inputs, come
+                closest to its train outputs, with no LM call; see :mod:`.execution_ranking`).
+            top_k: the most concepts a read keeps (OE default 5, PS no cap; ``"execute"``: :data:`EXECUTE_TOP_K`).
             revise: PS writes may revise a concept by title (the paper's); False keeps each solution's
                 concepts apart (see :class:`ConceptAbstractor`).
             reasoning_selection: PS selection thinks step by step first.
@@ -77,10 +88,12 @@ class ArcMemo(ArcProgram):
         """
         if modality not in ("text", "image"):
             raise ValueError(f"modality must be 'text' or 'image', got {modality!r}")
-        if select not in (True, False, "oracle"):
-            raise ValueError(f"select must be True, False or 'oracle', got {select!r}")
+        if select not in (True, False, "oracle", "execute"):
+            raise ValueError(f"select must be True, False, 'oracle' or 'execute', got {select!r}")
         self.memory_format = format
-        self.selects = select is True
+        self.selects = select in (True, "execute")  # an execution-ranked read takes reselect, keeping its first concepts
+        if select == "execute" and top_k is None:
+            top_k = EXECUTE_TOP_K
         super().__init__(**solver_knobs)
         self.select_concepts, self.modality, self.top_k = select, modality, top_k
         self.selector = (
@@ -98,6 +111,8 @@ class ArcMemo(ArcProgram):
             return self.memory.render(), {"selected": "all", "concepts": len(self.memory)}
         if self.select_concepts == "oracle":
             return self.oracle_read(task)
+        if self.select_concepts == "execute":
+            return self.execute_read(task)
         image = self.modality == "image" and self.memory_format == "oe"  # PS selection reads the grids as text
         problem = arc_problem_image(task) if image else arc_problem(task)
         try:
@@ -124,10 +139,28 @@ class ArcMemo(ArcProgram):
             basis = "parts" if names else None
         names = names[: self.top_k] if self.top_k else names
         self.memory.use(names)
-        record = {"selected": names, "oracle": basis or True, "tokens": {"prompt": 0, "completion": 0, "calls": 0}}
+        record = {"selected": names, "oracle": basis or True, "tokens": dict(NO_TOKENS)}
         return self.memory.render(names), _with_sources(self.memory, record)
 
+    def execute_read(self, task: ArcTask) -> tuple[str, dict[str, Any]]:
+        """The ``top_k`` concepts whose stored programs score best on ``task``'s train pairs (above 0), best first.
+
+        Every program a concept keeps runs in the solver's sandbox on the train inputs (never the test
+        pairs): :func:`rank_concepts`. The record scores the selected concepts and the
+        :data:`RANKED_SHOWN` ranked next (``scores``, rounded) and counts the programs run."""
+        ranking = rank_concepts(self.memory, task.train, self.solver.sandbox or shared_sandbox())
+        names = ranking.selected(self.top_k)
+        self.memory.use(names)
+        scores = {name: round(score, 4) for name, score in ranking.scores[: len(names) + RANKED_SHOWN]}
+        record = {"selected": names, "scores": scores, "programs_run": ranking.runs, "tokens": dict(NO_TOKENS)}
+        return "\n".join(self.memory.render([name]) for name in names), _with_sources(self.memory, record)
+
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
+        """A retry's re-selection: the concepts an LM chooses in view of the last program and its feedback, less
+        the first read's. An execution-ranked read keeps its first concepts (the train pairs it ranks on are
+        the same for every retry) and adds none."""
+        if self.select_concepts == "execute":
+            return "", {"selected": [], "selected_sources": {}, "kept_first": True, "tokens": dict(NO_TOKENS)}
         first = read.get("selected")
         out = self.selector.reselect(
             arc_problem(task),
@@ -139,8 +172,11 @@ class ArcMemo(ArcProgram):
         )
         return out.concepts, _with_sources(self.memory, out.record)
 
-    def write(self, task: ArcTask, solution: str) -> dict[str, Any]:
-        out = self.abstractor(problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory, source=task.id)
+    def write(self, task: ArcTask, solution: str, program: str | None = None) -> dict[str, Any]:
+        """Abstract ``solution`` into concepts; each concept added or revised keeps ``program`` (the verified code)."""
+        out = self.abstractor(
+            problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory, source=task.id, program=program
+        )
         return {"task": task.id, **{k: v for k, v in out.record.items() if k != "source"}}
 
 

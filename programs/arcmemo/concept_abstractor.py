@@ -6,6 +6,7 @@
          concepts   <- AbstractPS(compressed memory, pseudocode, solution)
     M <- M + concepts                                       # PS: new concepts added, existing ones revised by title
                                                             #     (revise=False: kept apart, no memory shown)
+                                                            # each keeps ``program``, the verified code, if given
 
 OE abstraction does not look at the memory (as in the paper); PS abstraction sees
 it compressed and is encouraged to revise and to write higher-order routines. A solution
@@ -56,9 +57,13 @@ class ConceptAbstractor(StepModule):
             self.pseudocode = dspy.Predict(WritePseudocode)
             self.abstract = dspy.Predict(AbstractPSConcepts)
 
-    def steps(self, problem: str, solution: str, memory: ConceptMemory, source: str = "") -> Steps[dspy.Prediction]:
+    def steps(
+        self, problem: str, solution: str, memory: ConceptMemory, source: str = "", program: str | None = None
+    ) -> Steps[dspy.Prediction]:
         """Write the concepts of ``solution`` to ``memory``, crediting ``source`` (e.g. the problem's id);
-        ``record`` says what was added and revised."""
+        ``record`` says what was added and revised. ``program``: the verified program behind ``solution``
+        (runnable code; ``solution`` may be another text of it), kept by each concept added or revised and
+        shown to no LM; ``None`` for a solution not verified."""
         require_memory(memory, "ConceptAbstractor")
         if memory.format != self.format:
             raise ValueError(f"a {self.format.upper()} abstractor cannot write to a {memory.format.upper()} memory")
@@ -79,6 +84,6 @@ class ConceptAbstractor(StepModule):
                     )
                 ).concepts
                 trace = {"pseudocode": pseudocode}
-        changes = memory.add(concepts, source=source or None, revise=self.revise)
+        changes = memory.add(concepts, source=source or None, revise=self.revise, program=program)
         record = {"source": source, **trace, "concepts": [c.model_dump() for c in concepts], **changes, "tokens": spent}
         return dspy.Prediction(concepts=concepts, record=record)

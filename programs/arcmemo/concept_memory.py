@@ -2,15 +2,20 @@
 
     memory = ConceptMemory("ps")
     memory.add(concepts, source="007bbfb7")   # PS: merge by title; OE: append, skipping exact repeats
+    memory.add(concepts, source="007bbfb7", program=code)   # each concept also keeps the verified program
     memory.render(compressed=True)            # for abstraction and selection
     memory.render(names=["sort objects"])     # the chosen concepts in full, for the solver
     memory.use(names)                         # count a read
 
-Every entry keeps how often it was selected (``uses``) and the puzzles it came
-from (``sources``). Revising a PS concept (same title, compared without case or
-punctuation) keeps every field: a field the revision leaves empty keeps its old
-value; parameters (by name), relevance cues and implementation notes are merged
-without duplicates. OE entries are named by their number, "1", "2", ...
+Every entry keeps how often it was selected (``uses``), the puzzles it came
+from (``sources``) and the verified programs it was abstracted from (``programs``:
+source code defining ``transform``, at most :data:`MAX_PROGRAMS`, the newest kept, no
+repeats; a program longer than :data:`MAX_PROGRAM_CHARS` is not kept). The programs are
+never rendered: no prompt shows them; an execution-ranked read runs them
+(:mod:`memreason.programs.arcmemo.execution_ranking`). Revising a PS concept (same
+title, compared without case or punctuation) keeps every field: a field the revision
+leaves empty keeps its old value; parameters (by name), relevance cues and implementation
+notes are merged without duplicates. OE entries are named by their number, "1", "2", ...
 
 Persisted as JSON by :mod:`memreason.programs.arcmemo.memory_file` (atomic writes, one snapshot per update),
 and, being a DSPy parameter (:mod:`memreason.programs.shared.memory_parameter`), saved and loaded
@@ -24,7 +29,7 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -33,10 +38,24 @@ from memreason.signatures import OEConcept, Parameter, PSConcept
 from ..shared.memory_parameter import MemoryParameter
 from ..shared.normalise import distinct, normalise
 
-__all__ = ["ConceptMemory", "Entry", "merge_ps", "render_oe", "render_ps", "require_memory"]
+__all__ = [
+    "MAX_PROGRAMS",
+    "MAX_PROGRAM_CHARS",
+    "ConceptMemory",
+    "Entry",
+    "merge_ps",
+    "render_oe",
+    "render_ps",
+    "require_memory",
+]
 
 Format = Literal["oe", "ps"]
 Concept = OEConcept | PSConcept
+
+#: The most verified programs a concept keeps (the newest).
+MAX_PROGRAMS = 3
+#: A longer program is not kept (re-ARC's verifiers run with the whole DSL's source, some 35,000 characters).
+MAX_PROGRAM_CHARS = 20_000
 
 
 @dataclass
@@ -44,9 +63,22 @@ class Entry:
     concept: Concept
     uses: int = 0
     sources: list[str] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.concept.model_dump(), "uses": self.uses, "sources": list(self.sources)}
+        return {
+            **self.concept.model_dump(),
+            "uses": self.uses,
+            "sources": list(self.sources),
+            "programs": list(self.programs),
+        }
+
+    def keep_program(self, program: str | None) -> None:
+        """Record ``program`` as the newest of :attr:`programs` (moved there if kept already), at most
+        :data:`MAX_PROGRAMS` kept; nothing for ``None``, a blank program or one over :data:`MAX_PROGRAM_CHARS`."""
+        if not program or not program.strip() or len(program) > MAX_PROGRAM_CHARS:
+            return
+        self.programs = [*(p for p in self.programs if p != program), program][-MAX_PROGRAMS:]
 
 
 class ConceptMemory(MemoryParameter):
@@ -83,6 +115,11 @@ class ConceptMemory(MemoryParameter):
             return [e.concept.title for e in self.entries]
         return [str(i) for i in range(1, len(self.entries) + 1)]
 
+    def stored_programs(self) -> list[tuple[str, list[str]]]:
+        """(name, verified programs) of every concept, in memory order (a copy, taken under the lock)."""
+        with self._lock:
+            return [(name, list(entry.programs)) for name, entry in zip(self.names(), self.entries)]
+
     def resolve(self, names: Iterable[str | int]) -> tuple[list[str], list[str]]:
         """(known names in memory's spelling, without repeats, in the order given; unknown names as given)."""
         index = {self._key(n): n for n in self.names()}
@@ -100,9 +137,13 @@ class ConceptMemory(MemoryParameter):
 
     # -- writes ------------------------------------------------------------------------
 
-    def add(self, concepts: Sequence[Concept], source: str | None = None, *, revise: bool = True) -> dict[str, list[str]]:
+    def add(
+        self, concepts: Sequence[Concept], source: str | None = None, *, revise: bool = True, program: str | None = None
+    ) -> dict[str, list[str]]:
         """Add new concepts and revise existing ones; returns the names ``added`` and ``revised``. With ``revise``
-        False a PS concept whose title is taken is added apart, as ``"<title> (2)"`` (the next number free)."""
+        False a PS concept whose title is taken is added apart, as ``"<title> (2)"`` (the next number free).
+        ``program``: the verified program the concepts were abstracted from, kept by each concept added or
+        revised (:meth:`Entry.keep_program`); ``None`` when there is none (an unverified solution)."""
         added, revised = [], []
         with self._lock:
             for concept in concepts:
@@ -112,6 +153,7 @@ class ConceptMemory(MemoryParameter):
                 existing = self._find(concept)
                 if existing is None:
                     entry = Entry(concept, sources=[source] if source else [])
+                    entry.keep_program(program)
                     self.entries.append(entry)
                     added.append(self._name(entry))
                 else:
@@ -119,10 +161,21 @@ class ConceptMemory(MemoryParameter):
                         existing.concept = merge_ps(existing.concept, concept)
                     if source and source not in existing.sources:
                         existing.sources.append(source)
+                    existing.keep_program(program)
                     name = self._name(existing)
                     if name not in added and name not in revised:
                         revised.append(name)
         return {"added": added, "revised": revised}
+
+    def programs_from_sources(self, verified: Mapping[str, str]) -> None:
+        """Give every concept the programs its writes would have kept: for each of its sources in order (the
+        order of the writes), the verified program ``verified`` holds for it, if any, kept as :meth:`add` keeps
+        one. What a concept kept before is replaced (a memory written before concepts kept programs)."""
+        with self._lock:
+            for entry in self.entries:
+                entry.programs = []
+                for source in entry.sources:
+                    entry.keep_program(verified.get(source))
 
     def use(self, names: Iterable[str]) -> None:
         with self._lock:
@@ -195,17 +248,19 @@ class ConceptMemory(MemoryParameter):
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 raise ValueError(f"concept {i} is not an object")
-            uses, sources = item.get("uses", 0), item.get("sources", [])
+            uses, sources, programs = item.get("uses", 0), item.get("sources", []), item.get("programs", [])
             if not isinstance(uses, int) or not isinstance(sources, list):
                 raise ValueError(f"concept {i}: 'uses' must be an int and 'sources' a list")
-            fields = {k: v for k, v in item.items() if k not in ("uses", "sources")}
+            if not isinstance(programs, list) or not all(isinstance(p, str) for p in programs):
+                raise ValueError(f"concept {i}: 'programs' must be a list of strings")
+            fields = {k: v for k, v in item.items() if k not in ("uses", "sources", "programs")}
             try:
                 concept = model.model_validate(fields)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(part) for part in first["loc"])
                 raise ValueError(f"concept {i}: {where}: {first['msg']}") from None
-            entries.append(Entry(concept, uses, [str(s) for s in sources]))
+            entries.append(Entry(concept, uses, [str(s) for s in sources], list(programs)))
         return cls(format, entries)
 
 

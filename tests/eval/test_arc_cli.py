@@ -157,8 +157,14 @@ def test_build_memory_from_user_solutions(tmp_path, tiny, scripted):
     )
     memory = json.loads(out.read_text())
     assert memory["format"] == "ps" and [c["sources"] for c in memory["concepts"]] == [["a_flip"]]
+    assert [c["programs"] for c in memory["concepts"]] == [[FLIP]]  # the verified solution, kept with its concept
     results = json.loads((tmp_path / "log" / "results.json").read_text())
     assert (results["verified"], results["written"], results["concepts"]) == (1, 1, 1)
+    argv = ["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions), "--unverified", "--apart"]
+    assert eval_main([*argv, "--out", str(tmp_path / "all.json"), "--run-dir", str(tmp_path / "all"), "--no-progress"]) == 0
+    memory = json.loads((tmp_path / "all.json").read_text())["concepts"]
+    assert [c["sources"] for c in memory] == [["a_flip"], ["b_recolor"]]
+    assert [c["programs"] for c in memory] == [[FLIP], []]  # an unverified solution is abstracted but keeps no program
 
 
 def test_build_memory_by_solving_keeps_only_solutions_verified_on_all_pairs(tmp_path, tiny, scripted, monkeypatch):
@@ -194,6 +200,7 @@ def test_build_memory_by_solving_keeps_only_solutions_verified_on_all_pairs(tmp_
     )
     memory = json.loads(out.read_text())
     assert [c["sources"] for c in memory["concepts"]] == [["a_flip"]]  # FLIP does not solve the recolour task
+    assert [c["programs"] for c in memory["concepts"]] == [[FLIP]]  # the program found and verified
     assert [p.name for p in (tmp_path / "log" / "solutions").iterdir()] == ["a_flip.py"]
     assert (tmp_path / "log" / "solutions" / "a_flip.py").read_text() == FLIP
 

@@ -93,9 +93,12 @@ def test_build_memory_from_the_written_solutions_verifies_every_one(tmp_path, sc
     results = json.loads((tmp_path / "build" / "results.json").read_text())
     assert results["verified"] == results["written"] == len(MEMORY_FAMILIES)
     _assert_no_label_in(scripted.calls)
+    [concept] = json.loads(out.read_text())["concepts"]  # every write revised the one title
+    written = [(ARC1D_SOLUTIONS / f"{concept_of(s)}.py").read_text() for s in concept["sources"]]
+    assert len(written) == len(MEMORY_FAMILIES) and concept["programs"] == written[-3:]  # the newest three
 
 
-def test_a_build_kept_apart_gives_each_concept_one_source_and_the_oracle_reads_the_tasks_own(tmp_path, scripted):
+def test_a_build_kept_apart_gives_each_concept_one_source_and_the_oracle_and_execution_read_the_tasks_own(tmp_path, scripted):
     out = tmp_path / "ps.json"
     families = "move_1pix_solid_left,gravity_right"
     argv = ["build_memory", "--format", "ps", "--split", "arc1d-seeds", "--families", families, "--out", str(out)]
@@ -105,6 +108,7 @@ def test_a_build_kept_apart_gives_each_concept_one_source_and_the_oracle_reads_t
     assert json.loads((tmp_path / "b" / "config.json").read_text())["apart"] is True
     memory = json.loads(out.read_text())["concepts"]
     assert all(len(c["sources"]) == 1 for c in memory) and len({c["title"] for c in memory}) == len(memory)
+    assert all(c["programs"] == [(ARC1D_SOLUTIONS / f"{concept_of(c['sources'][0])}.py").read_text()] for c in memory)
     run = tmp_path / "oracle"
     argv = ["arcmemo_ps_oracle", "--split", "arc1d-transfer", "--families", families, "--memory", str(out), "--out", str(run)]
     assert eval_main([*argv, "--no-progress"]) == 0
@@ -112,6 +116,16 @@ def test_a_build_kept_apart_gives_each_concept_one_source_and_the_oracle_reads_t
         record = json.loads(line)
         sources = [s for names in record["read"]["selected_sources"].values() for s in names]
         assert sources and {concept_of(s) for s in sources} == {concept_of(record["id"])}
+    _assert_no_label_in(scripted.calls)
+    run = tmp_path / "exec"  # ranked by running the concepts' programs: each task's own family's come first
+    argv = ["arcmemo_ps_exec", "--split", "arc1d-transfer", "--families", families, "--memory", str(out), "--out", str(run)]
+    assert eval_main([*argv, "--no-progress"]) == 0
+    for line in (run / "examples.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        best = record["read"]["selected"][0]
+        assert record["read"]["scores"][best] == 1.0
+        assert [concept_of(s) for s in record["read"]["selected_sources"][best]] == [concept_of(record["id"])]
+    assert json.loads((run / "results.json").read_text())["memory_measures"]["hit_at_k"] == 1.0
     _assert_no_label_in(scripted.calls)
 
 

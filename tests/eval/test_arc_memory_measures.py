@@ -10,8 +10,8 @@ from memreason.eval.arc.tables import markdown_table
 from memreason.eval.cli import main as eval_main
 from memreason.lm import ScriptedEngine
 
-from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, choice, small_sandbox, tiny  # noqa: F401
-from scripted_answers import Script
+from arc_helpers import FLIP, IDENTITY, PS_CONCEPT, RECOLOR, choice, small_sandbox, tiny  # noqa: F401
+from scripted_answers import Script, outputs
 
 
 def record(task_id, selected, sources=None, *, score=0.0, run=0, **read):
@@ -186,3 +186,31 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
     assert eval_main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
     shown = capsys.readouterr().out
     assert "concepts selected: flip rows (from a_flip)" in shown and "a miss at k = 1" in shown
+
+
+def test_an_execution_ranked_run_is_measured_like_the_others(tmp_path, tiny, scripted, capsys):  # noqa: F811
+    from memreason.programs import ConceptMemory, save_memory
+    from memreason.signatures import PSConcept
+
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**PS_CONCEPT)], source="a_flip", program=FLIP)
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "recolour"})], source="b_recolor", program=RECOLOR)
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "unverified"})], source="a_flip")  # no program: never selected
+    save_memory(memory, tmp_path / "ps.json")
+    out = tmp_path / "run"
+    argv = ["arcmemo_ps_exec", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1"]
+    assert eval_main([*argv, "--out", str(out), "--no-progress"]) == 0
+    assert [outputs(call)[-1] for call in scripted.calls] == ["program", "program"]  # the solver's calls alone
+    lines = [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+    assert [line["read"]["selected"] for line in lines] == [["flip rows", "recolour"], ["recolour"]]
+    assert lines[0]["read"]["scores"] == {"flip rows": 1.0, "recolour": 0.4167}
+    results = json.loads((out / "results.json").read_text())
+    block = results["memory_measures"]
+    # a_flip: its own concept first and one from another task; b_recolor: its own concept alone
+    assert (block["tasks"], block["hit_at_k"], block["precision"], block["selected_mean"]) == (2, 1.0, 0.75, 1.5)
+    final = json.loads((out / "memory" / "run0" / "final.json").read_text())["concepts"]
+    assert [c["uses"] for c in final] == [1, 2, 0] and [c["programs"] for c in final] == [[FLIP], [RECOLOR], []]
+    capsys.readouterr()
+    assert eval_main(["show", str(out), "--id", "a_flip", "--width", "200"]) == 0
+    shown = capsys.readouterr().out
+    assert "concepts selected: flip rows (from a_flip), recolour (from b_recolor)" in shown and "a hit at k = 2" in shown

@@ -1,6 +1,8 @@
-"""Concept memory: merge/revise without loss or duplicates, rendering, atomic files, corrupt files."""
+"""Concept memory: merge/revise without loss or duplicates, programs kept, rendering, atomic files, corrupt files."""
 
+import copy
 import json
+import pickle
 
 import pytest
 
@@ -107,6 +109,49 @@ def test_usage_counts_and_round_trip(tmp_path):
     assert load_memory(tmp_path / "c.json") == sheet
 
 
+def code(n: int) -> str:
+    return f"def transform(grid):\n    return [[{n}]]\n"
+
+
+def test_concepts_keep_their_programs_through_a_file_and_an_old_file_loads_without_them(tmp_path):
+    memory = ConceptMemory("ps")
+    memory.add([SORT], source="t1", program=code(1))
+    memory.add([PSConcept(**PS_CONCEPT)], source="t2")  # not verified: no program
+    save_memory(memory, tmp_path / "m.json")
+    saved = json.loads((tmp_path / "m.json").read_text())["concepts"]
+    assert [c["programs"] for c in saved] == [[code(1)], []]
+    again = load_memory(tmp_path / "m.json")
+    assert again.to_json() == memory.to_json() and again.entries[0].programs == [code(1)]
+    assert again.stored_programs() == [("sort objects", [code(1)]), ("flip rows", [])]
+    for concept in saved:  # a file written before concepts kept programs
+        del concept["programs"]
+    (tmp_path / "old.json").write_text(json.dumps({"format": "ps", "concepts": saved}))
+    old = load_memory(tmp_path / "old.json")
+    assert [e.programs for e in old.entries] == [[], []] and old.entries[0].sources == ["t1"]
+    assert old.render() == memory.render() and code(1) not in memory.render()  # no prompt shows a program
+
+
+def test_a_concept_keeps_its_newest_three_programs_without_repeats():
+    from memreason.programs.arcmemo.concept_memory import MAX_PROGRAM_CHARS, MAX_PROGRAMS
+
+    memory = ConceptMemory("ps")
+    for n in range(5):  # revised by title five times, each from another verified solution
+        memory.add([SORT], source=f"t{n}", program=code(n))
+    assert MAX_PROGRAMS == 3 and memory.entries[0].programs == [code(2), code(3), code(4)]
+    memory.add([SORT], source="t2", program=code(2))  # kept already: now the newest, once
+    assert memory.entries[0].programs == [code(3), code(4), code(2)]
+    memory.add([SORT], source="t9", program=None)
+    memory.add([SORT], source="t9", program="x" * (MAX_PROGRAM_CHARS + 1))  # too long to keep
+    assert memory.entries[0].programs == [code(3), code(4), code(2)]
+    apart = ConceptMemory("ps")
+    apart.add([SORT], source="a", program=code(1))
+    apart.add([SORT], source="b", revise=False, program=code(2))
+    assert [e.programs for e in apart.entries] == [[code(1)], [code(2)]]
+    pickled, copied = pickle.loads(pickle.dumps(memory)), copy.deepcopy(memory)
+    assert pickled.entries[0].programs == copied.entries[0].programs == memory.entries[0].programs
+    assert pickled._lock is not memory._lock and copied._lock is not memory._lock
+
+
 def test_a_program_deep_copy_gets_its_own_memory():
     """DSPy compiles on deep copies; the copy's writes must not reach the original."""
     program = build_program("arcmemo_ps")
@@ -173,6 +218,7 @@ def test_a_crash_during_a_write_leaves_the_previous_file_intact(tmp_path, monkey
         ('{"format": "ps", "concepts": [{"title": "t", "kind": "gadget"}]}', "concept 0: kind"),
         ('{"format": "oe", "concepts": [{"situation": "s"}]}', "concept 0: suggestion"),
         ('{"format": "ps", "concepts": [{"title": "t", "uses": "many"}]}', "'uses' must be an int"),
+        ('{"format": "ps", "concepts": [{"title": "t", "programs": [3]}]}', "'programs' must be a list of strings"),
         ('{"format": "cheatsheet", "text": 3}', "needs 'text'"),
     ],
 )

@@ -181,7 +181,7 @@ def test_covering_families_pick_greedily_and_only_for_1d_arc():
 
 
 def test_a_program_refuses_an_unknown_selection():
-    with pytest.raises(ValueError, match="select must be True, False or 'oracle'"):
+    with pytest.raises(ValueError, match="select must be True, False, 'oracle' or 'execute'"):
         build_program("arcmemo_ps", select="best")
 
 
@@ -237,6 +237,25 @@ def test_arcmemo_states_the_task_to_its_memory_modules(sandbox):
     assert program.memory.entries[1].sources == ["a"]
 
 
+@pytest.mark.parametrize("revise", [True, False])
+def test_a_continual_write_keeps_the_verified_program_with_each_concept_it_adds_or_revises(sandbox, revise):
+    program = build_program("arcmemo_ps", attempts=1, continual_every=1, revise=revise, sandbox=sandbox)
+    program.use_memory(ps_memory("flip rows"))
+    script = Script(
+        program={"program": FLIP},
+        selected={"reasoning": "-", "selected": []},
+        pseudocode={"pseudocode": "p"},
+        concepts={"concepts": [{"title": "flip rows"}, {"title": "c"}]},
+    )
+    engine = ScriptedEngine(script)
+    in_context(engine, lambda: program.solve_all([flip_task("a")]))
+    kept = dict(program.memory.stored_programs())
+    if revise:  # "flip rows" revised, "c" added: both keep the solution's code
+        assert kept == {"flip rows": [FLIP], "c": [FLIP]}
+    else:  # kept apart: the seed concept is untouched, the new ones keep the code
+        assert kept == {"flip rows": [], "flip rows (2)": [FLIP], "c": [FLIP]}
+
+
 # -- programs and Algorithm 1 -------------------------------------------------------------
 
 
@@ -248,8 +267,10 @@ def test_the_arc_programs_are_registered():
         "arcmemo_ps",
         "arcmemo_ps_noselect",
         "arcmemo_ps_oracle",
+        "arcmemo_ps_exec",
     }
-    assert build_program("arcmemo_ps_noselect").selector is None and build_program("arcmemo_ps_oracle").selector is None
+    assert all(build_program(name).selector is None for name in ("arcmemo_ps_noselect", "arcmemo_ps_oracle", "arcmemo_ps_exec"))
+    assert build_program("arcmemo_ps_exec").top_k == 3 and build_program("arcmemo_ps_exec", top_k=5).top_k == 5
     program = build_program("arcmemo_ps", attempts=3, retries=2, top_k=4, continual_every=5)
     assert (program.solver.attempts, program.solver.retries, program.selector.top_k, program.continual_every) == (3, 2, 4, 5)
     with pytest.raises(ValueError):
@@ -410,6 +431,7 @@ ARC_SCRIPTS = {  # every ARC program, with the answers its read and its solver a
         program={"program": FLIP}, speculation={"observations": ["mirrored"], "speculation": ["flip"]}, chosen={"chosen": [1]}
     ),
     "arcmemo_ps_noselect": dict(program={"program": FLIP}),
+    "arcmemo_ps_exec": dict(program={"program": FLIP}),
 }
 
 
@@ -419,6 +441,7 @@ def arc_program_with_memory(name, sandbox):
         program.memory.add([OEConcept(situation="the output mirrors the input", suggestion="reverse each row")])
     elif name.startswith("arcmemo"):
         program.use_memory(ps_memory("flip rows"))
+        program.memory.entries[0].programs = [FLIP]  # what an execution-ranked read runs
     elif name == "cheatsheet":
         program.memory.text = "reverse each row with row[::-1]"
     return program
