@@ -33,6 +33,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memreason.programs import PROGRAMS
+from memreason.programs.hdr.grounded_consolidator import STOP_REASONS
 
 from .arc.memory_measures import read_measure
 from .harness.errors import UsageError
@@ -270,14 +271,17 @@ def _memory_record(record: dict[str, Any], semantic: bool) -> list[Any]:
         )
         for rule in rules:
             counter = rule.get("counterexamples") or []
+            source = rule.get("narrowed_from")
             table.add_row(
-                escape(str(rule.get("statement", rule))),
+                escape(str(rule.get("statement", rule)))
+                + (f" (narrowed from: {escape(str(source.get('statement')))})" if isinstance(source, dict) else ""),
                 str(rule.get("label", "")),
                 str(len(rule.get("coverage") or [])),
                 str(len(counter)),
                 "yes" if rule.get("statement") in hypotheses else "no",
             )
         parts.append(table)
+    parts.extend(_rounds(record))
     if record.get("unexplained"):
         parts.append(Text(f"episodes left unexplained: {record['unexplained']}"))
     tokens = record.get("tokens") or {}
@@ -299,6 +303,23 @@ def _memory_record(record: dict[str, Any], semantic: bool) -> list[Any]:
             )
         )
     return parts
+
+
+def _rounds(record: dict[str, Any]) -> list[Text]:
+    """What each generate-check round of ``hdr_grounded`` did, and why the rounds stopped (records that say so)."""
+    rounds = [r for r in record.get("rounds") or [] if isinstance(r, dict) and isinstance(r.get("counts"), dict)]
+    lines = [
+        Text(
+            f"round {r.get('round')}: {c.get('proposed', 0)} proposed, {c.get('repeats', 0)} repeats dropped, "
+            f"{c.get('verified', 0)} verified, {c.get('refuted', 0)} refuted, {c.get('narrowed', 0)} narrowed"
+        )
+        for r in rounds
+        for c in [r["counts"]]
+    ]
+    if rounds and record.get("stopped"):
+        reason = str(record["stopped"])
+        lines.append(Text(f"rounds stopped: {STOP_REASONS.get(reason, reason)}"))
+    return lines
 
 
 def _step_table(calls: list[dict[str, Any]], *, title: str) -> Table:

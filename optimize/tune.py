@@ -127,6 +127,10 @@ def run_study(options: StudyOptions) -> StudyOutcome:
                 if options.level is None
                 else f"--level must be 1, 2 or 3, got {options.level}"
             )
+        if options.modality == "image" and PROGRAMS[options.program].needs_attributes:
+            raise UsageError(
+                f"{options.program} learns from the episodes' attributes, which images do not carry: use --modality text"
+            )
         rules = RuleTable.from_json(options.rules) if options.rules else RuleTable.paper()
         data = make_level(options.level, seed=options.seed, rules=rules)
         default_name = f"L{options.level}"

@@ -50,8 +50,10 @@ from .hdr import (
     ReflexionAll,
     ReflexionIndividual,
     Rule,
+    RuleLearner,
     SemanticOracle,
     TwoStage,
+    learn_rules,
     parse_implications,
 )
 from .registry import PROGRAMS, ProgramSpec, build_program
@@ -101,6 +103,7 @@ __all__ = [
     "ProgramSpec",
     "Reasoner",
     "Rule",
+    "RuleLearner",
     "ReflexionAll",
     "ReflexionIndividual",
     "SemanticOracle",
@@ -113,6 +116,7 @@ __all__ = [
     "empty_memory",
     "episode_from_json",
     "episode_to_json",
+    "learn_rules",
     "load_memory",
     "memory_signature",
     "parse_implications",

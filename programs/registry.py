@@ -18,6 +18,7 @@ from .hdr import (
     HDRGrounded,
     ReflexionAll,
     ReflexionIndividual,
+    RuleLearner,
     SemanticOracle,
     TwoStage,
 )
@@ -34,20 +35,23 @@ class ProgramSpec:
 
     ``reader_knobs`` names the knobs of its memory reader (:data:`READER_KNOBS`: ``cot``, ``signature``,
     ``per_object``, ``retrieve_k``) when it has one (every Experience-Transfer program); ARC programs have none.
+    ``needs_attributes``: it builds memory from the episodes' structured attributes and perceives none, so it
+    runs in text modality only.
     """
 
     name: str
     task: str  # "experience_transfer" or "arc"
     build: Callable[..., dspy.Module]
     summary: str
+    needs_attributes: bool = False
 
     @property
     def reader_knobs(self) -> tuple[str, ...]:
         return READER_KNOBS if self.task == "experience_transfer" else ()
 
 
-def _spec(name: str, task: str, cls: type, summary: str, **fixed: Any) -> ProgramSpec:
-    return ProgramSpec(name, task, lambda **knobs: cls(**{**fixed, **knobs}), summary)
+def _spec(name: str, task: str, cls: type, summary: str, *, needs_attributes: bool = False, **fixed: Any) -> ProgramSpec:
+    return ProgramSpec(name, task, lambda **knobs: cls(**{**fixed, **knobs}), summary, needs_attributes)
 
 
 PROGRAMS: dict[str, ProgramSpec] = {
@@ -74,6 +78,14 @@ PROGRAMS: dict[str, ProgramSpec] = {
             HDRGrounded,
             "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot); not the paper's",
             **ET,
+        ),
+        _spec(
+            "rule_learner",
+            "experience_transfer",
+            RuleLearner,
+            "episodes and the fewest general rules consistent with every episode, found by a greedy set cover "
+            "with no LM (knob: cot); a reference row, not HDR; text modality only",
+            needs_attributes=True,
         ),
         _spec(
             "reflexion_individual",

@@ -6,7 +6,7 @@ from .concept_abstraction import AbstractOEConcepts, AbstractPSConcepts, DeriveS
 from .concept_selection import CaptionProblem, ReselectConcepts, ReselectOEConcepts, SelectOEConcepts, SelectPSConcepts
 from .concepts import OEConcept, Parameter, PSConcept
 from .experience_transfer import LabelObject, LabelObjects, ObjectLabel, ReasonWithMemory, SceneObjects
-from .grounded_hypotheses import GroundedHypothesisGeneration, GroundedRule, PerceiveAttributes, Rejection
+from .grounded_hypotheses import EpisodeGroup, GroundedHypothesisGeneration, GroundedRule, PerceiveAttributes, Rejection
 from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
 from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
 from .memory import Episode, Observation, WithMemory
@@ -21,6 +21,7 @@ __all__ = [
     "DeriveSolutionTrace",
     "EXPERIENCE_TRANSFER_TASK",
     "Episode",
+    "EpisodeGroup",
     "FactorExtraction",
     "HypothesisGeneration",
     "HypothesisVerification",

@@ -1,7 +1,7 @@
 """Signatures of grounded hypothesis refinement (``hdr_grounded``): rules code can check.
 
     attributes_i = Perceive(observation_i, names)                 # image episodes only, once each
-    R = RG(F, verified, rejected with counterexamples, the episodes no verified rule explains yet)
+    R = RG(F, verified, rejected with counterexamples, the episodes no verified rule explains yet, grouped)
 
 A rule is its structure (for each attribute, the values it allows, none listed meaning any
 value, and the label every matching object carries) and then its sentence: structure first,
@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from .memory import Observation
 
-__all__ = ["GroundedHypothesisGeneration", "GroundedRule", "PerceiveAttributes", "Rejection"]
+__all__ = ["EpisodeGroup", "GroundedHypothesisGeneration", "GroundedRule", "PerceiveAttributes", "Rejection"]
 
 
 class GroundedRule(BaseModel):
@@ -40,6 +40,14 @@ class Rejection(BaseModel):
     counterexamples: list[dict[str, str]] = Field(description="episodes it matches whose label is not the rule's")
 
 
+class EpisodeGroup(BaseModel):
+    """Episodes to explain that carry one label and share some attribute values."""
+
+    label: str = Field(description="the label every episode of the group carries")
+    shared: dict[str, str] = Field(description="the attribute values every episode of the group has")
+    episodes: list[dict[str, str]] = Field(description="each episode's attributes")
+
+
 class GroundedHypothesisGeneration(dspy.Signature):
     """Write rules that explain which label each episode carries.
 
@@ -57,8 +65,9 @@ class GroundedHypothesisGeneration(dspy.Signature):
     factors: list[str] = dspy.InputField(desc="candidate factors that may explain the labels; may be empty")
     verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
     rejected: list[Rejection] = dspy.InputField(desc="rules that failed the check, with the episodes that contradict them")
-    to_explain: list[dict[str, str]] = dspy.InputField(
-        desc="the labelled episodes no verified rule matches yet (all of them at first), as attributes and label"
+    to_explain: list[EpisodeGroup] = dspy.InputField(
+        desc="the labelled episodes no verified rule matches yet (all of them at first), grouped by label and by the "
+        "attribute values they share"
     )
     rules: list[GroundedRule] = dspy.OutputField(
         desc="new rules, one per hypothesis, at most 8 (more can follow in the next round)"

@@ -17,6 +17,20 @@ Every table shows both labels on each background (so Level 1 has something to co
 something not to), carries a Level-3 mask of two combinations (never both backgrounds of one
 shape-colour pair), and is not the paper's Table 1. Splits draw from disjoint seed streams
 (``numpy``'s ``SeedSequence([split, seed, i])``); :func:`fingerprint` tells tables apart.
+
+``hard=True`` draws harder tables instead, from streams of their own
+(``SeedSequence([split, seed, i, 1])``, so the tables drawn without it never change): all
+three shapes, 3 colours and 2 backgrounds (18 combinations), and one of two structures in
+which every attribute decides some label:
+
+- ``pair_flip``: each shape-colour pair has its own label on the first background (4 or 5 of
+  the 9 pairs, drawn, carry the counted label) and the other label on the second;
+- ``interaction``: two attributes, drawn, decide the label together and neither alone (the
+  counted label where exactly one of them takes its drawn key value), and one combination,
+  drawn, is an exception with the other label, so the third attribute decides it.
+
+A hard table's Level-3 mask hides 3 of the 18 combinations: three distinct shape-colour
+pairs, never the exception.
 """
 
 from __future__ import annotations
@@ -30,13 +44,19 @@ from .rules import SHAPES, RuleTable
 
 SPLITS = {"train": 1, "validation": 2, "test": 3}
 STRUCTURES = ("single", "conjunction", "flip", "exception")
+HARD_STRUCTURES = ("pair_flip", "interaction")
+INTERACTIONS = (("shape", "color"), ("shape", "background"), ("color", "background"))
+HARD_MASK_SIZE = 3  # of a hard table's 18 combinations
 COLORS = ("red", "green", "blue", "yellow", "purple", "orange", "teal", "pink", "brown", "cyan")
 BACKGROUNDS = ("white", "black", "ivory", "slategray", "lightgray", "beige", "lavender")
 LABEL_PAIRS = (("anomaly", "normal"), ("toxic", "edible"), ("broken", "working"), ("rare", "common"), ("hot", "cold"))
 
 
-def random_tables(split: str, n: int, *, seed: int = 0) -> list[RuleTable]:
-    """``n`` tables of ``split`` (``train``, ``validation`` or ``test``), the same for the same arguments."""
+def random_tables(split: str, n: int, *, seed: int = 0, hard: bool = False) -> list[RuleTable]:
+    """``n`` tables of ``split`` (``train``, ``validation`` or ``test``), the same for the same arguments.
+
+    ``hard``: the harder tables (``pair_flip``, ``interaction``; see the module docs), from seed streams of their own.
+    """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     if n < 0:
@@ -45,15 +65,20 @@ def random_tables(split: str, n: int, *, seed: int = 0) -> list[RuleTable]:
     tables: list[RuleTable] = []
     i = 0
     while len(tables) < n:
-        table = random_table(np.random.default_rng([SPLITS[split], seed, i]), name=f"{split}-{seed}-{i}")
+        if hard:
+            table = random_table(np.random.default_rng([SPLITS[split], seed, i, 1]), name=f"hard-{split}-{seed}-{i}", hard=True)
+        else:
+            table = random_table(np.random.default_rng([SPLITS[split], seed, i]), name=f"{split}-{seed}-{i}")
         i += 1
         if fingerprint(table) != paper:
             tables.append(table)
     return tables
 
 
-def random_table(rng: np.random.Generator, *, name: str = "random") -> RuleTable:
-    """One table drawn with ``rng`` (see the module docs for what is drawn)."""
+def random_table(rng: np.random.Generator, *, name: str = "random", hard: bool = False) -> RuleTable:
+    """One table drawn with ``rng`` (see the module docs for what is drawn; ``hard``: a harder one)."""
+    if hard:
+        return _hard_table(rng, name)
     shapes = [str(s) for s in rng.choice(SHAPES, size=2, replace=False)]
     colors = [str(c) for c in rng.choice(COLORS, size=3, replace=False)]
     backgrounds = [str(b) for b in rng.choice(BACKGROUNDS, size=2, replace=False)]
@@ -92,6 +117,54 @@ def random_table(rng: np.random.Generator, *, name: str = "random") -> RuleTable
             "name": f"{name} ({structure})",
             "structure": structure,
             "attributes": {"shape": shapes, "color": colors, "background": backgrounds},
+            "labels": [other, counted],
+            "count_label": counted,
+            "rules": rules,
+            "level3_mask": mask,
+        },
+        source=name,
+    )
+
+
+def _hard_table(rng: np.random.Generator, name: str) -> RuleTable:
+    shapes = [str(s) for s in rng.permutation(SHAPES)]
+    colors = [str(c) for c in rng.choice(COLORS, size=3, replace=False)]
+    backgrounds = [str(b) for b in rng.choice(BACKGROUNDS, size=2, replace=False)]
+    counted, other = LABEL_PAIRS[int(rng.integers(len(LABEL_PAIRS)))]
+    structure = HARD_STRUCTURES[int(rng.integers(len(HARD_STRUCTURES)))]
+    values = {"shape": shapes, "color": colors, "background": backgrounds}
+    combos = [{"shape": s, "color": c, "background": b} for b, c, s in product(backgrounds, colors, shapes)]
+    exception = None
+    if structure == "pair_flip":
+        pairs = list(product(shapes, colors))
+        hits = {pairs[int(j)] for j in rng.choice(len(pairs), size=int(rng.integers(4, 6)), replace=False)}
+
+        def hit(combo: dict[str, str]) -> bool:
+            return ((combo["shape"], combo["color"]) in hits) != (combo["background"] == backgrounds[1])
+
+    else:
+        first, second = INTERACTIONS[int(rng.integers(len(INTERACTIONS)))]
+        keys = {attr: values[attr][int(rng.integers(len(values[attr])))] for attr in (first, second)}
+
+        def hit(combo: dict[str, str]) -> bool:
+            return (combo[first] == keys[first]) != (combo[second] == keys[second])
+
+        exception = int(rng.integers(len(combos)))
+    rules = [{**combo, "label": counted if hit(combo) != (k == exception) else other} for k, combo in enumerate(combos)]
+    mask, pairs_hidden = [], set()
+    for k in rng.permutation(len(combos)):
+        combo = combos[int(k)]
+        pair = (combo["shape"], combo["color"])
+        if int(k) != exception and pair not in pairs_hidden:
+            pairs_hidden.add(pair)
+            mask.append(dict(combo))
+        if len(mask) == HARD_MASK_SIZE:
+            break
+    return RuleTable.from_dict(
+        {
+            "name": f"{name} ({structure})",
+            "structure": structure,
+            "attributes": values,
             "labels": [other, counted],
             "count_label": counted,
             "rules": rules,

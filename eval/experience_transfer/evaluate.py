@@ -70,6 +70,10 @@ def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome
         raise UsageError(
             f"{options.program!r} is not an Experience-Transfer program; choose from: {', '.join(experience_transfer_programs())}"
         )
+    if options.modality == "image" and PROGRAMS[options.program].needs_attributes:
+        raise UsageError(
+            f"{options.program} learns from the episodes' attributes, which images do not carry: use --modality text"
+        )
     check_mlflow(options)
     check_output_dir(options.out)
     knobs, digest = _knobs_and_state(options)

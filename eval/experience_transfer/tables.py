@@ -126,6 +126,7 @@ EXTRA_LABELS = {
     "two_stage": "Simple two-stage",
     "hdr": "HDR (Ours)",
     "hdr_grounded": "HDR, rules checked by code",
+    "rule_learner": "Rule learner, no LM (reference)",
 }
 EXTRA_MARKS = {
     "table5": {"direct_hypothesis": (False, False), "two_stage": (True, False), "hdr": (True, True), "hdr_grounded": (True, True)}

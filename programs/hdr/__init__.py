@@ -4,6 +4,7 @@
     MemoryConsolidator                                          K factor passes, N generate-verify rounds
     HDR                                                         memorize once, answer from episodes + hypotheses
     HDRGrounded, GroundedConsolidator, Rule                     rules checked by code (not the paper's)
+    RuleLearner, learn_rules                                    a symbolic rule learner, no LM (a reference row)
     EpisodicMemory, SemanticOracle, EpisodicSemanticOracle      Table 2's memory baselines
     ReflexionIndividual, ReflexionAll                           Table 3's reflection baselines
     DirectHypothesis, TwoStage                                  Table 5's ablations
@@ -28,6 +29,7 @@ from .memory_consolidator import MemoryConsolidator
 from .oracle_baselines import EpisodicMemory, EpisodicSemanticOracle, SemanticOracle
 from .reflexion import ReflexionAll, ReflexionIndividual
 from .rule_check import Rule
+from .rule_learner import RuleLearner, learn_rules
 
 __all__ = [
     "DirectHypothesis",
@@ -46,7 +48,9 @@ __all__ = [
     "ReflexionAll",
     "ReflexionIndividual",
     "Rule",
+    "RuleLearner",
     "SemanticOracle",
     "TwoStage",
+    "learn_rules",
     "parse_implications",
 ]

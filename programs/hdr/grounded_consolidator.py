@@ -2,23 +2,38 @@
 
     Stage 1: F <- FactorExtractor(K)(M_episodic)                    # as HDR
              a_i <- attributes of episode i                         # given, or Perceive(o_i) once
-    Stage 2: H_0 <- {}, rejected_0 <- {}
+    Stage 2: H_0 <- {}, rejected_0 <- {}, known_0 <- {}
              for j = 1 to N:
-                 R   <- RG(F, H_{j-1}, rejected_{j-1}, {(a_i, l_i) | episode i unexplained by H_{j-1}})
+                 R   <- RG(F, H_{j-1}, rejected_{j-1}, groups({(a_i, l_i) | episode i unexplained by H_{j-1}}))
+                 R   <- {r in R | r not in known_{j-1}}                           # repeats dropped, never checked
                  H_j <- H_{j-1} + {r in R | r matches an episode and every episode it matches carries r's label}
-                 rejected_j <- rejected_{j-1} + {(r, its counterexamples) | r in R rejected}
-                 if unexplained(H_j) = {}: stop
+                 for r in R rejected: rejected_j += (r, its counterexamples)
+                                      H_j += narrow(r) when it keeps some of r's support  # see rule_narrowing
+                 known_j <- known_{j-1} + R + the narrowed rules
+                 if unexplained(H_j) = {}: stop ("all_explained")
+                 if R = {} and nothing was narrowed: stop ("nothing_new")
     M_semantic <- the statements of H_N
 
 This is hypothesis refinement with feedback (Qiu et al. 2024): the paper's LM verifier HV is
 replaced by an exact check of each rule against every labelled episode, and the episodes a
 rejected rule gets wrong go back to the generator in the next round. Verified rules stay
 verified (the episodes do not change), so the memory only grows; the generator sees only the
-episodes still unexplained (all of them in round 1), and code checks its rules against all.
-Rejections accumulate in the generator's prompt (the latest 12); a proposal that repeats a
-rule already verified or rejected is recorded as repeated and not checked again. The record keeps every rule proposed with
-its coverage and counterexamples (episode indices), each round, and the episodes left
-unexplained at the end.
+episodes still unexplained (all of them in round 1), grouped (:func:`group_episodes`), and
+code checks its rules against all. Each round makes progress or ends the loop:
+
+- a proposal that repeats a rule already checked (the same conditions, as sets, and label),
+  verified or refuted, is dropped before the check and counted (``repeats``);
+- a refuted rule is narrowed in code by its counterexamples (:func:`.rule_narrowing.narrow`):
+  when the narrowed rule passes the check, it is kept, recorded as ``narrowed_from`` the
+  generator's rule (code only narrows a proposed rule, it never invents one);
+- the rounds stop early when every episode is explained (``all_explained``), or when a round
+  proposes nothing new and narrows nothing (``nothing_new``); otherwise after N rounds
+  (``max_rounds``).
+
+Rejections accumulate in the generator's prompt (the latest 12). The record keeps every rule
+checked with its coverage and counterexamples (episode indices), and per round what was
+proposed, repeated, verified, refuted and narrowed, the episodes left unexplained, and why
+the rounds stopped.
 
 The prompts speak of the task as ``task_description`` does (any task by default), which also
 names the attributes a perception call asks of an episode given without ``attributes``; with
@@ -29,26 +44,33 @@ and an empty list of episodes refused, before any call.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Sequence
 
 import dspy
 from pydantic import BaseModel, Field, create_model
 
-from memreason.signatures import NEUTRAL_TASK, Episode, GroundedRule, Rejection, TaskDescription
+from memreason.signatures import NEUTRAL_TASK, Episode, EpisodeGroup, GroundedRule, Rejection, TaskDescription
 
 from ..shared.checks import some_episodes, whole_number
 from ..shared.episodes import as_episodes
 from ..shared.steps import StepModule, Steps, call
 from .factor_extractor import FactorExtractor
-from .rule_check import Check, LabelledEpisode, Rule, check, unexplained
+from .rule_check import Check, LabelledEpisode, Rule, check, unexplained, vocabulary
+from .rule_narrowing import narrow
 
-__all__ = ["GroundedConsolidator"]
+__all__ = ["GroundedConsolidator", "STOP_REASONS", "group_episodes"]
 
 MAX_COUNTEREXAMPLES = 4  # per rejected rule, in the generator's next prompt
 MAX_RULES = 8  # per generator call, and at least 1 (JSON-schema bounds): the rest comes in later rounds
 MAX_REJECTED = 12  # rejected rules the generator is shown, the latest first kept
 GENERATOR_MAX_TOKENS = 2048  # a round's rules, written as JSON, outgrow a 1,024-token default cap
+STOP_REASONS = {
+    "all_explained": "every episode is explained",
+    "nothing_new": "a round proposed nothing new and narrowed nothing",
+    "max_rounds": "N rounds ran",
+}
 
 
 class GroundedConsolidator(StepModule):
@@ -60,7 +82,8 @@ class GroundedConsolidator(StepModule):
         """
         Args:
             K: the most factor-extraction passes, a whole number (0 skips them: no factors).
-            N: the most generate-check rounds, a whole number (at least 1); it stops early once every episode is explained.
+            N: the most generate-check rounds, a whole number (at least 1); it stops early once every episode is
+                explained, or once a round proposes nothing new and narrows nothing.
             perceive: the attributes a perception call asks of an episode given without ``attributes``
                 (default: the task description's ``perceived``; none: every episode must carry its attributes).
             task_description: how the prompts speak of the task's episodes and attributes (default: any task).
@@ -92,60 +115,59 @@ class GroundedConsolidator(StepModule):
             attributes = yield from self._attributes(episode)
             observations.append(LabelledEpisode(i, attributes, episode.label))
         signature = _bounded(self.generate.signature, observations)
-        verified: list[Rule] = []
-        accepted: list[Check] = []  # the check of each verified rule (the episodes never change, so it stands)
-        rejected: list[Rejection] = []  # every rejection so far (the latest MAX_REJECTED), shown to the generator
-        known: set[tuple] = set()  # the structures proposed so far, verified or rejected
+        memory = _Refinement(observations)
         rounds: list[dict[str, Any]] = []
+        stopped = "max_rounds"
         for j in range(1, self.N + 1):
-            open_ = unexplained(verified, observations)
             out = yield call(
                 self.generate,
                 signature=signature,
                 factors=list(factors),
-                verified=[r.statement() for r in verified],
-                rejected=rejected,
-                to_explain=_distinct(open_),
+                verified=[r.statement() for r in memory.verified],
+                rejected=memory.rejected,
+                to_explain=group_episodes(unexplained(memory.verified, observations)),
             )
-            checks, repeated = [], []
-            for proposed in out.rules:
-                rule = Rule.of(_plain(proposed.conditions), proposed.label, proposed.sentence)
-                if rule.key() in known:  # verified or rejected before: the check would say the same
-                    repeated.append(rule.statement())
-                    continue
-                known.add(rule.key())
-                result = check(rule, observations)
-                checks.append(result)
-                if result.accepted:
-                    verified.append(rule)
-                    accepted.append(result)
-                else:
-                    bad = [observations[i].as_dict() for i in result.counterexamples[:MAX_COUNTEREXAMPLES]]
-                    rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
-            rejected = rejected[-MAX_REJECTED:]
-            left = unexplained(verified, observations)
+            checks, repeated, narrowed = memory.take([Rule.of(_plain(r.conditions), r.label, r.sentence) for r in out.rules])
+            left = unexplained(memory.verified, observations)
+            if not left:
+                stopped = "all_explained"
+            elif not checks and not narrowed:
+                stopped = "nothing_new"
+            refuted = sum(not c.accepted for c in checks)
             rounds.append(
                 {
                     "round": j,
                     "proposed": [c.as_dict() for c in checks],
                     "repeated": repeated,
-                    "verified": [r.statement() for r in verified],
+                    "narrowed": narrowed,
+                    "counts": {
+                        "proposed": len(out.rules),
+                        "repeats": len(repeated),
+                        "new": len(checks),
+                        "verified": len(checks) - refuted,
+                        "refuted": refuted,
+                        "narrowed": len(narrowed),
+                    },
+                    "verified": [r.statement() for r in memory.verified],
                     "unexplained": [o.index for o in left],
+                    "stopped": stopped if stopped != "max_rounds" or j == self.N else None,
                 }
             )
-            if not left:
+            if stopped != "max_rounds":
                 break
         record = {
             "K": self.K,
             "N": self.N,
             "factors": factors,
             "attributes": [o.as_dict() for o in observations],
-            "rules": [c.as_dict() for c in accepted],
+            "rules": memory.accepted,
             "rounds": rounds,
             "unexplained": [o.index for o in left],
             "explained_all": not left,
+            "stopped": stopped,
         }
-        return dspy.Prediction(hypotheses=[r.statement() for r in verified], rules=verified, factors=factors, record=record)
+        statements = [r.statement() for r in memory.verified]
+        return dspy.Prediction(hypotheses=statements, rules=memory.verified, factors=factors, record=record)
 
     def _attributes(self, episode: Episode) -> Steps[dict[str, str]]:
         if episode.attributes is not None:
@@ -155,13 +177,79 @@ class GroundedConsolidator(StepModule):
         return {name: values[name] for name in self.perceived if values.get(name)}
 
 
-def _distinct(observations: Sequence[LabelledEpisode]) -> list[dict[str, str]]:
-    """The observations as attribute-and-label records, each distinct record once (episodes repeat combinations)."""
-    seen: dict[tuple, dict[str, str]] = {}
+@dataclass
+class _Refinement:
+    """What the rounds have found so far, and how one round's proposals change it."""
+
+    observations: Sequence[LabelledEpisode]
+    verified: list[Rule] = field(default_factory=list)
+    accepted: list[dict[str, Any]] = field(default_factory=list)  # each verified rule's check (the episodes never change)
+    rejected: list[Rejection] = field(default_factory=list)  # the latest MAX_REJECTED, shown to the generator
+    known: set[tuple] = field(default_factory=set)  # every rule checked (proposed or narrowed), verified or refuted
+
+    def take(self, proposals: Sequence[Rule]) -> tuple[list[Check], list[str], list[dict[str, Any]]]:
+        """Check the new proposals, narrow the refuted ones; the checks, the repeats dropped and the narrowed rules."""
+        values = vocabulary(self.observations)
+        checks: list[Check] = []
+        repeated: list[str] = []
+        narrowed: list[dict[str, Any]] = []
+        for rule in proposals:
+            if rule.key() in self.known:  # checked before: the check would say the same
+                repeated.append(rule.statement())
+                continue
+            self.known.add(rule.key())
+            result = check(rule, self.observations)
+            checks.append(result)
+            if result.accepted:
+                self.verified.append(rule)
+                self.accepted.append(result.as_dict())
+                continue
+            bad = [self.observations[i].as_dict() for i in result.counterexamples[:MAX_COUNTEREXAMPLES]]
+            self.rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
+            narrower = narrow(rule, self.observations, values)
+            if narrower is None or narrower.key() in self.known:
+                continue
+            self.known.add(narrower.key())
+            kept = check(narrower, self.observations)
+            if kept.accepted:  # always, by construction; the check has the last word all the same
+                self.verified.append(narrower)
+                entry = {**kept.as_dict(), "narrowed_from": {"statement": rule.statement(), **rule.as_dict()}}
+                self.accepted.append(entry)
+                narrowed.append(entry)
+        self.rejected = self.rejected[-MAX_REJECTED:]
+        return checks, repeated, narrowed
+
+
+def group_episodes(observations: Sequence[LabelledEpisode]) -> list[EpisodeGroup]:
+    """The episodes as the generator is given them: grouped by label, and within a label by the values they share.
+
+    Each distinct combination of attributes and label counts once (episodes repeat combinations).
+    Labels come in the order the episodes first show them. Within a label, as long as
+    combinations remain: the attribute value most of them have (ties: the attribute the
+    episodes name first, then the value seen first) makes a group of the combinations that
+    have it; when no value is shared by two, each combination left is a group of its own. A
+    group's ``shared`` is every attribute value all its combinations have.
+    """
+    distinct: dict[tuple, LabelledEpisode] = {}
     for o in observations:
-        record = o.as_dict()
-        seen.setdefault(tuple(sorted(record.items())), record)
-    return list(seen.values())
+        distinct.setdefault((o.label, tuple(sorted(o.attributes.items()))), o)
+    values = vocabulary(observations)
+    order = {(attr, value): (i, j) for i, (attr, vs) in enumerate(values.items()) for j, value in enumerate(vs)}
+    groups: list[EpisodeGroup] = []
+    for label in dict.fromkeys(o.label for o in distinct.values()):
+        left = [o.attributes for o in distinct.values() if o.label == label]
+        while left:
+            counts: dict[tuple[str, str], int] = {}
+            for attributes in left:
+                for pair in attributes.items():
+                    counts[pair] = counts.get(pair, 0) + 1
+            pair, n = min(counts.items(), key=lambda item: (-item[1], order[item[0]]))
+            members = [a for a in left if a.get(pair[0]) == pair[1]] if n > 1 else left
+            for group in [members] if n > 1 else [[a] for a in left]:
+                shared = {attr: value for attr, value in group[0].items() if all(a.get(attr) == value for a in group)}
+                groups.append(EpisodeGroup(label=label, shared=shared, episodes=[dict(a) for a in group]))
+            left = [a for a in left if a not in members]
+    return groups
 
 
 def _plain(conditions: Any) -> dict[str, list[str]]:
@@ -171,14 +259,8 @@ def _plain(conditions: Any) -> dict[str, list[str]]:
 
 def _bounded(signature: type[dspy.Signature], observations: Sequence[LabelledEpisode]) -> type[dspy.Signature]:
     """The generator's signature with conditions and labels narrowed to what the episodes show."""
-    vocabulary: dict[str, list[str]] = {}
-    for o in observations:
-        for attr, value in o.attributes.items():
-            values = vocabulary.setdefault(attr, [])
-            if value not in values:
-                values.append(value)
     labels = tuple(dict.fromkeys(o.label for o in observations))
-    rule = _rule_model(tuple((a, tuple(v)) for a, v in vocabulary.items()), labels)
+    rule = _rule_model(tuple((a, tuple(v)) for a, v in vocabulary(observations).items()), labels)
     return signature.with_updated_fields("rules", type_=Annotated[list[rule], Field(min_length=1, max_length=MAX_RULES)])
 
 

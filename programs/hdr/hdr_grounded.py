@@ -5,8 +5,8 @@
 
 Not the paper's method: the paper's ``hdr`` (an LM verifier) stays as it is. Here the
 generator writes each hypothesis as a structured rule over the episodes' attributes, code
-rejects every rule an episode contradicts, and the counterexamples go back to the
-generator (:mod:`.grounded_consolidator`). The reasoner reads the verified rules in a fixed
+rejects every rule an episode contradicts, narrows it by its counterexamples, and the
+counterexamples go back to the generator (:mod:`.grounded_consolidator`). The reasoner reads the verified rules in a fixed
 wording (``Rule.statement``), so what it is told is exactly what was checked; the
 generator's own sentences are kept in the record.
 
@@ -47,7 +47,7 @@ class HDRGrounded(MemoryProgram):
         """
         Args:
             K: the most factor-extraction passes.
-            N: the most generate-check rounds (fewer once every episode is explained).
+            N: the most generate-check rounds (fewer once every episode is explained or a round brings nothing new).
             perceive: the attributes asked of an episode given without ``attributes`` (default: the task
                 description's).
             task_description: how the consolidator's prompts speak of the task (:class:`memreason.signatures.TaskDescription`;

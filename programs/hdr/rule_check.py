@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-__all__ = ["Check", "LabelledEpisode", "Rule", "check", "implications", "rules_from_record", "unexplained"]
+__all__ = ["Check", "LabelledEpisode", "Rule", "check", "implications", "rules_from_record", "unexplained", "vocabulary"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,17 @@ def check(rule: Rule, labelled: Sequence[LabelledEpisode]) -> Check:
 def unexplained(rules: Sequence[Rule], labelled: Sequence[LabelledEpisode]) -> list[LabelledEpisode]:
     """The episodes no rule matches."""
     return [o for o in labelled if not any(r.matches(o.attributes) for r in rules)]
+
+
+def vocabulary(labelled: Sequence[LabelledEpisode]) -> dict[str, list[str]]:
+    """Each attribute the episodes show, with its values, in order of first appearance."""
+    values: dict[str, list[str]] = {}
+    for o in labelled:
+        for attr, value in o.attributes.items():
+            seen = values.setdefault(attr, [])
+            if value not in seen:
+                seen.append(value)
+    return values
 
 
 def implications(rules: Sequence[Rule], combinations: Sequence[Mapping[str, str]]) -> list[list[str | None]]:

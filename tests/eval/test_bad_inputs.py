@@ -105,6 +105,7 @@ CASES: list[Case] = [
     Case("hdr-level-missing", "hdr"),
     Case("hdr-level-4", "hdr --level 4"),
     Case("hdr-modality-unknown", "hdr --level 1 --modality video"),
+    Case("rule_learner-modality-image", "rule_learner --level 1 --modality image"),
     Case("hdr-retrieve-k-without-per-object", "hdr --level 1 --retrieve-k 2"),
     Case("hdr-unknown-option", "hdr --level 1 --bogus"),
     # -- Experience-Transfer programs: paths and files -------------------------------------------------
@@ -340,6 +341,7 @@ CASES: list[Case] = [
     Case("optimize-no-command", "", cli="optimize"),
     Case("optimize-hdr-level-missing", "hdr", cli="optimize"),
     Case("optimize-hdr-trials-zero", "hdr --level 1 --trials 0", cli="optimize"),
+    Case("optimize-rule_learner-modality-image", "rule_learner --level 1 --modality image", cli="optimize"),
     Case("optimize-hdr-seed-negative", "hdr --level 1 --seed -1", cli="optimize"),
     Case("optimize-hdr-temperature-nan", "hdr --level 1 --temperature nan", cli="optimize"),
     Case("optimize-hdr-backoff-nan", "hdr --level 1 --backoff nan", cli="optimize"),

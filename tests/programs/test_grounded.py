@@ -8,12 +8,15 @@ import pytest
 
 import memreason.eval.cli as cli
 from memreason.datasets.experience_transfer import RuleTable, make_level
+from memreason.datasets.experience_transfer.random_tables import random_tables
 from memreason.eval.cli import main as eval_main
 from memreason.eval.experience_transfer.hypothesis_scoring import memory_score
 from memreason.eval.experience_transfer.run import level_episodes
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.lm.bounded_json import BoundedJSONAdapter
 from memreason.programs import HDRGrounded, Reasoner, build_program
+from memreason.programs.hdr.grounded_consolidator import group_episodes
+from memreason.programs.hdr.rule_check import LabelledEpisode, check
 from memreason.signatures import EXPERIENCE_TRANSFER_TASK, Episode
 
 from custom_table import CUSTOM
@@ -34,7 +37,13 @@ def rule(label, sentence="-", **conditions):
 
 def one_rule_per_record(call):
     """A generator that writes one exact rule for every episode it is asked to explain."""
-    return {"rules": [rule(r["label"], **{k: [v] for k, v in r.items() if k != "label"}) for r in given(call, "to_explain")]}
+    return {
+        "rules": [
+            rule(group["label"], **{k: [v] for k, v in episode.items()})
+            for group in given(call, "to_explain")
+            for episode in group["episodes"]
+        ]
+    }
 
 
 def consolidate(script, episodes=EPISODES, **knobs):
@@ -62,6 +71,8 @@ def test_a_rule_with_a_counterexample_is_rejected_and_the_episode_goes_back_to_t
     program, record, engine = consolidate(script)
     assert program.hypotheses == [
         "Objects with color red are labelled anomaly.",
+        # "squares are anomalies" narrowed by its counterexample (a green square): green dropped from the colours
+        "Objects with color blue or red and shape square are labelled anomaly.",
         "Objects with color blue or green are labelled normal.",
     ]
     first, second = record["rounds"]
@@ -77,23 +88,152 @@ def test_a_rule_with_a_counterexample_is_rejected_and_the_episode_goes_back_to_t
     assert len(generator_calls) == 2  # every episode explained after round 2: round 3 never runs
     rejected = given(generator_calls[1], "rejected")
     assert {"shape": "square", "color": "green", "label": "normal"} in rejected[0]["counterexamples"]
-    assert given(generator_calls[1], "verified") == ["Objects with color red are labelled anomaly."]
-    assert given(generator_calls[1], "to_explain") == [
-        {"shape": "square", "color": "green", "label": "normal"},
-        {"shape": "circle", "color": "blue", "label": "normal"},
+    assert given(generator_calls[1], "verified") == program.hypotheses[:2]
+    assert given(generator_calls[1], "to_explain") == [  # two normal episodes that share no value: a group each
+        {"label": "normal", "shared": {"shape": "square", "color": "green"}, "episodes": [{"shape": "square", "color": "green"}]},
+        {"label": "normal", "shared": {"shape": "circle", "color": "blue"}, "episodes": [{"shape": "circle", "color": "blue"}]},
     ]
     kept = {r["statement"]: r for r in record["rules"]}
     assert kept["Objects with color red are labelled anomaly."]["coverage"] == [0, 1]
+    assert first["counts"] == {"proposed": 3, "repeats": 0, "new": 3, "verified": 1, "refuted": 2, "narrowed": 1}
+    assert second["counts"] == {"proposed": 2, "repeats": 1, "new": 1, "verified": 1, "refuted": 0, "narrowed": 0}
+    assert (first["stopped"], second["stopped"], record["stopped"]) == (None, "all_explained", "all_explained")
 
 
-def test_episodes_left_unexplained_are_named_and_a_rule_that_matches_everything_is_checked_too():
-    script = Script(
-        factors={"factors": ["colour"]}, rules={"rules": [rule("anomaly", color=["red"]), rule("normal")]}
-    )  # "all objects are normal": wrong
-    program, record, _ = consolidate(script, N=2)
+def test_episodes_left_unexplained_are_named_and_the_rounds_stop_when_nothing_new_comes():
+    script = Script(  # the same two rules every round; the second matches no episode, so it cannot be narrowed
+        factors={"factors": ["colour"]},
+        rules={"rules": [rule("anomaly", color=["red"]), rule("normal", shape=["circle"], color=["green"])]},
+    )
+    program, record, engine = consolidate(script, N=3)
     assert program.hypotheses == ["Objects with color red are labelled anomaly."]
-    assert record["unexplained"] == [2, 3] and not record["explained_all"] and len(record["rounds"]) == 2
-    assert record["rounds"][0]["proposed"][1]["counterexamples"] == [0, 1]
+    assert record["unexplained"] == [2, 3] and not record["explained_all"]
+    assert len(script.calls_to(engine, "rules")) == 2 and len(record["rounds"]) == 2  # round 3 never runs
+    first, second = record["rounds"]
+    assert first["counts"]["new"] == 2 and first["stopped"] is None
+    assert second["counts"] == {"proposed": 2, "repeats": 2, "new": 0, "verified": 0, "refuted": 0, "narrowed": 0}
+    assert second["proposed"] == [] and second["narrowed"] == []
+    assert second["stopped"] == record["stopped"] == "nothing_new"
+    assert consolidate(Script(factors={"factors": []}, rules=one_rule_per_record), N=1)[1]["stopped"] == "all_explained"
+    _, ran_out, _ = consolidate(
+        Script(
+            factors={"factors": []},
+            rules=[{"rules": [rule("anomaly", color=["red"])]}, {"rules": [rule("normal", color=["green"])]}],
+        ),
+        N=2,
+    )  # something new in each round, and episodes left after the last
+    assert ran_out["stopped"] == "max_rounds" and [r["stopped"] for r in ran_out["rounds"]] == [None, "max_rounds"]
+
+
+def test_a_refuted_rule_is_narrowed_by_its_counterexamples_and_kept_as_narrowed_from_it():
+    script = Script(factors={"factors": []}, rules={"rules": [rule("normal", "Everything is normal.")]})
+    program, record, _ = consolidate(script, N=1)
+    # the red episodes contradict it: dropping red (one value, both counterexamples) loses none of its support
+    assert program.hypotheses == ["Objects with color blue or green are labelled normal."]
+    (narrowed,) = record["rounds"][0]["narrowed"]
+    assert narrowed["narrowed_from"] == {"statement": "All objects are labelled normal.", "conditions": {}, "label": "normal"}
+    assert narrowed["accepted"] and narrowed["coverage"] == [2, 3] and narrowed["counterexamples"] == []
+    assert record["rules"] == [narrowed] and record["rounds"][0]["proposed"][0]["counterexamples"] == [0, 1]
+    assert record["rounds"][0]["counts"] == {"proposed": 1, "repeats": 0, "new": 1, "verified": 0, "refuted": 1, "narrowed": 1}
+    assert len(memory_score(record, make_level(1)).correct) == 1  # scored from the rules, the narrowed one included
+
+
+def test_a_repeated_refuted_rule_is_dropped_before_the_check(monkeypatch):
+    import memreason.programs.hdr.grounded_consolidator as grounded
+
+    checked = []
+    monkeypatch.setattr(grounded, "check", lambda rule, labelled: checked.append(rule.key()) or check(rule, labelled))
+    square = rule("anomaly", shape=["square"])  # refuted by the green square, narrowed to red or blue squares
+    same_square = {**square, "conditions": {"color": [], "shape": ["square", "square"]}}  # the same rule, written otherwise
+    script = Script(
+        factors={"factors": []},
+        rules=[
+            {"rules": [square]},
+            {"rules": [same_square, rule("anomaly", color=["red"])]},
+            {"rules": [square, rule("anomaly", color=["red"])]},
+        ],
+    )
+    _, record, engine = consolidate(script, N=3)
+    assert len(checked) == len(set(checked)) == 3  # the square once, its narrowed rule once, red once
+    assert [r["counts"]["repeats"] for r in record["rounds"]] == [0, 1, 2]
+    assert record["rounds"][1]["repeated"] == ["Objects with shape square are labelled anomaly."]
+    assert record["stopped"] == "nothing_new" and len(script.calls_to(engine, "rules")) == 3
+
+
+def test_broad_rules_on_a_pair_flip_table_are_narrowed_into_memory_and_their_repeats_end_the_rounds():
+    """What a small model did on a hard table: broad rules (2-3 values of every attribute), all refuted, then the
+    same rules again. The memory was empty; narrowed, each refuted rule leaves a verified one."""
+    table = next(t for t in random_tables("train", 4, hard=True) if "(pair_flip)" in t.name)
+    shapes, colors, backgrounds = (list(table.attributes[a]) for a in ("shape", "color", "background"))
+    other, counted = table.labels
+    broad = [
+        {"sentence": "-", "conditions": {"shape": s, "color": c, "background": b}, "label": label}
+        for s, c, b, label in [
+            (shapes[:2], colors[:2], backgrounds, counted),
+            (shapes[1:], colors[1:], backgrounds, other),
+            (shapes, colors[:2], backgrounds[:1], counted),
+            (shapes[:2], colors, backgrounds[1:], other),
+        ]
+    ]
+    data = make_level(2, rules=table)
+    script = Script(factors={"factors": []}, rules={"rules": broad})
+    program, record, engine = consolidate(script, episodes=level_episodes(data.episodes, "text"), N=3)
+    first, second = record["rounds"]
+    assert first["counts"] == {"proposed": 4, "repeats": 0, "new": 4, "verified": 0, "refuted": 4, "narrowed": 4}
+    assert second["counts"] == {"proposed": 4, "repeats": 4, "new": 0, "verified": 0, "refuted": 0, "narrowed": 0}
+    assert record["stopped"] == "nothing_new" and len(script.calls_to(engine, "rules")) == 2
+    assert len(program.hypotheses) == 4 and all("narrowed_from" in r for r in record["rules"])
+    assert memory_score(record, data).precision == 1.0  # every narrowed rule is true of the table, not just the episodes
+
+
+def test_the_generator_is_given_the_unexplained_episodes_grouped_by_label_and_shared_values():
+    observations = [
+        LabelledEpisode(i, dict(zip(("shape", "color", "background"), combo)), label)
+        for i, (combo, label) in enumerate(
+            [
+                (("square", "red", "white"), "anomaly"),
+                (("circle", "red", "white"), "anomaly"),
+                (("circle", "red", "white"), "anomaly"),  # a repeated combination counts once
+                (("square", "green", "black"), "normal"),
+                (("circle", "blue", "white"), "anomaly"),
+                (("square", "blue", "black"), "anomaly"),
+                (("circle", "green", "white"), "normal"),
+            ]
+        )
+    ]
+    groups = [g.model_dump() for g in group_episodes(observations)]
+    assert groups == [
+        {  # white is the value most anomalies share (3 of 4)
+            "label": "anomaly",
+            "shared": {"background": "white"},
+            "episodes": [
+                {"shape": "square", "color": "red", "background": "white"},
+                {"shape": "circle", "color": "red", "background": "white"},
+                {"shape": "circle", "color": "blue", "background": "white"},
+            ],
+        },
+        {  # the one left shares nothing with another: a group of its own
+            "label": "anomaly",
+            "shared": {"shape": "square", "color": "blue", "background": "black"},
+            "episodes": [{"shape": "square", "color": "blue", "background": "black"}],
+        },
+        {  # the normal ones share only green
+            "label": "normal",
+            "shared": {"color": "green"},
+            "episodes": [
+                {"shape": "square", "color": "green", "background": "black"},
+                {"shape": "circle", "color": "green", "background": "white"},
+            ],
+        },
+    ]
+    tied = [  # square, red and black are each shared by two: the attribute the episodes name first decides
+        LabelledEpisode(i, dict(zip(("shape", "color", "background"), combo)), "anomaly")
+        for i, combo in enumerate([("square", "red", "white"), ("square", "blue", "black"), ("circle", "red", "black")])
+    ]
+    assert [(g.shared, len(g.episodes)) for g in group_episodes(tied)] == [
+        ({"shape": "square"}, 2),
+        ({"shape": "circle", "color": "red", "background": "black"}, 1),
+    ]
 
 
 def test_the_generator_may_only_name_what_the_episodes_show():
@@ -188,7 +328,7 @@ def test_per_object_labels_are_bounded_and_the_counted_label_is_the_one_the_quer
         Reasoner(per_object=True, signature="question -> answer")
 
 
-def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
+def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch, capsys):
     """hdr_grounded --per-object on a table that is not the paper's: rules from the episodes, counts from labels."""
     table_path = tmp_path / "toy.json"
     table_path.write_text(json.dumps(CUSTOM))
@@ -230,6 +370,10 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch):
     answered = len(engines["task"].calls)
     assert cli.main(["--resume", str(out), "--no-progress"]) == 0  # the saved config, --per-object included
     assert len(engines["task"].calls) == answered
+    capsys.readouterr()
+    assert cli.main(["show", str(out), "--width", "200"]) == 0
+    shown = capsys.readouterr().out
+    assert "round 1: " in shown and "rounds stopped: every episode is explained" in shown
 
 
 def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_rules(tmp_path, monkeypatch):
