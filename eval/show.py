@@ -80,6 +80,8 @@ class Run:
         self.program = self.config.get("program", "?")
         spec = PROGRAMS.get(self.program)
         self.task = spec.task if spec else ("arc" if "split" in self.config else "experience_transfer")
+        if self.config.get("task") not in (None, "experience_transfer") and self.task != "arc":
+            self.task = "inductive"  # an inductive task (--task acre): each problem's own memory
         self.examples = read_examples(run_dir / "examples.jsonl", repair=False)  # looking never writes
         self.traces = TraceStore(run_dir)
         self.results = _read_json(run_dir / "results.json")
@@ -185,6 +187,8 @@ def _header(run: Run) -> Panel:
             + (f", rules {c['rules']}" if c.get("rules") else ", rules: the paper's Table 1")
             + (f", knobs {json.dumps(c['knobs'])}" if c.get("knobs") else "")
         )
+    elif run.task == "inductive":
+        lines.append(f"task {c.get('task')}, seed {c.get('seed', 0)}, limit {c.get('limit')}")
     else:
         lines.append(f"split {c.get('split')}, retries {c.get('retries')}, attempts {c.get('attempts')}")
     lines.append(f"task LM {c.get('lm')}, memory LM {c.get('memory_lm')}")
@@ -229,6 +233,8 @@ def _memory_panel(run: Run, r: int) -> Panel:
     parts: list[Any] = []
     if run.task == "arc":
         parts.append(Text("memory: see memory/run{}/ (snapshots) and each task's selected concepts (--id)".format(r)))
+    elif run.task == "inductive":
+        parts.extend(_problem_memories(run, r))
     else:
         record = run.memory(r)
         episodic, semantic = run.reads
@@ -244,6 +250,20 @@ def _memory_panel(run: Run, r: int) -> Panel:
     if damaged is not None:
         parts.append(damaged)
     return Panel(Group(*parts), title=f"memory, run {r}", box=box.ROUNDED)
+
+
+def _problem_memories(run: Run, r: int) -> list[Any]:
+    """An inductive run's memories: one per problem, built from that problem's episodes alone."""
+    records = {p.stem: _read_json(p) for p in sorted((run.dir / "memory" / f"run{r}").glob("*.json"))}
+    parts: list[Any] = [Text(f"each problem builds its own memory (memory/run{r}/<problem>.json): {len(records)} built")]
+    table = Table("problem", "hypotheses", "kept", box=box.SIMPLE_HEAD)
+    for problem, record in records.items():
+        record = record or {}
+        kept = "yes" if record.get("kept") is not None else ("no" if "kept" in record else "")
+        table.add_row(problem, escape(_short(" | ".join(record.get("hypotheses") or []))), kept)
+    if records:
+        parts.append(table)
+    return parts
 
 
 def _memory_record(record: dict[str, Any], semantic: bool) -> list[Any]:
@@ -359,6 +379,18 @@ def _overview(run: Run, records: list[dict[str, Any]]) -> Table:
                 cells.append("" if m is None else f"{m.k}, {'hit' if m.hit else 'miss'}")
             table.add_row(*cells)
         return table
+    if run.task == "inductive":
+        table = Table("run", "query", "target", "prediction", "answered by", "error", box=box.SIMPLE_HEAD)
+        for r in records:
+            table.add_row(
+                str(r["run"]),
+                str(r["id"]),
+                escape(str(r.get("target"))),
+                _mark(run.correct(r), escape(str(r.get("prediction")))),
+                str(r.get("source") or "reasoner"),
+                escape(str(r.get("error") or "")),
+            )
+        return table
     table = Table("run", "scene", "objects", "target", "prediction", "tokens", "error", box=box.SIMPLE_HEAD)
     for r in records:
         tokens = r.get("tokens") or {}
@@ -397,6 +429,11 @@ def _example(run: Run, record: dict[str, Any], args: ShowOptions) -> Panel:
     if run.task == "arc":
         parts = _arc_example(record, found)
         verdict = f"official score {(record.get('scores') or {}).get('official_score', 0):.2f}"
+    elif run.task == "inductive":
+        parts = [Text(f"problem {record.get('problem')}, query: {record.get('query')}")]
+        if record.get("note"):
+            parts.append(Text(f"answered by {record.get('source')}: {record['note']}"))
+        verdict = f"prediction {record.get('prediction')}, target {record.get('target')}"
     else:
         parts = _scene_example(run, record, r)
         verdict = f"prediction {record.get('prediction')}, target {record.get('target')}"

@@ -122,6 +122,8 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
     input, before any model loads)."""
     if options.program not in PROGRAMS:
         raise UsageError(f"unknown program {options.program!r}; choose from: {', '.join(PROGRAMS)}")
+    if PROGRAMS[options.program].task == "inductive":
+        raise UsageError(f"{options.program} runs on the inductive tasks only, which compiling does not cover")
     if options.optimizer not in OPTIMIZERS:
         raise UsageError(f"unknown optimizer {options.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
     knobs = parse_knobs(options)

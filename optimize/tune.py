@@ -109,6 +109,8 @@ def run_study(options: StudyOptions) -> StudyOutcome:
     exists), then write its outputs."""
     if options.program not in PROGRAMS:
         raise UsageError(f"unknown program {options.program!r}; choose from: {', '.join(PROGRAMS)}")
+    if PROGRAMS[options.program].task == "inductive":
+        raise UsageError(f"{options.program} runs on the inductive tasks only, which studies do not cover")
     check_mlflow(options)
     task_kind = PROGRAMS[options.program].task
     objectives = parse_objectives(options.objectives)

@@ -35,6 +35,8 @@ from .arcmemo import (
 )
 from .hdr import (
     HDR,
+    CheckedBlickets,
+    CheckedListFunction,
     DirectHypothesis,
     EpisodicMemory,
     EpisodicSemanticOracle,
@@ -78,6 +80,8 @@ __all__ = [
     "Baseline",
     "Cheatsheet",
     "CheatsheetMemory",
+    "CheckedBlickets",
+    "CheckedListFunction",
     "ConceptAbstractor",
     "ConceptMemory",
     "ConceptSelector",

@@ -9,11 +9,29 @@ from .experience_transfer import LabelObject, LabelObjects, ObjectLabel, ReasonW
 from .grounded_hypotheses import EpisodeGroup, GroundedHypothesisGeneration, GroundedRule, PerceiveAttributes, Rejection
 from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
 from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
+from .inductive import (
+    ACRE_TASK,
+    LIST_FUNCTIONS_TASK,
+    AnswerDetector,
+    ApplyListFunction,
+    BlicketHypothesis,
+    ProposeBlicketHypotheses,
+    ProposeListFunction,
+    Refuted,
+)
 from .memory import Episode, Observation, WithMemory
 from .reflection import ReflectOnEpisode, ReflectOnEpisodes
 from .task_description import EXPERIENCE_TRANSFER_TASK, NEUTRAL_TASK, TaskDescription
 
 __all__ = [
+    "ACRE_TASK",
+    "AnswerDetector",
+    "ApplyListFunction",
+    "BlicketHypothesis",
+    "LIST_FUNCTIONS_TASK",
+    "ProposeBlicketHypotheses",
+    "ProposeListFunction",
+    "Refuted",
     "AbstractOEConcepts",
     "AbstractPSConcepts",
     "CaptionProblem",

@@ -17,6 +17,8 @@ import argparse
 from memreason.eval.experience_transfer.evaluate import EvaluateOptions, experience_transfer_programs, run_cell, summary_table
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.resume import IDENTITY
+from memreason.eval.inductive.evaluate import inductive_programs, run_inductive_cell
+from memreason.programs import PROGRAMS
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options
 from .resume import resumed_args
@@ -25,16 +27,16 @@ __all__ = ["register"]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    for name in experience_transfer_programs():
-        parser = commands.add_parser(
-            name, help=f"evaluate {name} on Experience-Transfer", description=f"Evaluate {name} on Experience-Transfer."
-        )
+    for name in [*experience_transfer_programs(), *(p for p in inductive_programs() if p not in experience_transfer_programs())]:
+        where = "Experience-Transfer" if name in experience_transfer_programs() else "an inductive task (--task)"
+        parser = commands.add_parser(name, help=f"evaluate {name} on {where}", description=f"Evaluate {name} on {where}.")
         _options(parser)
         parser.set_defaults(program=name, handler=lambda args, parser=parser: run(args, parser))
 
 
 def _options(parser: Parser) -> None:
     data = parser.add_argument_group("data")
+    add(data, "--task")
     add(data, "--level")
     add(data, "--modality")
     add(data, "--rules")
@@ -56,7 +58,22 @@ def _options(parser: Parser) -> None:
 
 def run(args: argparse.Namespace, parser: Parser) -> int:
     if args.resume is not None:
-        args = resumed_args(parser, args, IDENTITY, kind="an Experience-Transfer run", programs=experience_transfer_programs())
+        args = resumed_args(
+            parser,
+            args,
+            IDENTITY,
+            kind="an Experience-Transfer run (or an inductive task's)",
+            programs=[*experience_transfer_programs(), *inductive_programs()],
+        )
+    if args.task != "experience_transfer":
+        cell = run_inductive_cell(EvaluateOptions.from_args(args))
+        print(summary_table([cell.results]))
+        print(f"\nrun directory: {cell.run_dir}")
+        return 0
+    if args.program not in experience_transfer_programs():
+        raise UsageError(
+            f"{args.program} runs on an inductive task: give --task {' or --task '.join(PROGRAMS[args.program].tasks)}"
+        )
     if args.level is None:
         raise UsageError(f"{args.program} needs --level {{1,2,3}}")
     cell = run_cell(EvaluateOptions.from_args(args))

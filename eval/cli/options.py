@@ -275,6 +275,11 @@ OPTIONS: dict[str, dict[str, Any]] = {
     # data
     "--level": dict(type=level, metavar="{1,2,3}", help=f"Experience-Transfer level {LEVELS}"),
     "--levels": dict(type=levels("--levels"), default=[1, 2, 3], help="comma-separated levels (default 1,2,3)"),
+    "--task": dict(
+        type=text("--task"),
+        default="experience_transfer",
+        help="experience_transfer (default), or an inductive task: acre, list_functions",
+    ),
     "--modality": dict(default="text", choices=("text", "image"), help="text (structured descriptions) or image (rendered PNGs)"),
     "--rules": dict(type=text("--rules"), help="a rule table as JSON (default: the HDR paper's Table 1)"),
     "--limit": dict(type=whole("--limit"), metavar="N", help="only the first N test items"),

@@ -31,6 +31,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _options(parser: Parser, table: str) -> None:
+    if table == "table3":
+        add(
+            parser,
+            "--task",
+            help="experience_transfer (default: the paper's levels), or an inductive task (acre, list_functions): "
+            "one column, rows no memory / hdr / hdr_checked, --levels left out",
+        )
     add(parser, "--levels")
     parser.add_argument("--rows", help="comma-separated programs to use as rows (default: the paper's rows)")
     if table == "table4":

@@ -47,7 +47,8 @@ class EvaluateOptions(RunOptions):
     """What one evaluation of an Experience-Transfer program asks for (``python -m eval <program>``)."""
 
     program: str
-    level: int
+    level: int | None = None  # Experience-Transfer only
+    task: str = "experience_transfer"  # or an inductive task (memreason.eval.inductive)
     modality: str = "text"
     rules: str | None = None
     limit: int | None = None

@@ -40,6 +40,7 @@ from ..harness.errors import UsageError
 from ..harness.options import Options
 from ..harness.runs import use_response_cache, write_json
 from ..harness.tuned import TunedError, reader_knobs, state_digest
+from ..inductive.evaluate import run_inductive_cell
 from ..metrics import mean_std
 from ..paired import compare_items, format_p, headline_ci, run_items
 from ..stats import RESAMPLES, SEED
@@ -112,6 +113,14 @@ TABLES: dict[str, TableSpec] = {
     ),
 }
 
+# Table 3 on an inductive task (--task acre|list_functions): each problem's own memory, no oracle row (neither task
+# gives its true rule: ACRE's entries name no blickets, List Functions' no function).
+INDUCTIVE_ROWS = (
+    Row("No memory (the examples only)", "episodic_cot"),
+    Row("HDR", "hdr"),
+    Row("HDR, hypotheses checked in code", "hdr_checked"),
+)
+
 # Labels for rows a user adds with --rows (any Experience-Transfer program may be a row).
 EXTRA_LABELS = {
     "episodic": "Episodic memory",
@@ -127,6 +136,7 @@ EXTRA_LABELS = {
     "hdr": "HDR (Ours)",
     "hdr_grounded": "HDR, rules checked by code",
     "rule_learner": "Rule learner, no LM (reference)",
+    "hdr_checked": "HDR, hypotheses checked in code",
 }
 EXTRA_MARKS = {
     "table5": {"direct_hypothesis": (False, False), "two_stage": (True, False), "hdr": (True, True), "hdr_grounded": (True, True)}
@@ -142,6 +152,7 @@ class TableOptions(Options):
     """What a table asks for (``python -m eval table2..table5``): its rows, levels, LMs and the cells' options."""
 
     table: str
+    task: str = "experience_transfer"  # table3 only: or an inductive task, one column, the inductive rows
     levels: list[int] = field(default_factory=lambda: [1, 2, 3])
     rows: str | None = None  # comma-separated programs (None: the paper's rows)
     lm: str | None = None  # comma-separated task LMs, one column group each (table4: the one task LM)
@@ -174,15 +185,18 @@ class TableOptions(Options):
 # -- planning --------------------------------------------------------------------------------
 
 
-def _rows(spec: TableSpec, text: str | None) -> list[Row]:
+def _rows(spec: TableSpec, text: str | None, task: str = "experience_transfer") -> list[Row]:
+    inductive = task != "experience_transfer"
     if text is None:
-        return list(spec.rows)
+        return list(INDUCTIVE_ROWS if inductive else spec.rows)
     names = [part.strip() for part in text.split(",") if part.strip()]
     if not names:
         raise TableError(f"--rows names no program, got {text!r}")
     rows = []
     for name in names:
-        if name not in PROGRAMS or PROGRAMS[name].task != "experience_transfer":
+        if inductive and (name not in PROGRAMS or task not in PROGRAMS[name].inductive):
+            raise TableError(f"--rows: {name!r} does not run on {task}")
+        if not inductive and (name not in PROGRAMS or PROGRAMS[name].task != "experience_transfer"):
             raise TableError(f"--rows: {name!r} is not an Experience-Transfer program")
         paper = next((row for row in spec.rows if row.program == name), None)
         marks = EXTRA_MARKS.get(spec_name(spec), {}).get(name, tuple(False for _ in spec.mark_names))
@@ -202,9 +216,10 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
 
 
-def cell_name(program: str, level: int, task: str, memory: str, args: TableOptions) -> str:
-    """A cell's directory name: everything that changes its result, defaults left out."""
-    name = f"{program}-L{level}-{slug(task)}"
+def cell_name(program: str, level: int | str, task: str, memory: str, args: TableOptions) -> str:
+    """A cell's directory name: everything that changes its result, defaults left out (``level``: an inductive
+    task's name in its table)."""
+    name = f"{program}-L{level}-{slug(task)}" if isinstance(level, int) else f"{program}-{level}-{slug(task)}"
     if memory != task:
         name += f"-mem-{slug(memory)}"
     if getattr(args, "rules", None) is not None:
@@ -234,11 +249,15 @@ def cell_name(program: str, level: int, task: str, memory: str, args: TableOptio
 def reproduce(args: TableOptions, command: str) -> str:
     """Run the missing cells of ``args.table``, then write and return its Markdown."""
     spec = TABLES[args.table]
-    levels, rows = list(args.levels), _rows(spec, args.rows)
+    inductive = args.task != "experience_transfer"
+    if inductive:
+        _check_inductive_table(args)
+    levels, rows = ([args.task] if inductive else list(args.levels)), _rows(spec, args.rows, args.task)
     if args.rules is not None:
         RuleTable.from_json(args.rules)  # a bad rules file fails now, in one line
     title = (
         spec.title
+        + (f", on {args.task} (each problem's own memory; no oracle row: the task gives no true rule)" if inductive else "")
         + (", per-object reasoning" if getattr(args, "per_object", False) else "")
         + (f", each object against its {args.retrieve_k} nearest memory entries" if getattr(args, "retrieve_k", None) else "")
         + (f", rule table {args.rules}" if args.rules is not None else "")
@@ -266,7 +285,7 @@ def reproduce(args: TableOptions, command: str) -> str:
     spend = _table_spend(args, todo, cells_dir, f1=spec.value == "f1")
     out_rows: list[dict[str, Any]] = []
     for i, (row, memory, level, lm) in enumerate(todo, 1):
-        log.info("[%d/%d] %s L%d %s", i, len(todo), row.program, level, lm)
+        log.info("[%d/%d] %s %s %s", i, len(todo), row.program, _head(level), lm)
         if spec.value == "f1":
             cell = _f1_cell(row.program, level, lm, cells_dir, args, spend)
         else:
@@ -333,7 +352,7 @@ def _comparisons(
             if items[0] is None or items[1] is None:
                 continue
             test = compare_items(items[0], items[1])
-            where = f"Lv. {column['level']}" + (f" {column['lm']}" if several_lms else "")
+            where = _head(column["level"]) + (f" {column['lm']}" if several_lms else "")
             found.append({"a": a, "b": b, "level": column["level"], "lm": column["lm"], "where": where, **test.as_dict()})
     return found
 
@@ -348,6 +367,21 @@ def _table_spend(args: TableOptions, todo: list[tuple[Row, str | None, int, str]
         add_recorded(spend, cells_dir / (f"memory-{name}" if f1 else name), lm, memory or lm)  # Table 5: its own memories
     log.info("budget: %s has %d cells; what their records hold: %s", args.table, len(todo), spend.describe())
     return spend
+
+
+def _check_inductive_table(args: TableOptions) -> None:
+    """Table 3 on an inductive task: one column, the task; what only Experience-Transfer has is refused."""
+    from memreason.datasets.inductive import TASKS
+
+    if args.table != "table3":
+        raise TableError(f"--task runs table3 only; {args.table} is Experience-Transfer's")
+    if args.task not in TASKS:
+        raise TableError(f"unknown task {args.task!r}; choose from: experience_transfer, {', '.join(sorted(TASKS))}")
+    for flag, value in (("--rules", args.rules), ("--per-object", args.per_object), ("--retrieve-k", args.retrieve_k)):
+        if value not in (None, False):
+            raise TableError(f"{flag} is an Experience-Transfer option; --task {args.task} does not take it")
+    if args.program_state:
+        raise TableError(f"--program-state is an Experience-Transfer option; --task {args.task} does not take it")
 
 
 def _finished(directory: Path) -> bool:
@@ -369,10 +403,12 @@ def _accuracy_cell(
     directory = cells_dir / cell_name(program, level, task, memory, args)
     if not _finished(directory):
         state = args.states.get(program)
-        run_cell(
+        inductive = not isinstance(level, int)
+        (run_inductive_cell if inductive else run_cell)(
             EvaluateOptions(
                 program=program,
-                level=level,
+                level=None if inductive else level,
+                task=level if inductive else "experience_transfer",
                 lm=task,
                 memory_lm=memory if memory != task else None,
                 runs=args.runs,
@@ -500,7 +536,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 def render_markdown(table: dict[str, Any]) -> str:
     """The table in the paper's shape, then one line per cell with its cost and directory."""
     several_lms = len({c["lm"] for c in table["columns"]}) > 1
-    heads = [f"Lv. {c['level']}" + (f" {c['lm']}" if several_lms else "") for c in table["columns"]]
+    heads = [_head(c["level"]) + (f" {c['lm']}" if several_lms else "") for c in table["columns"]]
     first = "Models" if table["table"] == "table4" else ("Memory" if table["table"] == "table2" else "Methods")
     average = table["table"] == "table4"
     header = [first, *table["mark_names"], *heads, *(["Ave."] if average else [])]
@@ -546,6 +582,11 @@ def render_markdown(table: dict[str, Any]) -> str:
                 f"| {row['program']} | {c['level']} | {c['lm']} | {_format(c, table['value'])} | {spent} | {wall} | {c['cell']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _head(level: int | str) -> str:
+    """A column's head: ``Lv. 2``, or an inductive task's name."""
+    return f"Lv. {level}" if isinstance(level, int) else str(level)
 
 
 def _paired_lines(table: dict[str, Any], heads: list[str]) -> list[str]:

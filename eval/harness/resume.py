@@ -20,6 +20,7 @@ from memreason.datasets.json_file import read_json_file
 # The config keys that decide a run's results; the rest only decide how it runs.
 IDENTITY = (
     "program",
+    "task",
     "level",
     "modality",
     "rules",
@@ -33,7 +34,14 @@ IDENTITY = (
     "knobs",
     "program_state_sha256",
 )  # the content of --program-state (demos, instructions), not its path
-DEFAULTS: dict[str, Any] = {"modality": "text", "seed": 0, "runs": 1, "temperature": 0.0, "knobs": {}}
+DEFAULTS: dict[str, Any] = {
+    "task": "experience_transfer",
+    "modality": "text",
+    "seed": 0,
+    "runs": 1,
+    "temperature": 0.0,
+    "knobs": {},
+}
 # The memory records a continued run reads back: Experience-Transfer's per run, ARC's snapshots.
 MEMORY_RECORDS = ("memory-run*.json", "memory/run*/*.json")
 

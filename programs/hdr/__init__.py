@@ -5,6 +5,7 @@
     HDR                                                         memorize once, answer from episodes + hypotheses
     HDRGrounded, GroundedConsolidator, Rule                     rules checked by code (not the paper's)
     RuleLearner, learn_rules                                    a symbolic rule learner, no LM (a reference row)
+    CheckedBlickets, CheckedListFunction                        inductive tasks: hypotheses checked in code (not the paper's)
     EpisodicMemory, SemanticOracle, EpisodicSemanticOracle      Table 2's memory baselines
     ReflexionIndividual, ReflexionAll                           Table 3's reflection baselines
     DirectHypothesis, TwoStage                                  Table 5's ablations
@@ -15,6 +16,8 @@ The consolidator's prompts speak of any task unless given a ``task_description``
 ``EXPERIENCE_TRANSFER_TASK``.
 """
 
+from .checked_blickets import CheckedBlickets
+from .checked_list_function import CheckedListFunction
 from .factor_extractor import FactorExtractor
 from .grounded_consolidator import GroundedConsolidator
 from .hdr import HDR
@@ -32,6 +35,8 @@ from .rule_check import Rule
 from .rule_learner import RuleLearner, learn_rules
 
 __all__ = [
+    "CheckedBlickets",
+    "CheckedListFunction",
     "DirectHypothesis",
     "EpisodicMemory",
     "EpisodicSemanticOracle",

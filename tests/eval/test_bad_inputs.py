@@ -67,6 +67,18 @@ class Case:
 CASES: list[Case] = [
     # -- Experience-Transfer programs: numbers ---------------------------------------------------------
     Case("hdr-runs-at-temperature-0", "hdr --level 1 --runs 3"),
+    # -- inductive tasks (--task) --------------------------------------------------------------------------
+    Case("task-unknown", "hdr --task nope --limit 2"),
+    Case("task-empty", "hdr --task '' --limit 2"),
+    Case("task-acre-limit-0", "hdr --task acre --limit 0"),
+    Case("task-list-functions-limit-negative", "hdr_checked --task list_functions --limit -1"),
+    Case("task-acre-program-without-it", "rule_learner --task acre --limit 2"),
+    Case("task-checked-needs-a-task", "hdr_checked --limit 2"),
+    Case("task-acre-with-level", "hdr --task acre --level 1"),
+    Case("task-acre-with-per-object", "episodic_cot --task acre --per-object"),
+    Case("task-acre-image", "hdr --task acre --modality image"),
+    Case("optimize-inductive-only-program", "hdr_checked --trials 1", cli="optimize"),
+    Case("compile-inductive-only-program", "compile hdr_checked --level 1 --optimizer bootstrap", cli="optimize"),
     Case("baseline-runs-at-temperature-0", "baseline --split val100 --runs 2 --temperature 0"),
     Case("hdr-temperature-nan", "hdr --level 1 --temperature nan"),
     Case("hdr-temperature-inf", "hdr --level 1 --temperature inf"),

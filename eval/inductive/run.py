@@ -1,0 +1,258 @@
+"""Evaluate a program on an inductive task: each problem builds its own memory from its own episodes.
+
+For each of ``runs`` repetitions and each problem (``threads`` at a time): build the program
+for the task, let it memorize the problem's episodes under the memory LM (or restore the
+memory a previous process saved in ``memory/run<r>/<problem>.json``), then answer the
+problem's queries under the task LM, appending one JSONL line per query (after the trace of
+the problem's answering calls, ``traces/run<r>/<query>.json.gz``; the memory build's calls go
+to ``traces/run<r>/memory-<problem>.json.gz``). Queries already in ``examples.jsonl`` are not
+answered again and saved memories are not rebuilt, so a stopped run continues where it was.
+
+The harness is the Experience-Transfer one's (:mod:`memreason.eval.harness`: session, loop,
+records, traces, resume); only the unit differs: a problem with its own episodes, not one
+memory shared by every scene. Results hold accuracy (mean and std over runs, 95% bootstrap CI
+over the queries), the share of problems whose checked program kept a hypothesis, failures,
+faults, retries and tokens by role and step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from memreason.datasets.inductive import InductiveTask, Problem, make_task
+from memreason.lm import LMChoice
+from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
+from memreason.lm.spend import Spend
+from memreason.lm.tokens import Meter, metering
+from memreason.programs import build_program
+from memreason.signatures import Episode
+
+from ..harness.loop import run_each
+from ..harness.resume import read_examples
+from ..harness.runs import JsonlWriter, read_json, write_json
+from ..harness.session import RunSession
+from ..harness.traces import TraceStore, example_unit
+from ..harness.usage import UsageTally
+from ..metrics import mean_std
+from ..stats import ci_method, intervals
+
+__all__ = ["InductiveConfig", "evaluate_inductive", "problem_episodes", "query_inputs"]
+
+
+@dataclass
+class InductiveConfig:
+    """What one evaluation on an inductive task asks for (written to ``config.json``)."""
+
+    program: str
+    task: str
+    limit: int | None = None
+    runs: int = 1
+    threads: int = 1
+    seed: int = 0
+    knobs: dict[str, Any] = field(default_factory=dict)
+
+    def load_task(self) -> tuple[InductiveTask, list[Problem]]:
+        task = make_task(self.task)
+        return task, task.problems(seed=self.seed, limit=self.limit)
+
+
+def problem_episodes(problem: Problem) -> list[Episode]:
+    """A problem's episodes as memory: each observation's text, labelled with its outcome's text."""
+    return [Episode(observation=e.text, label=e.label) for e in problem.episodes]
+
+
+def query_inputs(task: InductiveTask, query) -> dict[str, Any]:
+    """A query as the program's inputs: ACRE's objects, List Functions' input list."""
+    return {"input_list": list(query.input)} if task.answer_type == "int_list" else {"objects": list(query.input)}
+
+
+def evaluate_inductive(
+    config: InductiveConfig,
+    *,
+    task: LMChoice,
+    memory: LMChoice,
+    run_dir: Path,
+    progress: bool = True,
+    policy: RetryPolicy | None = None,
+    max_errors: int | None = None,
+    retry_failed: bool = False,
+    spend: Spend | None = None,
+) -> dict[str, Any]:
+    """Evaluate ``config`` into ``run_dir``, continuing whatever that directory already holds."""
+    inductive, problems = config.load_task()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    finished = read_examples(run_dir / "examples.jsonl")
+    if retry_failed:
+        finished = {key: r for key, r in finished.items() if not r.get("error")}
+    queries = [q.id for p in problems for q in p.queries]
+    resumed = sum((run, q) in finished for run in range(config.runs) for q in queries)
+    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="queries", spend=spend)
+    writer = JsonlWriter(run_dir / "examples.jsonl")
+    per_run: list[list[dict[str, Any]]] = []
+    memories: list[dict[str, Any]] = []
+    try:
+        for run in range(config.runs):
+            repetition = session.for_run(run)
+            todo = [p for p in problems if any((run, q.id) not in finished for q in p.queries)]
+            solve = _solver(config, inductive, repetition, run, run_dir, writer, finished)
+            bar = tqdm(
+                total=len(problems),
+                initial=len(problems) - len(todo),
+                desc=f"{config.program} {config.task} run {run + 1}/{config.runs}",
+                disable=not progress,
+                unit="problem",
+                dynamic_ncols=True,
+            )
+            with bar:
+                run_each(todo, solve, threads=config.threads, bar=bar, errors=session.errors)
+            if session.errors.stopping:
+                raise RunAborted(session.errors.why())
+            done = read_examples(run_dir / "examples.jsonl", repair=False)
+            per_run.append([done[(run, q)] for q in queries])
+            memories.extend(r for p in problems if (r := _saved_memory(run_dir, run, p)) is not None)
+    finally:
+        writer.close()
+    return session.finish(
+        summarise(config, per_run, memories, task, memory),
+        threads=config.threads,
+        resumed=resumed,
+        answered=sum(len(r) for r in per_run) - resumed,
+    )
+
+
+def _memory_path(run_dir: Path, run: int, problem: Problem) -> Path:
+    return run_dir / "memory" / f"run{run}" / f"{problem.id}.json"
+
+
+def _saved_memory(run_dir: Path, run: int, problem: Problem) -> dict[str, Any] | None:
+    path = _memory_path(run_dir, run, problem)
+    return read_json(path) if path.exists() else None
+
+
+def _solver(config, inductive, session: RunSession, run: int, run_dir: Path, writer: JsonlWriter, finished):
+    traces = TraceStore(run_dir)
+
+    def solve(problem: Problem) -> list[dict[str, Any]] | None:
+        if session.errors.stopping:
+            return None
+        program = build_program(config.program, task=config.task, **config.knobs)
+        episodes = problem_episodes(problem)
+        path = _memory_path(run_dir, run, problem)
+        memory_failure = None
+        if path.exists():
+            program.restore(episodes, read_json(path))
+        else:
+            meter = Meter(root=program, trace=True)
+            started = time.perf_counter()
+            try:
+                with session.memory_context(), metering(meter):
+                    record = program.memorize(episodes)
+            except Exception as exc:  # this problem's memory failed: its queries are scored wrong, the run goes on
+                memory_failure = failure_of(exc)
+            spent = meter.record()
+            calls = meter.take_calls()
+            if calls:
+                traces.write(example_unit(run, f"memory-{problem.id}"), calls)
+            if memory_failure is None:
+                record = {**record, **spent, "tokens": meter.tokens().as_dict()}
+                record["wall_seconds"] = round(time.perf_counter() - started, 2)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_json(path, record)
+        records = []
+        for query in problem.queries:
+            if (run, query.id) in finished:
+                continue
+            records.append(_answer(program, inductive, problem, query, session, run, traces, writer, memory_failure))
+        return records
+
+    return solve
+
+
+def _answer(program, inductive, problem, query, session, run, traces, writer, memory_failure) -> dict[str, Any]:
+    meter = Meter(root=program, trace=True)
+    out, failure = None, memory_failure
+    if failure is None:
+        with session.task_context(), metering(meter):
+            try:
+                out = program(**query_inputs(inductive, query))
+            except Exception as exc:  # one bad answer must not stop the run
+                failure = failure_of(exc)
+    prediction = None
+    if out is not None:
+        try:
+            prediction = inductive.answer_text(out.answer)
+        except (TypeError, ValueError, AttributeError) as exc:
+            failure = {"kind": "invalid_answer", "reason": f"answer {getattr(out, 'answer', None)!r}: {exc}"}
+    score = inductive.score(query, prediction) if prediction is not None else 0.0
+    spent = meter.record()
+    record = {
+        "run": run,
+        "id": query.id,
+        "problem": problem.id,
+        "query": query.text,
+        "target": query.answer,
+        "prediction": prediction,
+        "score": score,
+        "correct": score >= 1.0,
+        "source": out.get("source") if out is not None else None,  # a checked program: "hypothesis" or "reasoner"
+        "note": out.get("note") if out is not None else None,
+        "tokens": spent["tokens"],
+        "usage": spent["usage"],
+        "faults": spent["faults"],
+        "retries": spent["retries"],
+        "failure": failure,
+        "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
+    }
+    traces.write(example_unit(run, query.id), meter.take_calls())  # before its line: a line always has its trace
+    writer.write(record)
+    if failure:
+        session.errors.fail(failure)
+    return record
+
+
+def summarise(
+    config: InductiveConfig,
+    per_run: list[list[dict[str, Any]]],
+    memories: list[dict[str, Any]],
+    task: LMChoice,
+    memory: LMChoice,
+) -> dict[str, Any]:
+    """The results of a run from its example records (per run) and memory records."""
+    run_accuracy = [sum(r["correct"] for r in recs) / len(recs) for recs in per_run]
+    mean, std = mean_std(run_accuracy)
+    queries = list(zip(*per_run))
+    share = [sum(bool(r["correct"]) for r in recs) / len(recs) for recs in queries]
+    tally = UsageTally()
+    for record in memories:
+        tally.add(record, role="memory")
+    for record in (r for recs in per_run for r in recs):
+        tally.add(record, role="task")
+    failures = Counter(str((r.get("failure") or {}).get("kind", "error")) for recs in per_run for r in recs if r.get("error"))
+    kept = [m["kept"] is not None for m in memories if "kept" in m]
+    sources = Counter(r["source"] for recs in per_run for r in recs if r.get("source"))
+    return {
+        "program": config.program,
+        "task": config.task,
+        "seed": config.seed,
+        "lm": task.spec,
+        "memory_lm": memory.spec,
+        "examples": len(per_run[0]),
+        "runs": config.runs,
+        "accuracy": {"mean": mean, "std": std, "per_run": run_accuracy},
+        "accuracy_ci": intervals({None: share})[None],  # 95% bootstrap CI over the queries
+        "ci_method": ci_method("queries"),
+        "hypothesis_kept": (sum(kept) / len(kept)) if kept else None,  # checked programs: problems with a kept one
+        "answered_by": dict(sorted(sources.items())),
+        "failures": dict(sorted(failures.items())),
+        "errors": dict(sorted(failures.items())),
+        "faults": dict(sorted(tally.faults.items())),
+        "retries": dict(sorted(tally.retries.items())),
+        **tally.results(task.spec, memory.spec),
+        "config": {k: v for k, v in asdict(config).items() if k != "threads"},
+    }

@@ -1,0 +1,74 @@
+"""The checked program on List Functions: a Python ``f(xs)`` proposed by the LM, run in the sandbox on every example.
+
+    for round in 1..N:
+        f <- Propose(examples, refuted)                       # Python source defining f(xs)
+        run f in the sandbox on every example's input         # ListRunner: time, memory, no network, no files
+        kept when it gives every example's output; else the inputs it got wrong (or its error) go back
+    y = f(query) in the sandbox                               # no function kept, or f fails on the query:
+                                                              # the reasoner answers, and the answer says why
+
+An episode's observation and label are the input and output lists as JSON text, as
+:mod:`memreason.datasets.inductive.list_functions` makes them. A function that loops,
+raises, or returns anything but a list of integers is refuted with the sandbox's report.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import dspy
+
+from memreason.lm.code_answer import code_block
+from memreason.signatures import ApplyListFunction, Episode, ProposeListFunction, Refuted
+
+from ..shared.list_runner import ListRunner
+from ..shared.steps import Steps, call
+from .checked_program import CheckedProgram
+
+__all__ = ["CheckedListFunction"]
+
+
+class CheckedListFunction(CheckedProgram):
+    """List Functions: the function that reproduces every example, applied in the sandbox."""
+
+    answer_signature = ApplyListFunction
+
+    def __init__(self, *, N: int = 3, runner: ListRunner | None = None, freeze_memory_writers: bool = True, **reader_knobs):
+        """
+        Args:
+            N: the most propose-check rounds.
+            runner: where functions run (default: a :class:`ListRunner` on the shared sandbox).
+            freeze_memory_writers: keep the proposer out of optimizers' reach (default True).
+            **reader_knobs: the fallback reasoner's knobs.
+        """
+        super().__init__(N=N, freeze_memory_writers=freeze_memory_writers, **reader_knobs)
+        self.propose = dspy.Predict(ProposeListFunction)
+        self.runner = runner or ListRunner()
+
+    def checked(self, episodes: list[Episode], refuted: list[Refuted], known: set[Any]) -> Steps[tuple[list, Any]]:
+        out = yield call(self.propose, examples=episodes, refuted=refuted)
+        source = code_block(str(out.function), "def f")[1].strip() + "\n"
+        if source in known:
+            return [], None
+        known.add(source)
+        pairs = [(json.loads(str(e.observation)), json.loads(str(e.label))) for e in episodes]
+        results = self.runner.run(source, [xs for xs, _ in pairs])
+        why = []
+        for (xs, want), got in zip(pairs, results):
+            if got.output is None:
+                why.append(f"f({xs}) failed ({got.failure}: {got.detail}); expected {want}")
+            elif got.output != want:
+                why.append(f"f({xs}) gave {got.output}; expected {want}")
+        check = {"statement": source, "accepted": not why, "why": why, "failures": len(why), "examples": len(pairs)}
+        return [check], (source if not why else None)
+
+    def statement(self, kept: str) -> str:
+        return f"The output list is f(input list), where:\n{kept}"
+
+    def apply(self, kept: str, inputs: dict[str, Any]) -> tuple[list[int] | None, str]:
+        xs = [int(v) for v in inputs["input_list"]]
+        got = self.runner.run(kept, [xs])[0]
+        if got.output is None:
+            return None, f"the kept function failed on the query ({got.failure}: {got.detail[:200]}): the reasoner answered"
+        return got.output, "the kept function, run in the sandbox"

@@ -1,0 +1,108 @@
+"""The shape of the checked programs on inductive tasks: hypotheses proposed by an LM, checked in code.
+
+    M_semantic = the first hypothesis that survives the check, within N propose-check rounds
+    y = apply(M_semantic, query)            # in code, when a hypothesis was kept and applies
+      | R(T, M_episodic, M_semantic)        # otherwise the reasoner answers, and the answer says why
+
+Each round the proposer sees the episodes and the refuted hypotheses with their
+counterexamples (the latest :data:`MAX_REFUTED`); a repeat of a hypothesis already checked
+is not checked again. The rounds stop once one hypothesis passes (``verified``) or after N
+(``max_rounds``). The record keeps every check, the kept hypothesis (``kept``, JSON) and
+why the rounds stopped, so a restored memory answers as the built one did. A subclass
+says what a hypothesis is (:meth:`checked`: propose and check one round), and how one
+answers (:meth:`apply`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import dspy
+
+from memreason.signatures import Episode, Refuted
+
+from ..shared.checks import whole_number
+from ..shared.memory_program import Consolidation, MemoryProgram
+from ..shared.steps import Steps
+
+__all__ = ["CheckedProgram", "MAX_COUNTEREXAMPLES", "MAX_REFUTED"]
+
+MAX_REFUTED = 8  # refuted hypotheses the proposer is shown, the latest kept
+MAX_COUNTEREXAMPLES = 4  # per refuted hypothesis
+
+
+class CheckedProgram(MemoryProgram):
+    """Answer by applying the hypothesis that passed the check, or from memory when none did."""
+
+    default_cot = True
+    answer_signature: ClassVar[type[dspy.Signature]]  # the reasoner's task unless a signature is given
+
+    def __init__(self, *, N: int = 3, freeze_memory_writers: bool = True, **reader_knobs: Any):
+        """
+        Args:
+            N: the most propose-check rounds, a whole number (at least 1).
+            freeze_memory_writers: keep the proposer out of optimizers' reach (see :class:`MemoryProgram`).
+            **reader_knobs: the fallback reasoner's knobs (``cot``, default True, ``signature``, default the task's).
+        """
+        super().__init__(freeze_memory_writers=freeze_memory_writers, **{"signature": self.answer_signature, **reader_knobs})
+        self.N = whole_number("N", N, minimum=1)
+
+    def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
+        refuted: list[Refuted] = []
+        known: set[Any] = set()
+        rounds: list[dict[str, Any]] = []
+        kept = None
+        for j in range(1, self.N + 1):
+            checks, kept = yield from self.checked(episodes, refuted[-MAX_REFUTED:], known)
+            for c in checks:
+                if not c["accepted"]:
+                    refuted.append(Refuted(hypothesis=c["statement"], counterexamples=c["why"][:MAX_COUNTEREXAMPLES]))
+            rounds.append({"round": j, "checked": checks, "verified": kept is not None})
+            if kept is not None:
+                break
+        record = {
+            "N": self.N,
+            "rounds": rounds,
+            "kept": kept,
+            "stopped": "verified" if kept is not None else "max_rounds",
+        }
+        return dspy.Prediction(hypotheses=[self.statement(kept)] if kept is not None else [], record=record)
+
+    def checked(
+        self, episodes: list[Episode], refuted: list[Refuted], known: set[Any]
+    ) -> Steps[tuple[list[dict[str, Any]], Any]]:
+        """One round: propose, check each new proposal (adding it to ``known``), stop at the first that passes.
+
+        Returns the checks (each with ``statement``, ``accepted`` and ``why``, the counterexamples' texts) and the
+        kept hypothesis (JSON-able) or None."""
+        raise NotImplementedError
+
+    def statement(self, kept: Any) -> str:
+        """The kept hypothesis as the reasoner reads it."""
+        raise NotImplementedError
+
+    def apply(self, kept: Any, inputs: dict[str, Any]) -> tuple[Any, str]:
+        """The kept hypothesis's answer to ``inputs`` (None when it gives none) and a note on how it was found."""
+        raise NotImplementedError
+
+    # -- answering -------------------------------------------------------------------------
+
+    def forward(self, **inputs: Any) -> dspy.Prediction:
+        memory = self._recall()
+        answer, note = self._applied(inputs)
+        if answer is not None:
+            return dspy.Prediction(answer=answer, source="hypothesis", note=note)
+        return dspy.Prediction(**self.reasoner(**memory, **inputs), source="reasoner", note=note)
+
+    async def aforward(self, **inputs: Any) -> dspy.Prediction:
+        memory = self._recall()
+        answer, note = self._applied(inputs)
+        if answer is not None:
+            return dspy.Prediction(answer=answer, source="hypothesis", note=note)
+        return dspy.Prediction(**await self.reasoner.acall(**memory, **inputs), source="reasoner", note=note)
+
+    def _applied(self, inputs: dict[str, Any]) -> tuple[Any, str]:
+        kept = self.memory.consolidation.get("kept")
+        if kept is None:
+            return None, "no hypothesis passed the check: the reasoner answered from memory"
+        return self.apply(kept, inputs)

@@ -1,0 +1,96 @@
+"""The inductive tasks: what reasoning_gym gives, parsed right, seeded, scored by its scorer; and a toy task."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import reasoning_gym
+
+from memreason.datasets.inductive import TASKS, Example, Problem, Query, TaskError, make_task, parse_question, register_task
+
+
+def test_acre_episodes_and_query_are_reasoning_gyms_experiments():
+    problem = make_task("acre").problems(seed=0, limit=2)[0]
+    dataset = reasoning_gym.create_dataset("acre", seed=0, size=200)
+    structured = dataset.questions[0]
+    assert [e.input for e in problem.episodes] == [tuple(" ".join(o) for o in e["input"]) for e in structured["examples"]]
+    assert [e.label for e in problem.episodes] == [e["output"] for e in structured["examples"]]
+    assert problem.episodes[0].text == "brown rubber cube" and problem.episodes[0].label == "off"
+    query = problem.queries[0]
+    assert query.input == ("brown rubber cube",) and query.answer == dataset[0]["answer"] == "off"
+    for episode in problem.episodes:  # the prompt reasoning_gym writes shows the same experiments
+        assert f"{episode.text} → {episode.label}" in dataset[0]["question"]
+
+
+def test_acre_scorer_and_answer_types():
+    task = make_task("acre")
+    query = task.problems(seed=0, limit=1)[0].queries[0]
+    assert task.answer_type == ("on", "off", "undetermined")
+    assert task.score(query, task.answer_text(" OFF ")) == 1.0 and task.score(query, "on") == 0.0
+
+
+def test_list_functions_pairs_and_query_are_parsed_from_the_question():
+    task = make_task("list_functions")
+    problem = task.problems(seed=0, limit=2)[1]
+    entry = reasoning_gym.create_dataset("list_functions", seed=0, size=200)[1]
+    pairs, query = parse_question(entry["question"])
+    assert [(e.input, e.output) for e in problem.episodes] == pairs and len(pairs) >= 1
+    assert problem.queries[0].input == query and problem.queries[0].answer == entry["answer"]
+    for i, (xs, ys) in enumerate(pairs, start=1):
+        assert f"Input {i}: {xs}\nOutput {i}: {ys}" in entry["question"]
+    right = [int(v) for v in entry["answer"].strip("[]").split(",") if v.strip()]
+    assert task.score(problem.queries[0], task.answer_text(right)) == 1.0
+    assert task.score(problem.queries[0], task.answer_text([*right, 1])) < 1.0
+
+
+def test_every_list_functions_question_of_two_seeds_parses():
+    task = make_task("list_functions")
+    for seed in (0, 1):
+        assert all(p.episodes and p.queries for p in task.problems(seed=seed))
+
+
+def test_problems_are_seeded_and_the_limit_takes_a_prefix():
+    for name in ("acre", "list_functions"):
+        task = make_task(name)
+        assert task.problems(seed=3, limit=5) == task.problems(seed=3, limit=5) == task.problems(seed=3)[:5]
+        assert task.problems(seed=3, limit=5) != task.problems(seed=4, limit=5)
+        with pytest.raises(TaskError, match="at least 1"):
+            task.problems(seed=0, limit=0)
+
+
+def test_an_unknown_task_is_named():
+    with pytest.raises(TaskError, match="unknown task 'nope'; known: acre, list_functions"):
+        make_task("nope")
+
+
+@dataclass
+class Parity:
+    """A toy task on the interface: a number's parity, learned from three examples."""
+
+    name: str = "parity"
+    answer_type: tuple[str, ...] = ("even", "odd")
+
+    def problems(self, seed: int = 0, limit: int | None = None) -> list[Problem]:
+        made = []
+        for i in range(limit or 3):
+            shown = [seed + i + k for k in range(3)]
+            episodes = tuple(Example(n, ("even", "odd")[n % 2], str(n), ("even", "odd")[n % 2]) for n in shown)
+            asked = seed + i + 7
+            made.append(Problem(str(i), episodes, (Query(f"{i}-0", asked, str(asked), ("even", "odd")[asked % 2]),)))
+        return made
+
+    def answer_text(self, answer) -> str:
+        return str(answer)
+
+    def score(self, query: Query, answer: str) -> float:
+        return float(answer == query.answer)
+
+
+def test_a_toy_task_uses_the_interface(monkeypatch):
+    monkeypatch.setitem(TASKS, "parity", Parity)
+    register_task("parity", Parity)
+    task = make_task("parity")
+    problems = task.problems(seed=1, limit=2)
+    assert [e.label for e in problems[0].episodes] == ["odd", "even", "odd"]
+    assert task.score(problems[0].queries[0], task.answer_text("even")) == 1.0

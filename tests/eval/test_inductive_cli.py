@@ -1,0 +1,90 @@
+"""``python -m eval <program> --task acre|list_functions``: run directories, results, resume and show, offline."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from memreason.eval.cli import main as eval_main
+from memreason.lm import LMChoice, ScriptedEngine
+
+
+def _respond(call):
+    wanted = call.system.split("output fields")[-1]
+    if "`function`" in wanted:
+        return {"function": "def f(xs):\n    return xs\n"}
+    if "`hypotheses`" in wanted and "blickets" in call.system:
+        return {"hypotheses": [{"blickets": [], "non_blickets": [], "rule": "any"}]}
+    if "`hypotheses`" in wanted:  # HDR's generator
+        return {"hypotheses": ["The output follows from the input."]}
+    if "`factors`" in wanted:
+        return {"factors": ["order"]}
+    if "`verdicts`" in wanted:
+        return {"verdicts": []}
+    if "undetermined" in call.system and "`answer`" in wanted:
+        return {"reasoning": "from the experiments", "answer": "off"}
+    return {
+        "reasoning": "from the examples",
+        "answer": [int(v) for v in re.findall(r"-?\d+", call.user_text.split("Input List")[-1])[:1]],
+    }
+
+
+def _scripted(monkeypatch) -> ScriptedEngine:
+    engine = ScriptedEngine(_respond)
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
+    )
+    return engine
+
+
+def test_checked_program_on_acre_end_to_end_resumes_and_shows(tmp_path, monkeypatch, capsys):
+    engine = _scripted(monkeypatch)
+    run = tmp_path / "acre"
+    argv = ["hdr_checked", "--task", "acre", "--limit", "3", "--seed", "0", "--out", str(run), "--no-progress"]
+    assert eval_main(argv) == 0
+    results = json.loads((run / "results.json").read_text())
+    config = json.loads((run / "config.json").read_text())
+    assert config["task"] == "acre" and results["task"] == "acre" and results["examples"] == 3
+    assert 0 <= results["accuracy"]["mean"] <= 1 and len(results["accuracy_ci"]) == 2
+    lines = [json.loads(line) for line in (run / "examples.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in lines] == ["0-0", "1-0", "2-0"] and all(r["source"] for r in lines)
+    assert sorted(p.name for p in (run / "memory" / "run0").iterdir()) == ["0.json", "1.json", "2.json"]
+    calls = len(engine.calls)
+    assert eval_main(argv) == 0 and len(engine.calls) == calls  # finished: nothing asked again
+    (run / "examples.jsonl").write_text("".join(line + "\n" for line in (run / "examples.jsonl").read_text().splitlines()[:2]))
+    assert eval_main(["--resume", str(run), "--no-progress"]) == 0
+    assert len(engine.calls) == calls + 1  # only the lost query's answer; its memory was restored
+    assert json.loads((run / "results.json").read_text())["accuracy"] == results["accuracy"]
+    capsys.readouterr()
+    assert eval_main(["show", str(run)]) == 0
+    assert "hdr_checked" in capsys.readouterr().out
+
+
+def test_no_memory_row_on_list_functions_end_to_end(tmp_path, monkeypatch):
+    _scripted(monkeypatch)
+    run = tmp_path / "lf"
+    assert eval_main(["episodic_cot", "--task", "list_functions", "--limit", "2", "--out", str(run), "--no-progress"]) == 0
+    results = json.loads((run / "results.json").read_text())
+    assert results["program"] == "episodic_cot" and results["task"] == "list_functions" and results["examples"] == 2
+    lines = [json.loads(line) for line in (run / "examples.jsonl").read_text().splitlines()]
+    assert all(r["prediction"].startswith("[") for r in lines)
+
+
+def test_table3_on_acre_has_the_inductive_rows_intervals_and_paired_tests(tmp_path, monkeypatch, capsys):
+    _scripted(monkeypatch)
+    out = tmp_path / "tables"
+    assert eval_main(["table3", "--task", "acre", "--limit", "3", "--out", str(out), "--no-progress"]) == 0
+    table = json.loads((out / "table3.json").read_text())
+    assert [r["program"] for r in table["rows"]] == ["episodic_cot", "hdr", "hdr_checked"]
+    assert table["columns"] == [{"level": "acre", "lm": "embedded"}]
+    assert all(len(r["cells"][0]["ci"]) == 2 and r["cells"][0]["examples"] == 3 for r in table["rows"])
+    assert [(c["a"], c["b"]) for c in table["comparisons"]] == [("hdr", "episodic_cot"), ("hdr_checked", "episodic_cot")]
+    markdown = (out / "table3.md").read_text()
+    assert "| Methods | acre |" in markdown and "no oracle row" in markdown and "Paired tests" in markdown
+    assert "HDR, hypotheses checked in code" in markdown
+
+
+def test_table3_task_refuses_what_only_experience_transfer_has(tmp_path, capsys):
+    code = eval_main(["table3", "--task", "acre", "--per-object", "--out", str(tmp_path / "t")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: --per-object is an Experience-Transfer option") and err.count("\n") == 1

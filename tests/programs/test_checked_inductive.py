@@ -1,0 +1,144 @@
+"""The checked programs on inductive tasks: hypotheses checked in code, refuted by named observations, applied in code."""
+
+from __future__ import annotations
+
+import dspy
+import pytest
+
+from memreason.datasets.inductive import make_task
+from memreason.eval.inductive.run import problem_episodes
+from memreason.lm import ScriptedEngine
+from memreason.programs import build_program
+from memreason.programs.hdr.blicket_check import BlicketHypothesis, Experiment, answer, check, entailed
+from memreason.programs.hdr.checked_blickets import experiments_of
+from memreason.programs.shared.list_runner import ListRunner
+
+EXPERIMENTS = [
+    Experiment(1, ("red cube",), "on"),
+    Experiment(2, ("blue ball",), "off"),
+    Experiment(3, ("red cube", "blue ball"), "on"),
+    Experiment(4, ("green cone", "gray cone"), "on"),
+]
+
+
+def test_a_wrong_blicket_hypothesis_is_refuted_by_a_named_experiment():
+    wrong = BlicketHypothesis.of(blickets=["blue ball"], non_blickets=["red cube"], rule="any")
+    result = check(wrong, EXPERIMENTS)
+    assert not result.accepted
+    numbers = [n for n, _ in result.refutations]
+    assert 1 in numbers and 2 in numbers
+    assert any(
+        "experiment 2 (blue ball -> off): the light was off, the hypothesis says on" in why for _, why in result.refutations
+    )
+
+
+def test_the_hypothesis_the_experiments_settle_passes_and_answers_three_ways():
+    right = entailed(EXPERIMENTS)
+    assert check(right, EXPERIMENTS).accepted and right.blickets == {"red cube"}
+    assert answer(right, EXPERIMENTS, ("red cube", "gray cone")) == "on"
+    assert answer(right, EXPERIMENTS, ("blue ball",)) == "off"
+    assert answer(right, EXPERIMENTS, ("green cone",)) == "undetermined"
+    assert answer(right, EXPERIMENTS, ("green cone", "gray cone")) == "on"  # one of them lit experiment 4
+    claims_too_much = BlicketHypothesis.of(["red cube", "green cone"], ["blue ball"], "any")
+    assert any(n is None and "green cone" in why for n, why in check(claims_too_much, EXPERIMENTS).refutations)
+
+
+def test_on_acres_problems_the_entailed_hypothesis_passes_and_gives_reasoning_gyms_answers():
+    for problem in make_task("acre").problems(seed=0, limit=60):
+        experiments = experiments_of(problem_episodes(problem))
+        hypothesis = entailed(experiments)
+        assert check(hypothesis, experiments).accepted
+        assert answer(hypothesis, experiments, problem.queries[0].input) == problem.queries[0].answer
+
+
+def _proposals(*hypotheses):
+    """A responder: each proposal call gets the next hypotheses; the reasoner answers ``off``."""
+    left = list(hypotheses)
+
+    def respond(call):
+        if "hypotheses" in call.user_text.split("Respond with")[-1] or "`hypotheses`" in call.system.split("output fields")[-1]:
+            return {"hypotheses": [left.pop(0)]}
+        return {"reasoning": "from memory", "answer": "off"}
+
+    return respond
+
+
+def test_checked_blickets_feeds_counterexamples_back_and_keeps_the_first_that_passes():
+    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    episodes = problem_episodes(problem)
+    right = entailed(experiments_of(episodes)).as_dict()
+    wrong = {"blickets": ["brown rubber cube"], "non_blickets": [], "rule": "any"}
+    engine = ScriptedEngine(_proposals(wrong, right))
+    program = build_program("hdr_checked", task="acre", N=3)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(episodes)
+        out = program(objects=list(problem.queries[0].input))
+    assert [r["verified"] for r in record["rounds"]] == [False, True] and record["stopped"] == "verified"
+    assert "experiment 1 (brown rubber cube -> off)" in engine.calls[1].user_text  # the refutation went back
+    assert out.answer == problem.queries[0].answer and out.source == "hypothesis"
+    assert len(engine.calls) == 2  # no reasoner call: the kept hypothesis answered in code
+
+
+def test_checked_blickets_falls_back_to_the_reasoner_and_says_so():
+    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    wrong = {"blickets": ["brown rubber cube"], "non_blickets": [], "rule": "any"}
+    engine = ScriptedEngine(_proposals(wrong))
+    program = build_program("hdr_checked", task="acre", N=1)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(problem_episodes(problem))
+        out = program(objects=["brown rubber cube"])
+    assert record["kept"] is None and record["stopped"] == "max_rounds"
+    assert out.source == "reasoner" and out.answer == "off" and "no hypothesis passed the check" in out.note
+
+
+EPISODES = [{"observation": "[1, 2]", "label": "[2, 3]"}, {"observation": "[5]", "label": "[6]"}]
+
+
+def _functions(*sources):
+    left = list(sources)
+
+    def respond(call):
+        if "`function`" in call.system.split("output fields")[-1]:
+            return {"function": left.pop(0)}
+        return {"reasoning": "from memory", "answer": [0]}
+
+    return respond
+
+
+@pytest.fixture(scope="module")
+def runner():
+    from memreason.sandbox import Sandbox
+
+    with Sandbox(workers=1) as sandbox:
+        yield ListRunner(sandbox, wall_seconds=1.0)
+
+
+def test_a_function_that_loops_or_raises_is_contained_and_reported(runner):
+    loops = "def f(xs):\n    while True:\n        pass\n"
+    raises = "def f(xs):\n    return xs[10]\n"
+    engine = ScriptedEngine(_functions(loops, raises))
+    program = build_program("hdr_checked", task="list_functions", N=2, runner=runner)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(EPISODES)
+        out = program(input_list=[7])
+    first, second = (r["checked"][0] for r in record["rounds"])
+    assert "TIMEOUT" in first["why"][0] and "expected [2, 3]" in first["why"][0]
+    assert "EXCEPTION" in second["why"][0] and "IndexError" in second["why"][0]
+    assert "f([1, 2]) failed (TIMEOUT" in engine.calls[1].user_text  # the failing input went back
+    assert record["kept"] is None and out.source == "reasoner" and out.answer == [0]
+
+
+def test_the_checked_list_function_applies_the_kept_function_in_the_sandbox(runner):
+    wrong = "def f(xs):\n    return xs\n"
+    right = "```python\ndef f(xs):\n    return [x + 1 for x in xs]\n```"
+    engine = ScriptedEngine(_functions(wrong, right))
+    program = build_program("hdr_checked", task="list_functions", N=3, runner=runner)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(EPISODES)
+        out = program(input_list=[7, -1])
+    assert record["rounds"][0]["checked"][0]["why"] == ["f([1, 2]) gave [1, 2]; expected [2, 3]", "f([5]) gave [5]; expected [6]"]
+    assert record["kept"] == "def f(xs):\n    return [x + 1 for x in xs]\n"
+    assert out.answer == [8, 0] and out.source == "hypothesis" and len(engine.calls) == 2
+    again = build_program("hdr_checked", task="list_functions", runner=runner)
+    again.restore(EPISODES, record)  # a resumed run answers from the saved memory, no LM call
+    assert again(input_list=[1]).answer == [2]
