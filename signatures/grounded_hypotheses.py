@@ -1,7 +1,7 @@
 """Signatures of grounded hypothesis refinement (``hdr_grounded``): rules code can check.
 
     attributes_i = Perceive(observation_i, names)                 # image episodes only, once each
-    R = RG(F, verified, rejected with counterexamples, the episodes no verified rule explains yet, grouped)
+    R = RG(F, verified, rejected with counterexamples, the episodes no verified rule explains yet)
 
 A rule is its structure (for each attribute, the values it allows, none listed meaning any
 value, and the label every matching object carries) and then its sentence: structure first,
@@ -65,9 +65,8 @@ class GroundedHypothesisGeneration(dspy.Signature):
     factors: list[str] = dspy.InputField(desc="candidate factors that may explain the labels; may be empty")
     verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
     rejected: list[Rejection] = dspy.InputField(desc="rules that failed the check, with the episodes that contradict them")
-    to_explain: list[EpisodeGroup] = dspy.InputField(
-        desc="the labelled episodes no verified rule matches yet (all of them at first), grouped by label and by the "
-        "attribute values they share"
+    to_explain: list[dict[str, str]] = dspy.InputField(
+        desc="the labelled episodes no verified rule matches yet (all of them at first), as attributes and label"
     )
     rules: list[GroundedRule] = dspy.OutputField(
         desc="new rules, one per hypothesis, at most 8 (more can follow in the next round)"

@@ -18,7 +18,8 @@ This is hypothesis refinement with feedback (Qiu et al. 2024): the paper's LM ve
 replaced by an exact check of each rule against every labelled episode, and the episodes a
 rejected rule gets wrong go back to the generator in the next round. Verified rules stay
 verified (the episodes do not change), so the memory only grows; the generator sees only the
-episodes still unexplained (all of them in round 1), grouped (:func:`group_episodes`), and
+episodes still unexplained (all of them in round 1; grouped, :func:`group_episodes`, with
+``group_unexplained``), and
 code checks its rules against all. Each round makes progress or ends the loop:
 
 - a proposal that repeats a rule already checked (the same conditions, as sets, and label),
@@ -77,7 +78,13 @@ class GroundedConsolidator(StepModule):
     """Build semantic memory from labelled episodes: K factor passes, then N rounds of generate-check."""
 
     def __init__(
-        self, K: int = 2, N: int = 3, perceive: Sequence[str] | None = None, *, task_description: TaskDescription = NEUTRAL_TASK
+        self,
+        K: int = 2,
+        N: int = 3,
+        perceive: Sequence[str] | None = None,
+        *,
+        task_description: TaskDescription = NEUTRAL_TASK,
+        group_unexplained: bool = False,
     ):
         """
         Args:
@@ -87,13 +94,25 @@ class GroundedConsolidator(StepModule):
             perceive: the attributes a perception call asks of an episode given without ``attributes``
                 (default: the task description's ``perceived``; none: every episode must carry its attributes).
             task_description: how the prompts speak of the task's episodes and attributes (default: any task).
+            group_unexplained: show the generator the unexplained episodes grouped (:func:`group_episodes`) instead
+                of as a flat list of distinct records (the default: on the embedded model the grouped prompt wrote
+                6 of Table 1's 8 Level-1 rules in three rounds where the flat one wrote all 8).
         """
         super().__init__()
         self.K, self.N = whole_number("K", K, minimum=0), whole_number("N", N, minimum=1)
         self.perceived = tuple(task_description.perceived if perceive is None else perceive)
         self.extract_factors = FactorExtractor(self.K, task_description=task_description)
         self.perceive = dspy.Predict(task_description.perception_signature())
-        self.generate = dspy.Predict(task_description.grounded_generation_signature(), max_tokens=GENERATOR_MAX_TOKENS)
+        self.group_unexplained = bool(group_unexplained)
+        signature = task_description.grounded_generation_signature()
+        if self.group_unexplained:
+            signature = signature.with_updated_fields(
+                "to_explain",
+                type_=list[EpisodeGroup],
+                desc="the labelled episodes no verified rule matches yet (all of them at first), grouped by label and by "
+                "the attribute values they share",
+            )
+        self.generate = dspy.Predict(signature, max_tokens=GENERATOR_MAX_TOKENS)
 
     def steps(self, episodes) -> Steps[dspy.Prediction]:
         """``hypotheses``: the verified rules' statements; ``rules``: the rules; ``record``: how they were found."""
@@ -125,7 +144,7 @@ class GroundedConsolidator(StepModule):
                 factors=list(factors),
                 verified=[r.statement() for r in memory.verified],
                 rejected=memory.rejected,
-                to_explain=group_episodes(unexplained(memory.verified, observations)),
+                to_explain=(group_episodes if self.group_unexplained else _distinct)(unexplained(memory.verified, observations)),
             )
             checks, repeated, narrowed = memory.take([Rule.of(_plain(r.conditions), r.label, r.sentence) for r in out.rules])
             left = unexplained(memory.verified, observations)
@@ -291,3 +310,12 @@ def _importable(model: type[BaseModel], *key) -> type[BaseModel]:
     model.__module__ = __name__
     globals()[model.__qualname__] = model
     return model
+
+
+def _distinct(observations: Sequence[LabelledEpisode]) -> list[dict[str, str]]:
+    """The observations as attribute-and-label records, each distinct record once (episodes repeat combinations)."""
+    seen: dict[tuple, dict[str, str]] = {}
+    for o in observations:
+        record = o.as_dict()
+        seen.setdefault(tuple(sorted(record.items())), record)
+    return list(seen.values())

@@ -37,13 +37,10 @@ def rule(label, sentence="-", **conditions):
 
 def one_rule_per_record(call):
     """A generator that writes one exact rule for every episode it is asked to explain."""
-    return {
-        "rules": [
-            rule(group["label"], **{k: [v] for k, v in episode.items()})
-            for group in given(call, "to_explain")
-            for episode in group["episodes"]
-        ]
-    }
+    records = [
+        {**episode, "label": item["label"]} for item in given(call, "to_explain") for episode in item.get("episodes", [item])
+    ]  # a flat record, or a group of episodes (group_unexplained)
+    return {"rules": [rule(r["label"], **{k: [v] for k, v in r.items() if k != "label"}) for r in records]}
 
 
 def consolidate(script, episodes=EPISODES, **knobs):
@@ -89,9 +86,9 @@ def test_a_rule_with_a_counterexample_is_rejected_and_the_episode_goes_back_to_t
     rejected = given(generator_calls[1], "rejected")
     assert {"shape": "square", "color": "green", "label": "normal"} in rejected[0]["counterexamples"]
     assert given(generator_calls[1], "verified") == program.hypotheses[:2]
-    assert given(generator_calls[1], "to_explain") == [  # two normal episodes that share no value: a group each
-        {"label": "normal", "shared": {"shape": "square", "color": "green"}, "episodes": [{"shape": "square", "color": "green"}]},
-        {"label": "normal", "shared": {"shape": "circle", "color": "blue"}, "episodes": [{"shape": "circle", "color": "blue"}]},
+    assert given(generator_calls[1], "to_explain") == [  # the two normal episodes still unexplained
+        {"shape": "square", "color": "green", "label": "normal"},
+        {"shape": "circle", "color": "blue", "label": "normal"},
     ]
     kept = {r["statement"]: r for r in record["rules"]}
     assert kept["Objects with color red are labelled anomaly."]["coverage"] == [0, 1]
