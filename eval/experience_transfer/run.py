@@ -38,7 +38,7 @@ from memreason.programs import PROGRAMS, build_program
 from memreason.signatures import Episode
 
 from ..harness.budget import STOPPED_BY_BUDGET, answered_so_far
-from ..harness.loop import run_each
+from ..harness.loop import finish_example, run_each
 from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter, read_json, write_json
 from ..harness.session import RunSession
@@ -252,18 +252,17 @@ def _answer_all(
             "prediction": prediction,
             "correct": prediction == scene.target,
             **({"object_labels": objects, "true_labels": scene.labels} if objects is not None else {}),
-            "tokens": spent["tokens"],
-            "usage": spent["usage"],
-            "faults": spent["faults"],
-            "retries": spent["retries"],
-            "failure": failure,
-            "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
         }
-        traces.write(example_unit(run, scene.id), meter.take_calls())  # before its line: a line always has its trace
-        writer.write(record)
-        if failure:
-            session.errors.fail(failure)
-        return record
+        return finish_example(
+            record,
+            spent,
+            failure,
+            unit=example_unit(run, scene.id),
+            calls=meter.take_calls(),
+            traces=traces,
+            writer=writer,
+            session=session,
+        )
 
     bar = tqdm(
         total=total,

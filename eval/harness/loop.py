@@ -65,3 +65,24 @@ def run_each(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return done
+
+
+def finish_example(
+    record: dict[str, Any], spent: dict[str, Any], failure: dict[str, Any] | None, *, unit: str, calls, traces, writer, session
+) -> dict[str, Any]:
+    """Complete one example's line and keep it: what it spent (``spent``, a meter's record) and its failure; then
+    its trace under ``unit`` before its line (a line always has its trace), the line, and the failure counted."""
+    record = {
+        **record,
+        "tokens": spent["tokens"],
+        "usage": spent["usage"],
+        "faults": spent["faults"],
+        "retries": spent["retries"],
+        "failure": failure,
+        "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
+    }
+    traces.write(unit, calls)
+    writer.write(record)
+    if failure:
+        session.errors.fail(failure)
+    return record

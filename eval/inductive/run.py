@@ -33,7 +33,7 @@ from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 from memreason.signatures import Episode
 
-from ..harness.loop import run_each
+from ..harness.loop import finish_example, run_each
 from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter, read_json, write_json
 from ..harness.session import RunSession
@@ -202,18 +202,17 @@ def _answer(program, inductive, problem, query, session, run, traces, writer, me
         "correct": score >= 1.0,
         "source": out.get("source") if out is not None else None,  # a checked program: "hypothesis" or "reasoner"
         "note": out.get("note") if out is not None else None,
-        "tokens": spent["tokens"],
-        "usage": spent["usage"],
-        "faults": spent["faults"],
-        "retries": spent["retries"],
-        "failure": failure,
-        "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
     }
-    traces.write(example_unit(run, query.id), meter.take_calls())  # before its line: a line always has its trace
-    writer.write(record)
-    if failure:
-        session.errors.fail(failure)
-    return record
+    return finish_example(
+        record,
+        spent,
+        failure,
+        unit=example_unit(run, query.id),
+        calls=meter.take_calls(),
+        traces=traces,
+        writer=writer,
+        session=session,
+    )
 
 
 def summarise(
