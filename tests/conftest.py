@@ -72,6 +72,19 @@ def pytest_runtest_setup(item):
 
 
 @pytest.fixture(autouse=True)
+def _embedded_model_only_when_marked(request, monkeypatch):
+    """A test not marked ``local_lm`` that reaches for the embedded model fails at once: it would start the real
+    server (seconds on a machine that has it, a skip-worthy miss on one that does not) in a suite meant offline."""
+    if "local_lm" in request.keywords:
+        return
+
+    def refuse(*args, **kwargs):
+        pytest.fail("this test reached for the embedded model but is not marked local_lm: script its LM", pytrace=False)
+
+    monkeypatch.setattr("memreason.lm.resolve.embedded_model_path", refuse)
+
+
+@pytest.fixture(autouse=True)
 def _work_in_tmp(tmp_path, monkeypatch):
     """Run each test in its own directory, so default run directories (runs/...) land there."""
     monkeypatch.chdir(tmp_path)

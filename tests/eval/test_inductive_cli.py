@@ -31,9 +31,13 @@ def _respond(call):
 
 def _scripted(monkeypatch) -> ScriptedEngine:
     engine = ScriptedEngine(_respond)
-    monkeypatch.setattr(
-        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
-    )
+
+    def resolve(spec, **kw):
+        return LMChoice(spec or "embedded", engine.lm(), local=False)
+
+    # the runs' resolver, and the tables' check of their LMs before any cell (else it starts the embedded server)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.tables.resolve_lm", resolve)
     return engine
 
 
