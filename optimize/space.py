@@ -178,6 +178,7 @@ _ARC = {
     "arcmemo_ps": ["top_k", "attempts", "retries"],
     "arcmemo_ps_noselect": ["attempts", "retries"],
     "arcmemo_ps_exec": ["top_k", "attempts", "retries"],
+    "arcmemo_ps_exec_solution": ["top_k", "attempts", "retries"],
 }
 _ARC_RANGES = {"top_k": (1, 10), "attempts": (1, 3), "retries": (0, 2)}
 

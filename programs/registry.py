@@ -215,6 +215,15 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "no LM call to select (knobs: top_k, default 3, continual_every, ...); not the paper's",
             select="execute",
         ),
+        _spec(
+            "arcmemo_ps_exec_solution",
+            "arc",
+            ArcMemoPS,
+            "program-synthesis concepts: every concept abstracted with the stored program that comes closest on the "
+            "task's train pairs, no LM call to select (knobs: top_k = programs, default 1, continual_every, ...); not the paper's",
+            select="execute",
+            read_by="solution",
+        ),
     ]
 }
 

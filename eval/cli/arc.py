@@ -147,7 +147,9 @@ def _evaluate_options(parser: Parser) -> None:
     memory = parser.add_argument_group("memory")
     add(memory, "--memory")
     memory.add_argument(
-        "--top-k", type=whole("--top-k"), help="most concepts selected per task (OE default 5, arcmemo_ps_exec 3)"
+        "--top-k",
+        type=whole("--top-k"),
+        help="most concepts selected per task (OE default 5, arcmemo_ps_exec 3; arcmemo_ps_exec_solution: most programs whose concepts are read, default 1)",
     )
     memory.add_argument(
         "--continual-every",

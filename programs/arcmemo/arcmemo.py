@@ -7,6 +7,8 @@
                                 (a reference row: what selection could give at best)
     arcmemo_ps_exec       s_i = the concepts whose stored programs come closest to the train outputs, no LM
                                 (execution-ranked, not the paper's: :mod:`.execution_ranking`)
+    arcmemo_ps_exec_solution  s_i = every concept abstracted with the stored program that comes closest, no LM
+                                (the same ranking, read by solution rather than by concept)
 
 A memory read whose answer cannot be parsed (a small model looping until ``max_tokens``)
 does not forfeit the puzzle: the solver goes on without concepts and the read records why.
@@ -46,6 +48,7 @@ from .execution_ranking import rank_concepts
 __all__ = ["EXECUTE_TOP_K", "RANKED_SHOWN", "ArcMemo", "ArcMemoOE", "ArcMemoPS"]
 
 EXECUTE_TOP_K = 3  # the concepts an execution-ranked read keeps when top_k is not given
+EXECUTE_SOLUTIONS = 1  # the programs whose concepts a read by solution keeps when top_k is not given
 RANKED_SHOWN = 2  # its record also scores this many concepts ranked after the selected ones
 NO_TOKENS = {"prompt": 0, "completion": 0, "calls": 0}
 
@@ -65,6 +68,7 @@ class ArcMemo(ArcProgram):
         reasoning_selection: bool = True,
         modality: str = "text",
         demos: bool = True,
+        read_by: str = "concept",
         **solver_knobs: Any,
     ):
         """
@@ -75,13 +79,17 @@ class ArcMemo(ArcProgram):
                 LM call, a reference for what selection could give; never a label in a prompt;
                 ``"execute"``: the concepts whose stored programs, run on the task's train inputs, come
                 closest to its train outputs, with no LM call; see :mod:`.execution_ranking`).
-            top_k: the most concepts a read keeps (OE default 5, PS no cap; ``"execute"``: :data:`EXECUTE_TOP_K`).
+            top_k: the most concepts a read keeps (OE default 5, PS no cap; ``"execute"``: :data:`EXECUTE_TOP_K`);
+                read by solution, the most programs whose concepts it keeps (:data:`EXECUTE_SOLUTIONS`).
             revise: PS writes may revise a concept by title (the paper's); False keeps each solution's
                 concepts apart (see :class:`ConceptAbstractor`).
             reasoning_selection: PS selection thinks step by step first.
             modality: ``"text"`` (grids as digits) or ``"image"`` (OE captions read the task drawn as an image;
                 PS selection reads text either way).
             demos: the abstractor's steps carry one hand-written ARC demonstration each.
+            read_by: with ``select="execute"``, ``"concept"`` keeps the ``top_k`` best-scoring concepts;
+                ``"solution"`` keeps every concept kept with the ``top_k`` best-scoring programs: all that was
+                abstracted from the closest solutions, whole rather than in fragments.
             **solver_knobs: :class:`ArcProgram`'s (attempts, retries, cot, temperature, seed,
                 continual_every, write_gate, retry_mode, reselect, reselect_k, sandbox, and
                 freeze_memory_writers, which keeps the abstractor out of optimizers' reach; default True).
@@ -90,10 +98,14 @@ class ArcMemo(ArcProgram):
             raise ValueError(f"modality must be 'text' or 'image', got {modality!r}")
         if select not in (True, False, "oracle", "execute"):
             raise ValueError(f"select must be True, False, 'oracle' or 'execute', got {select!r}")
-        self.memory_format = format
+        if read_by not in ("concept", "solution"):
+            raise ValueError(f"read_by must be 'concept' or 'solution', got {read_by!r}")
+        if read_by == "solution" and select != "execute":
+            raise ValueError(f"read_by='solution' needs select='execute', got select={select!r}")
+        self.memory_format, self.read_by = format, read_by
         self.selects = select in (True, "execute")  # an execution-ranked read takes reselect, keeping its first concepts
         if select == "execute" and top_k is None:
-            top_k = EXECUTE_TOP_K
+            top_k = EXECUTE_SOLUTIONS if read_by == "solution" else EXECUTE_TOP_K
         super().__init__(**solver_knobs)
         self.select_concepts, self.modality, self.top_k = select, modality, top_k
         self.selector = (
@@ -147,12 +159,18 @@ class ArcMemo(ArcProgram):
 
         Every program a concept keeps runs in the solver's sandbox on the train inputs (never the test
         pairs): :func:`rank_concepts`. The record scores the selected concepts and the
-        :data:`RANKED_SHOWN` ranked next (``scores``, rounded) and counts the programs run."""
+        :data:`RANKED_SHOWN` ranked next (``scores``, rounded) and counts the programs run. Read by solution
+        (``read_by="solution"``), it keeps every concept kept with the ``top_k`` best programs, shown in memory
+        order, and records the best programs' scores (``solution_scores``)."""
         ranking = rank_concepts(self.memory, task.train, self.solver.sandbox or shared_sandbox())
-        names = ranking.selected(self.top_k)
+        by_solution = self.read_by == "solution"
+        names = ranking.selected_by_solution(self.top_k) if by_solution else ranking.selected(self.top_k)
         self.memory.use(names)
         scores = {name: round(score, 4) for name, score in ranking.scores[: len(names) + RANKED_SHOWN]}
         record = {"selected": names, "scores": scores, "programs_run": ranking.runs, "tokens": dict(NO_TOKENS)}
+        if by_solution:  # the concepts of one program together, in memory order (as the oracle read shows them)
+            record["solution_scores"] = [round(score, 4) for score, _ in ranking.solutions[: self.top_k + RANKED_SHOWN]]
+            return self.memory.render(names), _with_sources(self.memory, record)
         return "\n".join(self.memory.render([name]) for name in names), _with_sources(self.memory, record)
 
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:

@@ -10,18 +10,21 @@ For a new task, each of them runs in the sandbox on the task's train inputs, and
     program score  = the mean pair score over the train pairs
     concept score  = its best program's score (a concept without programs is not ranked)
 
-The read keeps the ``top_k`` best concepts scoring above 0, ties in memory order. Only the
+The read keeps the ``top_k`` best concepts scoring above 0, ties in memory order; or, read by
+solution, every concept kept with the ``top_k`` best programs scoring above 0 (all that was
+abstracted from the solutions that come closest, as a whole). Only the
 train pairs are read, never the test pairs; the programs are shown to no LM and never
 answer for the solver, which writes its own program from the concepts' text.
 
     ranking = rank_concepts(memory, task.train, sandbox)
     ranking.scores               # [(name, score), ...], best first
     ranking.selected(top_k=3)    # the names a read keeps
+    ranking.selected_by_solution(top_k=1)   # every concept kept with the best program
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from memreason.datasets.arc import ArcPair, Grid
@@ -38,10 +41,20 @@ class Ranking:
 
     scores: list[tuple[str, float]]
     runs: int  # distinct programs run
+    #: each distinct program's score and the concepts that keep it (memory order), best first, ties in memory order
+    solutions: list[tuple[float, tuple[str, ...]]] = field(default_factory=list)
 
     def selected(self, top_k: int) -> list[str]:
         """The names of the ``top_k`` best concepts whose score is above 0."""
         return [name for name, score in self.scores if score > 0][:top_k]
+
+    def selected_by_solution(self, top_k: int) -> list[str]:
+        """Every concept that keeps one of the ``top_k`` best programs scoring above 0, best program first, each
+        program's concepts in memory order, without repeats."""
+        names: list[str] = []
+        for score, concepts in [s for s in self.solutions if s[0] > 0][:top_k]:
+            names += [name for name in concepts if name not in names]
+        return names
 
 
 def pair_score(output: Grid | None, expected: Grid) -> float:
@@ -65,6 +78,7 @@ def rank_concepts(memory: ConceptMemory, pairs: Sequence[ArcPair], sandbox: Runn
     """Every concept of ``memory`` that keeps programs, scored on ``pairs`` (a task's train pairs); a program
     kept by several concepts runs once."""
     by_program: dict[str, float] = {}
+    keepers: dict[str, list[str]] = {}  # program -> the concepts that keep it, in memory order
     ranked = []
     for index, (name, programs) in enumerate(memory.stored_programs()):
         if not programs:
@@ -72,6 +86,8 @@ def rank_concepts(memory: ConceptMemory, pairs: Sequence[ArcPair], sandbox: Runn
         for program in programs:
             if program not in by_program:
                 by_program[program] = program_score(program, pairs, sandbox)
+            keepers.setdefault(program, []).append(name)
         ranked.append((name, max(by_program[p] for p in programs), index))
     ranked.sort(key=lambda item: (-item[1], item[2]))
-    return Ranking([(name, score) for name, score, _ in ranked], len(by_program))
+    solutions = sorted(((score, tuple(keepers[p])) for p, score in by_program.items()), key=lambda s: -s[0])  # stable
+    return Ranking([(name, score) for name, score, _ in ranked], len(by_program), solutions)

@@ -268,8 +268,10 @@ def test_the_arc_programs_are_registered():
         "arcmemo_ps_noselect",
         "arcmemo_ps_oracle",
         "arcmemo_ps_exec",
+        "arcmemo_ps_exec_solution",
     }
-    assert all(build_program(name).selector is None for name in ("arcmemo_ps_noselect", "arcmemo_ps_oracle", "arcmemo_ps_exec"))
+    no_selector = ("arcmemo_ps_noselect", "arcmemo_ps_oracle", "arcmemo_ps_exec", "arcmemo_ps_exec_solution")
+    assert all(build_program(name).selector is None for name in no_selector)
     assert build_program("arcmemo_ps_exec").top_k == 3 and build_program("arcmemo_ps_exec", top_k=5).top_k == 5
     program = build_program("arcmemo_ps", attempts=3, retries=2, top_k=4, continual_every=5)
     assert (program.solver.attempts, program.solver.retries, program.selector.top_k, program.continual_every) == (3, 2, 4, 5)
@@ -432,6 +434,7 @@ ARC_SCRIPTS = {  # every ARC program, with the answers its read and its solver a
     ),
     "arcmemo_ps_noselect": dict(program={"program": FLIP}),
     "arcmemo_ps_exec": dict(program={"program": FLIP}),
+    "arcmemo_ps_exec_solution": dict(program={"program": FLIP}),
 }
 
 

@@ -131,3 +131,36 @@ def test_a_retry_keeps_the_first_execution_ranked_read(quick):
     step = out.attempts[0].steps[1]
     assert step.read["reselected"] and step.read["kept_first"] and step.read["selected"] == []
     assert step.read["tokens"]["calls"] == 0 and step.program == RECOLOR
+
+
+def test_a_read_by_solution_keeps_every_concept_abstracted_with_the_best_programs_in_memory_order(quick):
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "keep the grid"})], source="identity_task", program=IDENTITY)
+    memory.add(
+        [PSConcept(**{**PS_CONCEPT, "title": t}) for t in ("reverse each row", "new row of the same length")],
+        source="flip_task",
+        program=FLIP,
+    )
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "recolour"})], source="recolor_task", program=RECOLOR)
+    ranking = rank_concepts(memory, flip_task().train, quick)
+    assert [round(score, 4) for score, _ in ranking.solutions] == [1.0, 0.4167, 0.1667]
+    assert ranking.selected_by_solution(top_k=1) == ["reverse each row", "new row of the same length"]
+    assert ranking.selected_by_solution(top_k=2) == ["reverse each row", "new row of the same length", "recolour"]
+    assert ranking.selected(top_k=1) == ["reverse each row"]  # by concept: a fragment of the same solution
+    program = build_program("arcmemo_ps_exec_solution", attempts=1, sandbox=quick)
+    assert program.top_k == 1 and program.read_by == "solution"
+    program.use_memory(memory)
+    text, read = program.read(unlabelled_flip())
+    assert read["selected"] == ["reverse each row", "new row of the same length"]
+    assert read["solution_scores"] == [1.0, 0.4167, 0.1667] and read["tokens"]["calls"] == 0
+    assert text == memory.render(["reverse each row", "new row of the same length"])
+    assert read["selected_sources"] == {"reverse each row": ["flip_task"], "new row of the same length": ["flip_task"]}
+    program.use_memory(memory_of(("crashes", CRASH)))  # no program scores above 0: nothing is read
+    assert program.read(unlabelled_flip())[1]["selected"] == []
+
+
+def test_read_by_solution_is_refused_without_an_execution_ranked_read():
+    with pytest.raises(ValueError, match="read_by"):
+        build_program("arcmemo_ps", read_by="whole")
+    with pytest.raises(ValueError, match="select='execute'"):
+        build_program("arcmemo_ps", read_by="solution")
