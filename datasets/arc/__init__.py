@@ -11,7 +11,15 @@ from .generated import (
     generation,
     parts_of,
 )
-from .rearc_solutions import abstraction_text, dsl_reference, runnable_program, verifier_ids, verifier_source
+from .rearc_solutions import (
+    abstraction_text,
+    dsl_primitives,
+    dsl_reference,
+    dsl_text,
+    runnable_program,
+    verifier_ids,
+    verifier_source,
+)
 from .render import PALETTE, grid_image, grid_text, puzzle_text, task_image
 from .splits import ARC1D_SOLUTIONS, MEMORIES, SEED_SOLUTIONS, SPLITS, load_split, split_ids
 from .tasks import ArcDataError, ArcPair, ArcTask, Grid, check_grid
@@ -34,7 +42,9 @@ __all__ = [
     "arc1d_families",
     "check_grid",
     "concept_of",
+    "dsl_primitives",
     "dsl_reference",
+    "dsl_text",
     "generation",
     "grid_image",
     "grid_text",

@@ -5,6 +5,7 @@
     runnable_program("007bbfb7")    # the DSL's source + the verifier + transform(grid), for the sandbox
     dsl_reference(source)           # signature and docstring of each DSL primitive/constant the source uses
     abstraction_text("007bbfb7")    # what a concept abstractor is shown: the verifier, then that reference
+    dsl_text(source)                # the same for any program written in the DSL
 
 re-ARC (Hodel, 2024) wrote one verifier per ARC-AGI-1 training task in a small DSL of grid
 primitives (``reasoning_gym/arc/rearc_utils/dsl.py``, self-contained). Both files are located
@@ -23,7 +24,15 @@ from pathlib import Path
 
 from .tasks import ArcDataError
 
-__all__ = ["abstraction_text", "dsl_reference", "runnable_program", "verifier_ids", "verifier_source"]
+__all__ = [
+    "abstraction_text",
+    "dsl_primitives",
+    "dsl_reference",
+    "dsl_text",
+    "runnable_program",
+    "verifier_ids",
+    "verifier_source",
+]
 
 _PREFIX = "verify_"
 
@@ -68,6 +77,11 @@ def _dsl() -> tuple[str, dict[str, str], dict[str, str], dict[str, str]]:
             except ValueError:
                 types[name] = f"{name} = {value}"
     return text, primitives, constants, types
+
+
+def dsl_primitives() -> frozenset[str]:
+    """The names of the DSL's primitives (its functions)."""
+    return frozenset(_dsl()[1])
 
 
 def verifier_ids() -> tuple[str, ...]:
@@ -120,13 +134,17 @@ def dsl_reference(source: str) -> str:
 
 
 def abstraction_text(task_id: str) -> str:
-    """What a concept abstractor is shown as the solution: the verifier (named ``transform``), then a short
-    header and the :func:`dsl_reference` of what it uses."""
+    """What a concept abstractor is shown as the solution: the verifier, named ``transform``, as :func:`dsl_text`."""
     source = verifier_source(task_id)
-    shown = source.replace(f"def {_PREFIX}{task_id}(", "def transform(", 1)
+    return dsl_text(source.replace(f"def {_PREFIX}{task_id}(", "def transform(", 1))
+
+
+def dsl_text(source: str) -> str:
+    """A program in the DSL as an abstractor is shown it: the program, then a short header and the
+    :func:`dsl_reference` of what it uses."""
     header = (
         "# The program above is written in a small library (DSL) of grid primitives: a grid is a tuple of rows,\n"
         "# each a tuple of colours 0-9; transform(I) returns the output grid. The types, constants and\n"
         "# primitives it uses (signature  # what it does):"
     )
-    return f"{shown}\n\n{header}\n{dsl_reference(source)}\n"
+    return f"{source.strip()}\n\n{header}\n{dsl_reference(source)}\n"

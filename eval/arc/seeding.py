@@ -1,10 +1,12 @@
 """Seed a memory file from verified solutions: solved here by the baseline solver, or given
-(a directory of the user's own, or re-ARC's verifiers: :mod:`memreason.eval.arc.solutions`).
+(a directory of the user's own, or re-ARC's verifiers: :mod:`memreason.eval.arc.solutions`, abstracted
+with the demonstration's solution written in their DSL).
 Each concept a write adds or revises keeps the program that verified (an unverified solution
 written with ``unverified`` gives none): what an execution-ranked read runs."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -12,12 +14,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from memreason.datasets.arc import ArcTask
+from memreason.datasets.arc import ArcTask, dsl_primitives
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.spend import Spend
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
+from memreason.programs.arcmemo import ConceptAbstractor, ConceptMemory, use_arc_demos
 from memreason.programs.arcmemo.arc_solver import error_text
 from memreason.programs.arcmemo.memory_file import empty_memory, load_memory, save_memory
 
@@ -27,8 +30,12 @@ from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter
 from ..harness.session import RunSession
 from ..harness.usage import UsageTally
+from .build_quality import concept_quality
 from .config import BuildConfig
 from .scoring import lm_failure, verify_matrix
+from .solutions import REARC
+
+log = logging.getLogger(__name__)
 
 
 def passes_all(task: ArcTask, program: str, sandbox) -> bool:
@@ -64,6 +71,8 @@ def build_memory(
         **({"revise": False} if config.apart else {}),
     )
     writer_program.set_memory_lm(session.memory_lm)
+    if config.solutions == REARC and isinstance(getattr(writer_program, "abstractor", None), ConceptAbstractor):
+        use_arc_demos(writer_program.abstractor, dsl=True)  # the demonstration's solution in the verifiers' DSL
     solver = build_program(
         "baseline",
         attempts=config.attempts,
@@ -88,11 +97,26 @@ def build_memory(
     writer = JsonlWriter(run_dir / "examples.jsonl")
     records = list(kept)
 
-    def solve(item: ArcTask) -> tuple[dict[str, Any], Meter] | None:
+    def solve(item: ArcTask) -> tuple[dict[str, Any], Meter, Any] | None:
         if session.errors.stopping:
             return None
         meter = Meter(root=solver)
-        return _solve(item, meter), meter
+        record = _solve(item, meter)
+        return record, meter, _draft(item, record, meter)
+
+    def _shown(item: ArcTask, record: dict[str, Any]) -> str:
+        return given[item.id].shown if item.id in given else record["solution"]
+
+    def _draft(item: ArcTask, record: dict[str, Any], meter: Meter) -> Any:
+        """What of the write reads no memory, made here, side by side with other tasks' (the writes are in order)."""
+        if not (record["verified"] or (config.unverified and record["solution"])) or session.errors.stopping:
+            return None
+        with session.task_context(), metering(meter):
+            try:
+                return writer_program.draft(item, _shown(item, record))
+            except Exception as exc:  # the write in order drafts again, and records what failed then
+                log.warning("drafting the write of %s failed (%s); it is drafted again when written", item.id, error_text(exc))
+                return None
 
     def _solve(item: ArcTask, meter: Meter) -> dict[str, Any]:
         if item.id in given:  # run as its program, recorded as its source
@@ -136,8 +160,8 @@ def build_memory(
             "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
         }
 
-    def keep(item: ArcTask, solved: tuple[dict[str, Any], Meter]) -> None:  # in task order: memory grows
-        record, meter = solved
+    def keep(item: ArcTask, solved: tuple[dict[str, Any], Meter, Any]) -> None:  # in task order: memory grows
+        record, meter, draft = solved
         i = len(records) + 1
         if record.get("failure"):
             session.errors.fail(record["failure"])
@@ -147,9 +171,9 @@ def build_memory(
         if record["verified"] or (config.unverified and record["solution"]):
             with session.task_context(), metering(meter):
                 try:
-                    shown = given[item.id].shown if item.id in given else record["solution"]
                     ran = given[item.id].program if item.id in given else record["solution"]  # checked on every pair
-                    record["write"] = writer_program.write(item, shown, program=ran if record["verified"] else None)
+                    program = ran if record["verified"] else None
+                    record["write"] = writer_program.write(item, _shown(item, record), program=program, draft=draft)
                 except Exception as exc:
                     record["write_error"] = error_text(exc)
                     session.errors.fail(failure_of(exc))
@@ -206,6 +230,9 @@ def _build_results(
         "concepts": len(writer_program.memory),
         "calls": sum(t.calls for t in tally.roles().values()),  # LM calls, every role
         "memory_file": str(out),
+        "quality": concept_quality(writer_program.memory, dsl_primitives() if config.solutions == REARC else ())
+        if isinstance(writer_program.memory, ConceptMemory)
+        else {},
         "failures": dict(sorted(failures.items())),
         "faults": dict(sorted(tally.faults.items())),
         "lm_retries": dict(sorted(tally.retries.items())),

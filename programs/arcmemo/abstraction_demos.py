@@ -1,12 +1,16 @@
 """Hand-written ARC demonstrations for the concept abstractor (one per step, ours, not the paper's).
 
-    use_arc_demos(abstractor)    # what the ARC programs do (their ``demos`` knob)
+    use_arc_demos(abstractor)              # what the ARC programs do (their ``demos`` knob)
+    use_arc_demos(abstractor, dsl=True)    # for solutions in re-ARC's DSL (``build_memory --solutions rearc``)
 
 One small puzzle -- grey objects recoloured by size rank -- abstracted both ways:
 OE as situation/suggestion lessons from a post-hoc derivation, PS as typed concepts,
 one of them higher-order (a sort taking the key as a routine), one a revision of a
 concept already in memory. The puzzle is stated as the ARC programs state theirs
-(:func:`memreason.programs.arcmemo.arc_problem.arc_problem`, without test inputs).
+(:func:`memreason.programs.arcmemo.arc_problem.arc_problem`, without test inputs). Its solution
+is written twice, in plain Python and in re-ARC's DSL (shown with the reference of the primitives
+it uses, as a re-ARC verifier is shown): the pseudocode and concepts are the same plain words
+either way, which is what a small model is to imitate rather than naming the DSL's primitives.
 """
 
 from __future__ import annotations
@@ -62,6 +66,15 @@ SOLUTION = """def transform(grid):
         for y, x in cells:
             out[y][x] = rank
     return out
+"""
+
+DSL_SOLUTION = """def transform(I: Grid) -> Grid:
+    x1 = objects(I, T, F, T)
+    x2 = order(x1, compose(invert, size))
+    x3 = interval(ONE, increment(size(x2)), ONE)
+    x4 = mpapply(recolor, x3, x2)
+    x5 = paint(I, x4)
+    return x5
 """
 
 DERIVATION = [
@@ -120,17 +133,29 @@ def _demo(**fields) -> dspy.Example:
 
 PROBLEM = f"{ARC_INTRO}\n\n{PUZZLE}"
 
-OE_DERIVE_DEMOS = [_demo(problem=PROBLEM, solution=SOLUTION, derivation=DERIVATION)]
-OE_ABSTRACT_DEMOS = [_demo(problem=PROBLEM, solution=SOLUTION, derivation=DERIVATION, concepts=OE_CONCEPTS)]
-PS_PSEUDOCODE_DEMOS = [_demo(solution=SOLUTION, pseudocode=PSEUDOCODE)]
-PS_ABSTRACT_DEMOS = [_demo(memory=MEMORY, pseudocode=PSEUDOCODE, solution=SOLUTION, concepts=PS_CONCEPTS)]
+
+def _demos(solution: str) -> dict[str, list[dspy.Example]]:
+    """Each step's demonstration, the puzzle's solution shown as ``solution``."""
+    return {
+        "oe_derive": [_demo(problem=PROBLEM, solution=solution, derivation=DERIVATION)],
+        "oe_abstract": [_demo(problem=PROBLEM, solution=solution, derivation=DERIVATION, concepts=OE_CONCEPTS)],
+        "ps_pseudocode": [_demo(solution=solution, pseudocode=PSEUDOCODE)],
+        "ps_abstract": [_demo(memory=MEMORY, pseudocode=PSEUDOCODE, solution=solution, concepts=PS_CONCEPTS)],
+    }
 
 
-def use_arc_demos(abstractor) -> None:
-    """Give each step of a :class:`ConceptAbstractor` its ARC demonstration (replacing any it had)."""
-    if abstractor.format == "oe":
-        steps = [(abstractor.derive, OE_DERIVE_DEMOS), (abstractor.abstract, OE_ABSTRACT_DEMOS)]
+def use_arc_demos(abstractor, *, dsl: bool = False) -> None:
+    """Give each step of a :class:`ConceptAbstractor` its ARC demonstration (replacing any it had). ``dsl``: the
+    demonstrations' solution is the DSL program, shown as re-ARC's verifiers are (needs reasoning-gym)."""
+    if dsl:
+        from memreason.datasets.arc.rearc_solutions import dsl_text
+
+        demos = _demos(dsl_text(DSL_SOLUTION))
     else:
-        steps = [(abstractor.pseudocode, PS_PSEUDOCODE_DEMOS), (abstractor.abstract, PS_ABSTRACT_DEMOS)]
+        demos = _demos(SOLUTION)
+    if abstractor.format == "oe":
+        steps = [(abstractor.derive, demos["oe_derive"]), (abstractor.abstract, demos["oe_abstract"])]
+    else:
+        steps = [(abstractor.pseudocode, demos["ps_pseudocode"]), (abstractor.abstract, demos["ps_abstract"])]
     for predictor, examples in steps:
         predictor.demos = list(examples)

@@ -173,9 +173,15 @@ class ArcProgram(MemoryWriters, StepModule):
         ``acall`` makes them with ``acall``; one that makes none returns ``(text, record)``. None by default."""
         return "", {}
 
-    def write(self, task: ArcTask, solution: str, program: str | None = None) -> dict[str, Any]:
+    def draft(self, task: ArcTask, solution: str) -> Any:
+        """What of MEMWRITE reads no memory, made ahead so that writes in order can draft side by side; passed
+        back to :meth:`write`. ``None``: nothing to draft (the write does everything)."""
+        return None
+
+    def write(self, task: ArcTask, solution: str, program: str | None = None, draft: Any = None) -> dict[str, Any]:
         """MEMWRITE from one solution; returns a record (with ``tokens``). ``program``: the verified program
-        behind ``solution`` (what a concept memory keeps with the concepts it gives; ``None``: not verified)."""
+        behind ``solution`` (what a concept memory keeps with the concepts it gives; ``None``: not verified).
+        ``draft``: what :meth:`draft` made of ``solution``, if it was asked."""
         return {}
 
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:

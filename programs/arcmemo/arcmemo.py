@@ -190,10 +190,22 @@ class ArcMemo(ArcProgram):
         )
         return out.concepts, _with_sources(self.memory, out.record)
 
-    def write(self, task: ArcTask, solution: str, program: str | None = None) -> dict[str, Any]:
-        """Abstract ``solution`` into concepts; each concept added or revised keeps ``program`` (the verified code)."""
+    def draft(self, task: ArcTask, solution: str) -> dict[str, Any]:
+        """What of ``solution``'s write reads no memory (:meth:`ConceptAbstractor.draft`), for :meth:`write` later."""
+        return self.abstractor.draft(problem=arc_problem(task, test_inputs=False), solution=solution)
+
+    def write(
+        self, task: ArcTask, solution: str, program: str | None = None, draft: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Abstract ``solution`` into concepts; each concept added or revised keeps ``program`` (the verified code).
+        ``draft``: its :meth:`draft`, made earlier."""
         out = self.abstractor(
-            problem=arc_problem(task, test_inputs=False), solution=solution, memory=self.memory, source=task.id, program=program
+            problem=arc_problem(task, test_inputs=False),
+            solution=solution,
+            memory=self.memory,
+            source=task.id,
+            program=program,
+            draft=draft,
         )
         return {"task": task.id, **{k: v for k, v in out.record.items() if k != "source"}}
 

@@ -38,8 +38,9 @@ class Cheatsheet(ArcProgram):
     def read_steps(self, task: ArcTask) -> tuple[str, dict[str, Any]]:
         return self.memory.text, {"cheatsheet_chars": len(self.memory.text)}
 
-    def write(self, task: ArcTask, solution: str, program: str | None = None) -> dict[str, Any]:
-        """Curate the cheatsheet with ``solution`` (``program`` is not kept: a cheatsheet is text alone)."""
+    def write(self, task: ArcTask, solution: str, program: str | None = None, draft: Any = None) -> dict[str, Any]:
+        """Curate the cheatsheet with ``solution`` (``program`` is not kept: a cheatsheet is text alone; the
+        curation reads the cheatsheet, so there is no ``draft``)."""
         with usage() as spent:
             text = self.curate(
                 cheatsheet=self.memory.text, puzzle=puzzle_text(task, test_inputs=False), solution=solution

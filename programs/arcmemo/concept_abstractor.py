@@ -12,7 +12,10 @@ OE abstraction does not look at the memory (as in the paper); PS abstraction see
 it compressed and is encouraged to revise and to write higher-order routines. A solution
 is any text: a program, or a program in a library of primitives followed by a reference
 of those it uses (re-ARC's verifiers, :mod:`memreason.datasets.arc.rearc_solutions`); the
-concepts are asked for in plain words, since a later solver may not have that library. The
+concepts are asked for in plain words, since a later solver may not have that library.
+What reads no memory (OE's two steps, PS's pseudocode, and PS's concepts when kept apart) is
+also :meth:`ConceptAbstractor.draft`, so a caller writing many solutions in order
+(``build_memory``) can draft them side by side and write each in turn. The
 module carries no demonstrations; the ARC programs give each step one hand-written ARC
 example (:mod:`memreason.programs.arcmemo.abstraction_demos`), and any caller may set
 ``abstractor.abstract.demos`` (and ``derive`` / ``pseudocode``) to its own.
@@ -26,8 +29,8 @@ import dspy
 
 from memreason.signatures import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
 
-from ..shared.steps import StepModule, Steps, call
-from ..shared.usage import usage
+from ..shared.steps import StepModule, Steps, call, run
+from ..shared.usage import inside, usage
 from .concept_memory import ConceptMemory, require_memory
 
 __all__ = ["ConceptAbstractor"]
@@ -57,33 +60,54 @@ class ConceptAbstractor(StepModule):
             self.pseudocode = dspy.Predict(WritePseudocode)
             self.abstract = dspy.Predict(AbstractPSConcepts)
 
-    def steps(
-        self, problem: str, solution: str, memory: ConceptMemory, source: str = "", program: str | None = None
-    ) -> Steps[dspy.Prediction]:
-        """Write the concepts of ``solution`` to ``memory``, crediting ``source`` (e.g. the problem's id);
-        ``record`` says what was added and revised. ``program``: the verified program behind ``solution``
-        (runnable code; ``solution`` may be another text of it), kept by each concept added or revised and
-        shown to no LM; ``None`` for a solution not verified."""
-        require_memory(memory, "ConceptAbstractor")
-        if memory.format != self.format:
-            raise ValueError(f"a {self.format.upper()} abstractor cannot write to a {memory.format.upper()} memory")
+    def draft_steps(self, problem: str, solution: str) -> Steps[dict[str, Any]]:
+        """The part of a write that reads no memory, so it may run apart from (and before) the write: OE's
+        derivation and concepts; PS's pseudocode, and its concepts too when kept apart (``revise=False``).
+        Returns a draft for :meth:`steps` (``concepts`` is ``None`` where the memory must be read first)."""
         with usage() as spent:
             if self.format == "oe":
                 derivation = (yield call(self.derive, problem=problem, solution=solution)).derivation
                 abstracted = yield call(self.abstract, problem=problem, solution=solution, derivation=derivation)
-                concepts = abstracted.concepts
-                trace: dict[str, Any] = {"derivation": derivation}
+                draft: dict[str, Any] = {"trace": {"derivation": derivation}, "concepts": abstracted.concepts}
             else:
                 pseudocode = (yield call(self.pseudocode, solution=solution)).pseudocode
-                concepts = (
-                    yield call(
-                        self.abstract,
-                        memory=(memory.render(compressed=True) if self.revise else "") or "(empty)",
-                        pseudocode=pseudocode,
-                        solution=solution,
-                    )
-                ).concepts
-                trace = {"pseudocode": pseudocode}
+                concepts = None
+                if not self.revise:
+                    concepts = (yield call(self.abstract, memory="(empty)", pseudocode=pseudocode, solution=solution)).concepts
+                draft = {"trace": {"pseudocode": pseudocode}, "concepts": concepts}
+        return {**draft, "tokens": spent}
+
+    def draft(self, problem: str, solution: str) -> dict[str, Any]:
+        """:meth:`draft_steps`, run; its calls count as the abstractor's, as a write's do."""
+        with inside(self):
+            return run(self.draft_steps(problem, solution))
+
+    def steps(
+        self,
+        problem: str,
+        solution: str,
+        memory: ConceptMemory,
+        source: str = "",
+        program: str | None = None,
+        draft: dict[str, Any] | None = None,
+    ) -> Steps[dspy.Prediction]:
+        """Write the concepts of ``solution`` to ``memory``, crediting ``source`` (e.g. the problem's id);
+        ``record`` says what was added and revised. ``program``: the verified program behind ``solution``
+        (runnable code; ``solution`` may be another text of it), kept by each concept added or revised and
+        shown to no LM; ``None`` for a solution not verified. ``draft``: this solution's :meth:`draft`, made
+        earlier (its calls are not made again and its tokens count in the record)."""
+        require_memory(memory, "ConceptAbstractor")
+        if memory.format != self.format:
+            raise ValueError(f"a {self.format.upper()} abstractor cannot write to a {memory.format.upper()} memory")
+        if draft is None:
+            draft = yield from self.draft_steps(problem, solution)
+        with usage() as spent:
+            concepts = draft["concepts"]
+            if concepts is None:  # PS revising: the concepts are abstracted in view of the memory as it is now
+                shown = memory.render(compressed=True) or "(empty)"
+                pseudocode = draft["trace"]["pseudocode"]
+                concepts = (yield call(self.abstract, memory=shown, pseudocode=pseudocode, solution=solution)).concepts
+        tokens = {k: draft["tokens"].get(k, 0) + spent[k] for k in spent}
         changes = memory.add(concepts, source=source or None, revise=self.revise, program=program)
-        record = {"source": source, **trace, "concepts": [c.model_dump() for c in concepts], **changes, "tokens": spent}
+        record = {"source": source, **draft["trace"], "concepts": [c.model_dump() for c in concepts], **changes, "tokens": tokens}
         return dspy.Prediction(concepts=concepts, record=record)

@@ -240,3 +240,121 @@ def test_named_tasks_without_a_solution_file_are_one_line(tmp_path, monkeypatch,
     assert build(tmp_path, "--split", str(split), "--tasks", "recolor@s0i0", "--solutions", str(folder)) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "no solution for task 'recolor@s0i0'" in err and err.count("\n") == 1
+
+
+# -- the abstractor's demonstration in the DSL, drafts side by side, the memory's quality ----
+
+
+def _puzzle_pairs(text: str) -> list[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]]:
+    grids = [
+        tuple(tuple(int(c) for c in row) for row in block.strip().splitlines())
+        for block in re.findall(r"columns\):\n((?:\d+\n?)+)", text)
+    ]
+    return list(zip(grids[0::2], grids[1::2]))
+
+
+def test_the_demonstration_solves_its_puzzle_in_python_and_in_the_dsl():
+    from memreason.programs.arcmemo import abstraction_demos as demos
+
+    pairs = _puzzle_pairs(demos.PUZZLE)
+    namespace = vars(dsl_module()).copy()
+    exec(demos.DSL_SOLUTION, namespace)
+    plain: dict = {}
+    exec(demos.SOLUTION, plain)
+    assert len(pairs) == 2
+    for grid, output in pairs:
+        assert namespace["transform"](grid) == output
+        assert tuple(map(tuple, plain["transform"]([list(r) for r in grid]))) == output
+
+
+DSL_DEMO_LINE = "x2 = order(x1, compose(invert, size))"
+PLAIN_DEMO_LINE = "stack, cells = [(r, c)], []"
+
+
+@pytest.mark.parametrize("format", ["ps", "oe"])
+def test_rearc_solutions_are_abstracted_with_the_demonstration_written_in_their_dsl(tmp_path, monkeypatch, format):
+    engine = ScriptedEngine(script())
+    use(monkeypatch, engine)
+    assert build(tmp_path, "--split", "barc_seeds", "--tasks", GOOD, "--solutions", "rearc", format=format) == 0
+    assert engine.calls and all(DSL_DEMO_LINE in c.user_text and PLAIN_DEMO_LINE not in c.user_text for c in engine.calls)
+    assert all("fix the leftmost argument" not in c.user_text or "lbind" in c.user_text for c in engine.calls)
+    assert "mpapply(function: Callable, a: tuple, b: tuple)" in engine.calls[0].user_text  # the demo's own reference
+    split = write_tasks(tmp_path / "split", flip_task("flip@s0i0"))
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    (folder / "flip.py").write_text(FLIP)
+    plain = ScriptedEngine(script())
+    use(monkeypatch, plain)
+    assert build(tmp_path, "--split", str(split), "--solutions", str(folder), format=format, run_dir="plain") == 0
+    assert plain.calls and all(PLAIN_DEMO_LINE in c.user_text and DSL_DEMO_LINE not in c.user_text for c in plain.calls)
+
+
+def test_drafts_run_side_by_side_and_each_write_reads_the_memory_its_predecessors_left(tmp_path, monkeypatch):
+    titles = {GOOD: "paint neighbours", OTHER: "ring cells"}
+
+    def answer(call):  # each task's concept named after it; the pseudocode says which task it is
+        if "[[ ## pseudocode ## ]]" in call.user_text and "concepts" in call.system and "memory" in call.system:
+            task = GOOD if "task=" + GOOD in last_given(call, "pseudocode") else OTHER
+            return {"concepts": [{"title": titles[task], "kind": "routine"}]}
+        task = GOOD if "ofcolor" in last_given(call, "solution") and "dneighbors" not in last_given(call, "solution") else OTHER
+        return {"pseudocode": f"task={task}"}
+
+    args = ["--split", "barc_seeds", "--tasks", f"{GOOD},{OTHER}", "--solutions", "rearc"]
+    engine = ScriptedEngine(answer)
+    use(monkeypatch, engine)
+    assert build(tmp_path, *args, "--threads", "2") == 0
+    abstracts = [c for c in engine.calls if "[[ ## pseudocode ## ]]" in c.user_text and "memory" in c.system]
+    written = [last_given(c, "pseudocode") for c in abstracts]
+    assert written == [f"task={GOOD}", f"task={OTHER}"]  # in task order, whichever draft finished first
+    assert last_given(abstracts[0], "memory") == "(empty)" and "paint neighbours" in last_given(abstracts[1], "memory")
+    r = results(tmp_path)
+    assert (r["written"], r["concepts"], r["calls"]) == (2, 2, 4)
+    for record in records(tmp_path):  # the draft's call counts in the task's write, under the abstractor
+        assert record["write"]["tokens"]["calls"] == 2 and list(record["usage"]["memory"]) == ["concept_abstractor"]
+    assert r["quality"] == {"concepts": 2, "copied_from_demos": 0, "naming_dsl_primitives": 0}
+    side_by_side = json.loads((tmp_path / "ps.json").read_text())
+    serial = ScriptedEngine(answer)
+    use(monkeypatch, serial)
+    assert build(tmp_path, *args, "--threads", "1", run_dir="serial") == 0
+    assert json.loads((tmp_path / "ps.json").read_text()) == side_by_side
+    assert [last_given(c, "pseudocode") for c in serial.calls if "memory" in c.system] == written
+
+
+def test_a_draft_that_fails_is_made_again_when_written(tmp_path, monkeypatch, capsys):
+    answer, failed = script(), []
+
+    def flaky(call):  # the first call (the draft's derivation) fails, the rest answer
+        if not failed:
+            failed.append(True)
+            raise ValueError("not this time")
+        return answer(call)
+
+    engine = ScriptedEngine(flaky)
+    use(monkeypatch, engine)
+    assert build(tmp_path, "--split", "barc_seeds", "--tasks", GOOD, "--solutions", "rearc", "--threads", "2", format="oe") == 0
+    (record,) = records(tmp_path)
+    assert failed and "write" in record and "write_error" not in record
+    assert results(tmp_path)["concepts"] == 1 and len(engine.calls) == 3  # the failed call, then derive and abstract
+    assert f"drafting the write of {GOOD} failed" in capsys.readouterr().err
+
+
+def test_a_built_memory_counts_concepts_copied_from_the_demonstration_or_naming_dsl_primitives():
+    from memreason.datasets.arc import dsl_primitives
+    from memreason.eval.arc.build_quality import concept_quality
+    from memreason.programs import ConceptMemory
+    from memreason.programs.arcmemo.abstraction_demos import OE_CONCEPTS, PS_CONCEPTS
+    from memreason.signatures import OEConcept, PSConcept
+
+    oe = ConceptMemory("oe")
+    oe.add([OEConcept(situation=" " + OE_CONCEPTS[0].situation.upper(), suggestion="anything")], source="a")  # a copy
+    oe.add([OEConcept(situation="isolated cells", suggestion="call `ofcolor` on the rarest colour")], source="b")
+    oe.add([OEConcept(situation="isolated cells gain a ring", suggestion="fill(grid, 4, ring)")], source="c")
+    oe.add([OEConcept(situation="a shape is filled", suggestion="fill the enclosed cells with yellow")], source="d")
+    assert concept_quality(oe, dsl_primitives()) == {"concepts": 4, "copied_from_demos": 1, "naming_dsl_primitives": 2}
+    ps = ConceptMemory("ps")
+    demo = PS_CONCEPTS[1]
+    ps.add([PSConcept(title="Palette", kind="routine"), PSConcept(title="fill enclosed regions", kind="routine")], source="a")
+    ps.add([demo.model_copy(update={"description": "other words"})], source="b")  # title and first note: a copy
+    ps.add([PSConcept(title="find objects", kind="routine", implementation_notes=["scan rows"])], source="c")  # same title only
+    assert concept_quality(ps, dsl_primitives()) == {"concepts": 4, "copied_from_demos": 1, "naming_dsl_primitives": 1}
+    assert concept_quality(ps) == {"concepts": 4, "copied_from_demos": 1}  # no DSL: not counted

@@ -132,6 +132,35 @@ def test_abstraction_kept_apart_sees_no_memory_and_revises_nothing():
     assert [e.sources for e in memory.entries] == [["seed"], ["t"]]
 
 
+@pytest.mark.parametrize(
+    "format, revise, drafted",
+    [("ps", True, ["pseudocode"]), ("ps", False, ["pseudocode", "concepts"]), ("oe", True, ["derivation", "concepts"])],
+)
+def test_a_draft_makes_the_calls_that_read_no_memory_and_the_write_only_the_rest(format, revise, drafted):
+    memory = ps_memory("flip rows") if format == "ps" else ConceptMemory("oe")
+    script = Script(
+        pseudocode={"pseudocode": "1. reverse every row"},
+        derivation={"derivation": ["Observation: rows reversed"]},
+        concepts=lambda call: (
+            {"concepts": [{"situation": "mirror", "suggestion": "reverse rows"}]}
+            if "situation" in call.system
+            else {"concepts": [{**PS_CONCEPT, "title": "map cells"}]}
+        ),
+    )
+    engine = ScriptedEngine(script)
+    abstractor = ConceptAbstractor(format, revise=revise)
+    draft = in_context(engine, lambda: abstractor.draft(problem="p", solution=FLIP))
+    assert script.asked == drafted and draft["tokens"]["calls"] == len(drafted)
+    if format == "ps" and revise:  # the memory is read at write time: a concept added after the draft is shown
+        memory.add([PSConcept(**{**PS_CONCEPT, "title": "tile grid"})], source="later")
+    out = in_context(engine, lambda: abstractor(problem="p", solution=FLIP, memory=memory, source="t", draft=draft))
+    assert len(engine.calls) == 2 and out.record["tokens"]["calls"] == 2  # the draft's calls count in the write's record
+    if format == "ps" and revise:
+        assert script.asked == ["pseudocode", "concepts"] and "tile grid" in last_given(engine.calls[1], "memory")
+    assert "map cells" in " ".join(memory.names()) or format == "oe"
+    assert [e.sources for e in memory.entries][-1] == ["t"]
+
+
 def test_oracle_selection_reads_the_concepts_of_the_tasks_own_concept_without_an_lm(sandbox):
     memory = ConceptMemory("ps")
     memory.add([PSConcept(**{**PS_CONCEPT, "title": "shift"})], source="move_1pix_solid_right@s0i0")

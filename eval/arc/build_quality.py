@@ -1,0 +1,53 @@
+"""What a built memory's concepts are made of: two checks of an abstraction that read the memory, not the model.
+
+    concept_quality(memory, primitives=dsl_primitives())
+    # {"concepts": 40, "copied_from_demos": 0, "naming_dsl_primitives": 31}
+
+- ``copied_from_demos``: concepts that repeat the abstractor's demonstration instead of the solution
+  (an OE concept with the demonstration's situation; a PS concept with a demonstration concept's title
+  and first note). A small model tends to copy the one example it is shown.
+- ``naming_dsl_primitives`` (solutions in a DSL only, e.g. re-ARC's verifiers): PS concepts titled by a
+  primitive's name (``palette``, ``fill``), OE concepts that call or quote one (``ofcolor(``, `` `fill` ``):
+  the program restated rather than the idea behind it abstracted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Any
+
+from memreason.programs.arcmemo.abstraction_demos import OE_CONCEPTS, PS_CONCEPTS
+from memreason.programs.arcmemo.concept_memory import ConceptMemory
+
+__all__ = ["concept_quality"]
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _copied(concept: Any, format: str) -> bool:
+    if format == "oe":
+        return any(_plain(concept.situation) == _plain(demo.situation) for demo in OE_CONCEPTS)
+    first = _plain(concept.implementation_notes[0]) if concept.implementation_notes else ""
+    return any(
+        _plain(concept.title) == _plain(demo.title) and first == _plain(demo.implementation_notes[0]) for demo in PS_CONCEPTS
+    )
+
+
+def _names_primitive(concept: Any, format: str, primitives: Collection[str]) -> bool:
+    if format == "ps":
+        return _plain(concept.title).strip("`()") in primitives
+    text = f"{concept.situation} {concept.suggestion}"
+    named = re.findall(r"`(\w+)`|\b(\w+)\(", text)
+    return any((quoted or called) in primitives for quoted, called in named)
+
+
+def concept_quality(memory: ConceptMemory, primitives: Collection[str] = ()) -> dict[str, int]:
+    """``concepts``, ``copied_from_demos`` and, where ``primitives`` are given, ``naming_dsl_primitives``."""
+    concepts = [entry.concept for entry in memory.entries]
+    quality = {"concepts": len(concepts), "copied_from_demos": sum(_copied(c, memory.format) for c in concepts)}
+    if primitives:
+        quality["naming_dsl_primitives"] = sum(_names_primitive(c, memory.format, set(primitives)) for c in concepts)
+    return quality
