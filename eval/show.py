@@ -108,7 +108,7 @@ class Run:
             from memreason.datasets.experience_transfer import RuleTable, make_level
 
             rules = self.config.get("rules")
-            table = RuleTable.from_json(rules) if rules else RuleTable.paper()
+            table = RuleTable.load(rules)
             self._data = make_level(int(self.config["level"]), seed=int(self.config.get("seed") or 0), rules=table)
         return self._data
 

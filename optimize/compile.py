@@ -138,7 +138,7 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
     if arc:
         data = _arc_data(options, program)
     else:
-        data = RuleTable.from_json(options.rules) if options.rules else RuleTable.paper()
+        data = RuleTable.load(options.rules)
     check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(options, resolve=resolve)
     spend = spending(options)

@@ -133,7 +133,7 @@ def run_study(options: StudyOptions) -> StudyOutcome:
             raise UsageError(
                 f"{options.program} learns from the episodes' attributes, which images do not carry: use --modality text"
             )
-        rules = RuleTable.from_json(options.rules) if options.rules else RuleTable.paper()
+        rules = RuleTable.load(options.rules)
         data = make_level(options.level, seed=options.seed, rules=rules)
         default_name = f"L{options.level}"
         state = consolidation_digest(options.program, options.program_state)  # a bad state fails now

@@ -24,11 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", type=int, choices=LEVELS, required=True)
     parser.add_argument("--out", type=Path, required=True, help="directory to write images and manifest.json into")
     parser.add_argument("--seed", type=_at_least(0, "--seed"), default=0)
-    parser.add_argument("--rules", type=Path, help="a rule table as JSON (default: the paper's Table 1)")
+    parser.add_argument(
+        "--rules", type=Path, help="a rule table as JSON, or a generated table's name (default: the paper's Table 1)"
+    )
     parser.add_argument("--episodes-per-combination", type=_at_least(1, "--episodes-per-combination"), default=2)
     args = parser.parse_args(argv)
     try:
-        rules = RuleTable.from_json(args.rules) if args.rules else RuleTable.paper()
+        rules = RuleTable.load(args.rules)
         data = make_level(args.level, seed=args.seed, rules=rules, episodes_per_combination=args.episodes_per_combination)
     except (RuleTableError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

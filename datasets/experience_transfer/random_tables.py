@@ -2,6 +2,7 @@
 
     tables = random_tables("train", 8)           # [RuleTable, ...]; "validation" and "test" draw from other seeds
     data = make_level(2, rules=tables[0])        # episodes, scenes and oracle hypotheses, as for Table 1
+    table_named("hard-test-7-0")                 # one table by its name (what --rules takes)
 
 A table draws 2 of the drawable shapes, 3 colours and 2 backgrounds (from palettes that
 share no colour, so every object is visible), a label pair (the first label is counted), and
@@ -35,12 +36,13 @@ pairs, never the exception.
 
 from __future__ import annotations
 
+import re
 from itertools import product
 from typing import Any
 
 import numpy as np
 
-from .rules import SHAPES, RuleTable
+from .rules import SHAPES, RuleTable, RuleTableError
 
 SPLITS = {"train": 1, "validation": 2, "test": 3}
 STRUCTURES = ("single", "conjunction", "flip", "exception")
@@ -65,14 +67,37 @@ def random_tables(split: str, n: int, *, seed: int = 0, hard: bool = False) -> l
     tables: list[RuleTable] = []
     i = 0
     while len(tables) < n:
-        if hard:
-            table = random_table(np.random.default_rng([SPLITS[split], seed, i, 1]), name=f"hard-{split}-{seed}-{i}", hard=True)
-        else:
-            table = random_table(np.random.default_rng([SPLITS[split], seed, i]), name=f"{split}-{seed}-{i}")
+        table = _draw(split, seed, i, hard)
         i += 1
         if fingerprint(table) != paper:
             tables.append(table)
     return tables
+
+
+TABLE_NAME = re.compile(r"(hard-)?(train|validation|test)-(\d+)-(\d+)(?: \((\w+)\))?")
+
+
+def table_named(name: str) -> RuleTable | None:
+    """The table :func:`random_tables` names ``name`` (``[hard-]<split>-<seed>-<i>``, ``i`` counting the
+    draws, optionally followed by its structure as the table's own name ends: ``hard-test-7-0 (interaction)``);
+    ``None`` for a string that is not such a name. A draw equal to the paper's Table 1, or not of the structure
+    named, is refused (:func:`random_tables` skips the first)."""
+    match = TABLE_NAME.fullmatch(name.strip())
+    if match is None:
+        return None
+    table = _draw(match[2], int(match[3]), int(match[4]), hard=bool(match[1]))
+    if match[5] and table.name != name.strip():
+        raise RuleTableError(f"generated table {name!r} does not exist: that draw is {table.name!r}")
+    if fingerprint(table) == fingerprint(RuleTable.paper()):
+        raise RuleTableError(f"generated table {name!r} is the paper's Table 1 (the generator skips it); use another")
+    return table
+
+
+def _draw(split: str, seed: int, i: int, hard: bool) -> RuleTable:
+    """The ``i``-th draw of ``split`` at ``seed``, named as :func:`table_named` reads it."""
+    if hard:
+        return random_table(np.random.default_rng([SPLITS[split], seed, i, 1]), name=f"hard-{split}-{seed}-{i}", hard=True)
+    return random_table(np.random.default_rng([SPLITS[split], seed, i]), name=f"{split}-{seed}-{i}")
 
 
 def random_table(rng: np.random.Generator, *, name: str = "random", hard: bool = False) -> RuleTable:

@@ -281,7 +281,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
         help="experience_transfer (default), or an inductive task: acre, list_functions",
     ),
     "--modality": dict(default="text", choices=("text", "image"), help="text (structured descriptions) or image (rendered PNGs)"),
-    "--rules": dict(type=text("--rules"), help="a rule table as JSON (default: the HDR paper's Table 1)"),
+    "--rules": dict(
+        type=text("--rules"),
+        help="a rule table as JSON, or a generated table's name such as hard-test-7-0 (default: the HDR paper's Table 1)",
+    ),
     "--limit": dict(type=whole("--limit"), metavar="N", help="only the first N test items"),
     "--seed": dict(type=whole("--seed", 0), default=0, help="data seed (default 0)"),
     "--runs": dict(type=whole("--runs"), default=1, help="repetitions (mean and std)"),

@@ -67,7 +67,7 @@ class ExperienceTransferConfig:
     program_state: str | None = None  # a DSPy state file (``program.save``) loaded into each run's program
 
     def load_data(self) -> ExperienceTransferLevel:
-        rules = RuleTable.from_json(self.rules) if self.rules else RuleTable.paper()
+        rules = RuleTable.load(self.rules)
         return make_level(self.level, seed=self.seed, rules=rules)
 
 

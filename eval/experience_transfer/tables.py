@@ -254,7 +254,7 @@ def reproduce(args: TableOptions, command: str) -> str:
         _check_inductive_table(args)
     levels, rows = ([args.task] if inductive else list(args.levels)), _rows(spec, args.rows, args.task)
     if args.rules is not None:
-        RuleTable.from_json(args.rules)  # a bad rules file fails now, in one line
+        RuleTable.load(args.rules)  # a bad rules file or table name fails now, in one line
     title = (
         spec.title
         + (f", on {args.task} (each problem's own memory; no oracle row: the task gives no true rule)" if inductive else "")

@@ -129,6 +129,7 @@ CASES: list[Case] = [
     Case("hdr-cache-a-file", "hdr --level 1 --cache afile", {"afile": "x"}),
     Case("hdr-rules-dev-zero", "hdr --level 1 --rules /dev/zero"),
     Case("hdr-rules-missing", "hdr --level 1 --rules missing.json"),
+    Case("hdr-rules-generated-wrong-structure", "hdr --level 1 --rules 'hard-test-7-0 (pair_flip)'"),
     Case("hdr-rules-not-json", "hdr --level 1 --rules rules.json", {"rules.json": "{not json"}),
     Case("hdr-rules-a-list", "hdr --level 1 --rules rules.json", {"rules.json": [1, 2]}),
     Case("hdr-rules-a-directory", "hdr --level 1 --rules adir", {"adir": DIR}),

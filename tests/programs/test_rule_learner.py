@@ -145,3 +145,24 @@ def test_rule_learner_as_a_row_of_the_table_commands(tmp_path, engines):
             [c.rule for c in learn_rules(labelled([(e.attributes(), e.label) for e in make_level(3).episodes]))], make_level(3)
         ).f1
     )
+
+
+def test_a_generated_table_is_named_on_the_command_line_as_its_file_would_be(tmp_path, engines):
+    from memreason.datasets.experience_transfer.random_tables import random_tables, table_named
+
+    (table,) = random_tables("test", 1, seed=7, hard=True)
+    assert table.name == "hard-test-7-0 (interaction)" and table_named("hard-test-7-0").to_dict() == table.to_dict()
+    assert table_named(table.name).to_dict() == table.to_dict()
+    with pytest.raises(ValueError, match="that draw is 'hard-test-7-0 \\(interaction\\)'"):
+        table_named("hard-test-7-0 (pair_flip)")
+    assert RuleTable.load("hard-test-7-0").to_dict() == table.to_dict() and table_named("no-such-table") is None
+    (tmp_path / "table.json").write_text(json.dumps(table.to_dict()))
+    engines["task"] = ScriptedEngine(oracle_counter(table))  # counts right on this table
+    runs = {}
+    for name, rules in (("by-name", "hard-test-7-0"), ("by-file", str(tmp_path / "table.json"))):
+        argv = ["rule_learner", "--level", "3", "--limit", "4", "--rules", rules, "--out", str(tmp_path / name)]
+        assert cli.main([*argv, "--lm", "task", "--memory-lm", "memory", "--no-progress"]) == 0
+        runs[name] = json.loads((tmp_path / name / "memory-run0.json").read_text())
+        assert json.loads((tmp_path / name / "results.json").read_text())["accuracy"]["mean"] == 1.0
+    assert runs["by-name"]["rules"] == runs["by-file"]["rules"] and runs["by-name"]["rules"]
+    assert RuleTable.load(None).to_dict() == RuleTable.paper().to_dict()
