@@ -6,10 +6,12 @@
     lines = paired_table([{"a": a.label, "b": b.label, **test.as_dict()}], a.unit)
 
 An item is a scene of an Experience-Transfer run (its score in a run: 1 when the count was right,
-else 0) or a task of an ARC run (its official score in a run; right when above 0). Items are
-matched by id; Experience-Transfer scenes of another data seed or rule table are other items. The
-statistics are :mod:`memreason.eval.stats`': McNemar's exact test on right/wrong, and the paired
-bootstrap CI and p-value of the mean score difference, each item's score averaged over its runs.
+else 0), a task of an ARC run (its official score in a run; right when above 0) or a query of an
+inductive task's run (ACRE, List Functions: 1 when the answer was right, else 0). Items are
+matched by id; Experience-Transfer scenes of another data seed or rule table are other items, as
+are an inductive task's queries of another task or data seed. The statistics are
+:mod:`memreason.eval.stats`': McNemar's exact test on right/wrong, and the paired bootstrap CI
+and p-value of the mean score difference, each item's score averaged over its runs.
 """
 
 from __future__ import annotations
@@ -26,13 +28,18 @@ from .stats import POOLS, RESAMPLES, SEED, PairedTest, bootstrap_ci, paired
 __all__ = ["RunItems", "compare_items", "format_p", "headline_ci", "paired_table", "run_items"]
 
 
+UNITS = {"experience_transfer": "scenes", "arc": "tasks"}  # a run's items by its task; an inductive task's: queries
+ITEM = {"scenes": "scene", "tasks": "task", "queries": "query"}
+RIGHT = {"scenes": "count right", "tasks": "official score above 0", "queries": "answer right"}
+
+
 @dataclass(frozen=True)
 class RunItems:
     """A run's items: each item's score in each of its runs."""
 
     label: str
     path: Path
-    unit: str  # "scenes" (Experience-Transfer) or "tasks" (ARC)
+    unit: str  # "scenes" (Experience-Transfer), "tasks" (ARC) or "queries" (an inductive task)
     scores: dict[str, list[float]]
 
 
@@ -48,19 +55,23 @@ def run_items(run_dir: Path, results: dict[str, Any] | None = None, label: str |
             results = json.loads((run_dir / "results.json").read_text())
         except (OSError, ValueError):
             results = {}
-    arc = results.get("task") == "arc"
+    task = results.get("task") or "experience_transfer"
+    unit = UNITS.get(task, "queries")  # any other task is an inductive one: a query per record
     config = results.get("config") or {}
     data = (config.get("seed") or 0, config.get("rules"))
     scores: dict[str, list[float]] = {}
     for (_, item), record in sorted(read_examples(examples, repair=False).items()):
-        if arc:
+        if unit == "tasks":
             value = float((record.get("scores") or {}).get("official_score") or 0.0)
             key = item
-        else:
+        elif unit == "scenes":
             value = 1.0 if record.get("correct") else 0.0
             key = item if data == (0, None) else f"{item} (seed {data[0]}, rules {data[1]})"
+        else:  # query ids ("0-0") repeat across tasks and seeds
+            value = 1.0 if record.get("correct") else 0.0
+            key = f"{task} {item}" if data[0] == 0 else f"{task} {item} (seed {data[0]})"
         scores.setdefault(key, []).append(value)
-    return RunItems(label or run_dir.name, run_dir, "tasks" if arc else "scenes", scores)
+    return RunItems(label or run_dir.name, run_dir, unit, scores)
 
 
 def compare_items(a: RunItems, b: RunItems) -> PairedTest:
@@ -104,9 +115,9 @@ def paired_table(entries: list[dict[str, Any]], unit: str) -> list[str]:
             format_p(e["bootstrap_p"], bold=read == "bootstrap"),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    item = unit[:-1]
+    item = ITEM.get(unit, unit)
     score = "official score" if unit == "tasks" else "accuracy"
-    right = "official score above 0" if unit == "tasks" else "count right"
+    right = RIGHT.get(unit, "right")
     lines += [
         "",
         f"Paired on the {unit} both rows hold. Right or wrong per {item} ({right}; with several runs, in "

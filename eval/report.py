@@ -13,14 +13,20 @@ recomputed (cost, from tokens and LiteLLM's offline prices). Plots:
 - for ARC runs (``"task": "arc"``), score against k (``oracle_at_k``) and against retries
   (``score_by_retries``), when the results carry them.
 
+Each section and plot shows the runs whose results hold what it needs, and is left out when none
+does: a run on an inductive task (ACRE, List Functions) gets the results, failures, tokens and
+plot against tokens, and, from a checked program (``hypothesis_kept``, ``answered_by``), "Checked
+hypotheses": how often a hypothesis passed its check and how many answers it gave.
+
 ARC results with ``memory_measures`` also get "What memory did": hit@k and precision of the
 concepts selected, and the most-selected concepts with how many of their tasks were solved.
 
-Every accuracy and ARC score is shown with its 95% bootstrap CI over scenes or tasks (the
+Every accuracy and ARC score is shown with its 95% bootstrap CI over scenes, tasks or queries (the
 ``*_ci`` keys of ``results.json``; for the headline score of results written before those keys,
 computed from the run's ``examples.jsonl``). With several runs, "Paired tests" compares each
-run with the first one (or only the pair ``compare`` names) on the items both hold, read from
-their ``examples.jsonl`` (:mod:`memreason.eval.paired`).
+run with the first one (or only the pair ``compare`` names) on the items both hold (scenes, ARC
+tasks or an inductive task's queries), read from their ``examples.jsonl``
+(:mod:`memreason.eval.paired`).
 """
 
 from __future__ import annotations
@@ -97,6 +103,8 @@ def label(results: dict[str, Any], several_lms: bool = False) -> str:
         text += f" L{results['level']}"
     if results.get("split"):
         text += f" {Path(str(results['split'])).name}"  # a directory split by its folder's name
+    if results.get("task") not in (None, "experience_transfer", "arc"):  # an inductive task: named by it
+        text += f" {results['task']}"
     if several_lms:
         text += f" ({results.get('lm', '?')})"
     return text
@@ -131,6 +139,7 @@ def write_report(run_dirs: list[Path], out: Path, compare: tuple[Path, Path] | N
     parts += _tokens(runs, labels)
     parts += _by_objects(runs, labels)
     parts += _arc(runs, labels)
+    parts += _checked(runs, labels)
     if plots:
         parts += ["## Plots", ""]
         for caption, name in plots:
@@ -220,8 +229,9 @@ def _overview(runs, labels, items) -> list[str]:
     lines = [
         "## Results",
         "",
-        "Score: accuracy for Experience-Transfer, the official score for ARC; std over repetitions (runs); 95% CI: "
-        "percentile bootstrap over the scenes or tasks (each averaged over the runs), 10,000 resamples, seed 0.",
+        "Score: accuracy for Experience-Transfer and the inductive tasks, the official score for ARC; std over "
+        "repetitions (runs); 95% CI: percentile bootstrap over the scenes, tasks or queries (each averaged over the "
+        "runs), 10,000 resamples, seed 0.",
         "",
     ]
     lines += _table(header, rows)
@@ -319,6 +329,26 @@ def _arc(runs, labels) -> list[str]:
             ["run"] + [f"{k} retries" for k in retries], rows
         )
     return lines + _memory_measures(found)
+
+
+def _checked(runs, labels) -> list[str]:
+    """What a checked program did on an inductive task (results with ``hypothesis_kept`` or ``answered_by``)."""
+    found = [(n, r) for (_, r), n in zip(runs, labels) if r.get("hypothesis_kept") is not None or r.get("answered_by")]
+    if not found:
+        return []
+    sources = list(dict.fromkeys(["hypothesis", "reasoner", *sorted(s for _, r in found for s in r.get("answered_by") or {})]))
+    rows = [
+        [n, _pct(_scaled(r.get("hypothesis_kept")))] + [str((r.get("answered_by") or {}).get(s, 0)) for s in sources]
+        for n, r in found
+    ]
+    return [
+        "## Checked hypotheses",
+        "",
+        "Kept: the share of problems (each run's memory of each) whose checked program kept a hypothesis that "
+        "passed its check on every episode. Answered by: the queries (over the runs) the kept hypothesis answered "
+        "in code (hypothesis), and those the reasoner answered (reasoner: none kept, or it gave no answer).",
+        "",
+    ] + _table(["run", "hypothesis kept %"] + [f"answered by {s}" for s in sources], rows)
 
 
 def _paired(runs, labels, items: list[RunItems | None], compare: tuple[Path, Path] | None) -> list[str]:
@@ -449,7 +479,11 @@ def _plots(runs, labels, out: Path) -> list[tuple[str, str]]:
 
 
 def _et(runs, labels):
-    return [(n, r) for (_, r), n in zip(runs, labels) if r.get("task", "experience_transfer") != "arc" and r.get("accuracy")]
+    return [
+        (n, r)
+        for (_, r), n in zip(runs, labels)
+        if r.get("task", "experience_transfer") == "experience_transfer" and r.get("accuracy")
+    ]
 
 
 def _plot_accuracy(ax, runs, labels) -> bool:

@@ -68,6 +68,8 @@ def run(args: argparse.Namespace, parser: Parser) -> int:
     if args.task != "experience_transfer":
         cell = run_inductive_cell(EvaluateOptions.from_args(args))
         print(summary_table([cell.results]))
+        if cell.report is not None:
+            print(f"report: {cell.report}")
         print(f"\nrun directory: {cell.run_dir}")
         return 0
     if args.program not in experience_transfer_programs():

@@ -102,7 +102,7 @@ def run_inductive_cell(options: Any, *, spend: Spend | None = None) -> Outcome:
         )
         if repetitions:
             results["repetitions"] = repetitions
-        report = save_results(run_dir, results, report=False)  # the plots are Experience-Transfer's
+        report = save_results(run_dir, results, report=not options.no_report)
     check_failures(results, run_dir, options.fail_share)
     check_stopped(results, run_dir)
     return Outcome(run_dir, results, report)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from memreason.eval.cli import main as eval_main
 from memreason.lm import LMChoice, ScriptedEngine
@@ -86,9 +87,79 @@ def test_table3_on_acre_has_the_inductive_rows_intervals_and_paired_tests(tmp_pa
     markdown = (out / "table3.md").read_text()
     assert "| Methods | acre |" in markdown and "no oracle row" in markdown and "Paired tests" in markdown
     assert "HDR, hypotheses checked in code" in markdown
+    for row in table["rows"]:  # each cell writes its own report, as an Experience-Transfer cell does
+        assert f"# Run report: {row['program']} acre" in (Path(row["cells"][0]["cell"]) / "report.md").read_text()
 
 
 def test_table3_task_refuses_what_only_experience_transfer_has(tmp_path, capsys):
     code = eval_main(["table3", "--task", "acre", "--per-object", "--out", str(tmp_path / "t")])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: --per-object is an Experience-Transfer option") and err.count("\n") == 1
+
+
+def test_an_inductive_run_writes_its_report_with_the_checked_hypotheses(tmp_path, monkeypatch, capsys):
+    _scripted(monkeypatch)
+    run = tmp_path / "acre"
+    assert eval_main(["hdr_checked", "--task", "acre", "--limit", "3", "--out", str(run), "--no-progress"]) == 0
+    assert f"report: {run / 'report.md'}" in capsys.readouterr().out
+    results = json.loads((run / "results.json").read_text())
+    report = (run / "report.md").read_text()
+    assert report.startswith("# Run report: hdr_checked acre\n")
+    accuracy, ci = results["accuracy"], results["accuracy_ci"]
+    score = f"| {100 * accuracy['mean']:.1f} ± {100 * accuracy['std']:.1f} | [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}] |"
+    assert "| hdr_checked acre | acre | embedded | embedded | 3 | 1 |" in report and score in report
+    assert f"| {results['tokens']['task']['prompt']:,} |" in report  # tokens by role
+    assert "## Failures and retries" in report and "## Tokens and cost" in report
+    kept = f"{100 * results['hypothesis_kept']:.1f}"
+    by = results["answered_by"]
+    assert sum(by.values()) == 3 and set(by) <= {"hypothesis", "reasoner"}
+    header = "| run | hypothesis kept % | answered by hypothesis | answered by reasoner |"
+    row = f"| hdr_checked acre | {kept} | {by.get('hypothesis', 0)} | {by.get('reasoner', 0)} |"
+    assert "## Checked hypotheses" in report and header in report and row in report
+    # what only Experience-Transfer (or ARC) has is left out, plots and sections alike
+    assert not (run / "accuracy_by_method.png").exists() and not (run / "accuracy_by_objects.png").exists()
+    for absent in ("Accuracy by method", "## Accuracy by objects", "## ARC", "## Paired tests"):
+        assert absent not in report
+    assert (run / "accuracy_vs_tokens.png").exists()  # the one plot every run has
+
+
+def test_no_report_is_respected_and_report_writes_it_later(tmp_path, monkeypatch, capsys):
+    _scripted(monkeypatch)
+    run = tmp_path / "lf"
+    argv = ["episodic_cot", "--task", "list_functions", "--limit", "2", "--out", str(run), "--no-progress", "--no-report"]
+    assert eval_main(argv) == 0
+    assert "report:" not in capsys.readouterr().out
+    assert not (run / "report.md").exists() and not list(run.glob("*.png"))
+    assert eval_main(["report", str(run)]) == 0
+    assert capsys.readouterr().out == f"report: {run / 'report.md'}\n"
+    report = (run / "report.md").read_text()
+    assert report.startswith("# Run report: episodic_cot list_functions\n") and "| list_functions |" in report
+    assert "Checked hypotheses" not in report  # no checked program, no hypotheses to count
+    assert not (run / "accuracy_by_method.png").exists()
+
+
+def test_report_compares_inductive_runs_on_the_queries_of_the_same_task(tmp_path, monkeypatch, capsys):
+    _scripted(monkeypatch)
+    runs = {}
+    for program, task in (("episodic_cot", "acre"), ("hdr_checked", "acre"), ("episodic_cot", "list_functions")):
+        runs[program, task] = tmp_path / f"{program}-{task}"
+        argv = [program, "--task", task, "--limit", "3", "--out", str(runs[program, task]), "--no-progress", "--no-report"]
+        assert eval_main(argv) == 0
+    base, checked, other = runs["episodic_cot", "acre"], runs["hdr_checked", "acre"], runs["episodic_cot", "list_functions"]
+    out = tmp_path / "compare"
+    capsys.readouterr()
+    assert eval_main(["report", str(base), str(checked), str(other), "--out", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    assert report.startswith("# Comparison of 3 runs\n")
+    assert "## Paired tests" in report and "| A | B | queries | right in A only |" in report
+    assert "| hdr_checked acre | episodic_cot acre | 3 |" in report  # the three ACRE queries, paired
+    assert "Paired on the queries both rows hold. Right or wrong per query (answer right;" in report
+    # List Functions' query ids are ACRE's ("0-0"), but not its queries
+    assert "Not compared with the first run: episodic_cot list_functions (no queries in common)." in report
+    assert "| hdr_checked acre |" in report.split("## Checked hypotheses")[1]  # the checked run only
+    assert "| episodic_cot acre |" not in report.split("## Checked hypotheses")[1]
+    assert not (out / "accuracy_by_method.png").exists()
+    code = eval_main(["report", str(base), str(other), "--out", str(tmp_path / "refused"), "--compare", str(other), str(base)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: cannot compare episodic_cot list_functions") and "no queries in common" in err
+    assert not (tmp_path / "refused").exists()

@@ -112,6 +112,48 @@ def test_runs_compared_side_by_side_with_arc_curves(tmp_path, capsys):
         assert_png(out / name)
 
 
+def write_examples(folder, right):
+    lines = [json.dumps({"run": 0, "id": f"{i}-0", "correct": r, "score": float(r)}) for i, r in enumerate(right)]
+    (folder / "examples.jsonl").write_text("".join(line + "\n" for line in lines))
+    return folder
+
+
+def test_inductive_runs_are_paired_on_the_queries_of_their_own_task_and_seed(tmp_path, capsys):
+    acre = {
+        "program": "episodic_cot",
+        "task": "acre",
+        "seed": 0,
+        "lm": "embedded",
+        "memory_lm": "embedded",
+        "examples": 4,
+        "runs": 1,
+        "accuracy": {"mean": 0.25, "std": 0.0, "per_run": [0.25]},
+        "accuracy_ci": [0.0, 0.75],
+        "hypothesis_kept": None,
+        "answered_by": {},
+        "config": {"program": "episodic_cot", "task": "acre", "seed": 0},
+    }
+    checked = {**acre, "program": "hdr_checked", "accuracy": {"mean": 0.75, "std": 0.0}, "accuracy_ci": [0.25, 1.0]}
+    checked.update(hypothesis_kept=0.5, answered_by={"hypothesis": 2, "reasoner": 2})
+    base = write_examples(write_run(tmp_path / "base", acre), [True, False, False, False])
+    one = write_examples(write_run(tmp_path / "checked", checked), [True, True, True, False])
+    seed = write_examples(write_run(tmp_path / "seed1", {**checked, "config": {"seed": 1}}), [True] * 4)
+    scenes = write_examples(write_run(tmp_path / "et", OLD_RESULTS), [True] * 4)  # the same ids, scenes
+    out = tmp_path / "compare"
+    assert report_main(["report", str(base), str(one), str(seed), str(scenes), "--out", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    assert "| episodic_cot acre | acre | embedded | embedded | 4 | 1 | 25.0 ± 0.0 | [0.0, 75.0] |" in report
+    assert "| hdr_checked acre [checked] | episodic_cot acre | 4 | 2 | 0 |" in report
+    assert (
+        "Not compared with the first run: hdr_checked acre [seed1] (no queries in common); hdr L2 (other items: scenes)."
+        in report
+    )
+    hypotheses = report.split("## Checked hypotheses")[1]
+    assert "| run | hypothesis kept % | answered by hypothesis | answered by reasoner |" in hypotheses
+    assert "| hdr_checked acre [checked] | 50.0 | 2 | 2 |" in hypotheses and "episodic_cot" not in hypotheses
+    assert_png(out / "accuracy_by_method.png")  # the Experience-Transfer run's
+
+
 @pytest.mark.parametrize("make, message", [(False, "no run directory"), (True, "no results.json in")])
 def test_a_run_without_results_is_one_line_and_exit_2(tmp_path, capsys, make, message):
     folder = tmp_path / "run"
