@@ -3,7 +3,9 @@
     outcome = run_build(BuildOptions(format="ps", out=Path("ps.json"), split="barc_seeds", limit=20))
 
 The run directory (``run_dir``, default ``runs/build_memory-<format>-<split>-<time>``) keeps the
-log, the solutions found and the LM cache; the same options again continue the build.
+log, the solutions found and the LM cache; the same options again continue the build. ``extend``
+continues a memory file instead (a build begun elsewhere, whose run directory is gone): it starts
+from the memory in ``out`` and skips the tasks among its sources.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+
+from memreason.programs.arcmemo.memory_file import load_memory
 
 from ..harness.budget import add_recorded, check_prices, check_stopped, log_estimate, new_spend
 from ..harness.errors import UsageError
@@ -40,6 +44,7 @@ BUILD_IDENTITY = (
     "solutions",
     "unverified",
     "apart",
+    "extend",
     "attempts",
     "retries",
     "cot",
@@ -65,6 +70,7 @@ class BuildOptions(ArcOptions):
     solutions: str | None = None
     unverified: bool = False
     apart: bool = False
+    extend: bool = False
     run_dir: Path | None = None
 
 
@@ -85,6 +91,7 @@ def run_build(options: BuildOptions) -> Outcome:
         solutions=options.solutions,
         unverified=options.unverified,
         apart=options.apart,
+        extend=options.extend,
         attempts=options.attempts,
         retries=options.retries,
         cot=options.cot,
@@ -93,11 +100,15 @@ def run_build(options: BuildOptions) -> Outcome:
         **options.generation(),
     )
     tasks, given = config.load()  # bad splits, ids, solution folders fail here, before any model loads
+    if options.extend and options.out.exists():  # a memory of another format, or a damaged one: now, in one line
+        held = load_memory(options.out)
+        if held.format != options.format:
+            raise UsageError(f"--extend: {options.out} holds a memory of format {held.format!r}, not {options.format!r}")
     continuing = continues(
         options.run_dir,
         RunConfig.of(options, config, program="build_memory").to_json(),
         keys=BUILD_IDENTITY,
-        defaults={**DEFAULTS, "apart": False},
+        defaults={**DEFAULTS, "apart": False, "extend": False},
         flag="--run-dir",
     )
     check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])

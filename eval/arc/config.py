@@ -138,6 +138,7 @@ class BuildConfig:
     solutions: str | None = None
     unverified: bool = False
     apart: bool = False  # PS: each solution's concepts kept apart (no memory shown, no revision by title)
+    extend: bool = False  # start from the memory in ``out`` and skip the tasks among its sources
     attempts: int = 2
     retries: int = 1
     cot: bool = False

@@ -64,6 +64,10 @@ def build_memory(
     limit; once it is reached no task starts and the results are those of the tasks done
     (``execution["stopped"] == "budget"``)."""
     tasks, given = config.load()
+    start = _start_memory(config, run_dir)
+    if start is not None:  # --extend: the tasks already among the memory's sources are not built again
+        held = memory_sources(start)
+        tasks = [t for t in tasks if t.id not in held]
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True, spend=spend)
     writer_program = build_program(
         {"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
@@ -91,7 +95,9 @@ def build_memory(
         kept.append(finished[(0, item.id)])
     snapshot = max((i for i in range(1, len(kept) + 1) if (run_dir / "memory" / f"step-{i:04d}.json").exists()), default=0)
     writer_program.use_memory(
-        load_memory(run_dir / "memory" / f"step-{snapshot:04d}.json") if snapshot else empty_memory(config.format)
+        load_memory(run_dir / "memory" / f"step-{snapshot:04d}.json")
+        if snapshot
+        else (start if start is not None else empty_memory(config.format))
     )
     out = Path(config.out)  # written after each concept is abstracted, never before: a failed build leaves it as it was
     writer = JsonlWriter(run_dir / "examples.jsonl")
@@ -195,8 +201,32 @@ def build_memory(
     finally:
         writer.close()
     results = _build_results(config, tasks, records, writer_program, out, session)
+    if start is not None:  # what the build began from: its examples are the tasks not already held
+        results["extended"] = {"concepts": len(start), "tasks": len(held)}
     stopped = STOPPED_BY_BUDGET if len(records) < len(tasks) and session.errors.budget_reached else None
     return session.finish(results, threads=config.threads, resumed=len(kept), answered=len(records) - len(kept), stopped=stopped)
+
+
+def _start_memory(config: BuildConfig, run_dir: Path):
+    """With ``extend``, the memory ``out`` held when this build began (kept in the run directory, so a build
+    continued there starts from the same memory); ``None`` otherwise, or when there was no such file."""
+    if not config.extend:
+        return None
+    start = run_dir / "memory" / "start.json"
+    if not start.exists():
+        if not Path(config.out).exists():
+            log.info("--extend: %s does not exist yet; the build starts from an empty memory", config.out)
+            return None
+        start.parent.mkdir(parents=True, exist_ok=True)
+        save_memory(load_memory(config.out), start)
+    return load_memory(start)
+
+
+def memory_sources(memory) -> set[str]:
+    """The tasks a memory was written from: every concept's sources (a cheatsheet's own list)."""
+    if isinstance(memory, ConceptMemory):
+        return {source for entry in memory.entries for source in entry.sources}
+    return set(memory.sources)
 
 
 def _build_results(

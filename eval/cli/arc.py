@@ -225,6 +225,12 @@ def _build_options(parser: Parser) -> None:
         "a title already taken gets a number)",
     )
     parser.add_argument(
+        "--extend",
+        action="store_true",
+        help="start from the memory already in --out and skip the tasks among its sources "
+        "(continues a build whose run directory is gone, or grows a memory with new tasks)",
+    )
+    parser.add_argument(
         "--run-dir",
         type=out_dir("--run-dir"),
         help="where the log goes (default: runs/build_memory-<format>-<split>-<time>); continued when it holds this build",

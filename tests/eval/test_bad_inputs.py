@@ -263,6 +263,16 @@ CASES: list[Case] = [
     Case("build_memory-out-under-a-file", "build_memory --format ps --split split --out afile/m.json", {"afile": "x", **SPLIT}),
     Case("build_memory-run-dir-a-file", "build_memory --format ps --split split --out m.json --run-dir f", {"f": "x", **SPLIT}),
     Case("build_memory-apart-oe", "build_memory --format oe --apart --split split --out m.json", SPLIT),
+    Case(
+        "build_memory-extend-other-format",
+        "build_memory --format ps --extend --split split --out m.json",
+        {"m.json": {"format": "oe", "concepts": []}, **SPLIT},
+    ),
+    Case(
+        "build_memory-extend-damaged",
+        "build_memory --format ps --extend --split split --out m.json",
+        {"m.json": "{not json", **SPLIT},
+    ),
     Case("build_memory-solutions-missing", "build_memory --format ps --split split --out m.json --solutions missing", SPLIT),
     Case("build_memory-solutions-empty", "build_memory --format ps --split split --out m.json --solutions ''", SPLIT),
     Case("build_memory-out-in-proc", "build_memory --format ps --split split --out /proc/m.json", SPLIT),

@@ -358,3 +358,40 @@ def test_a_built_memory_counts_concepts_copied_from_the_demonstration_or_naming_
     ps.add([PSConcept(title="find objects", kind="routine", implementation_notes=["scan rows"])], source="c")  # same title only
     assert concept_quality(ps, dsl_primitives()) == {"concepts": 4, "copied_from_demos": 1, "naming_dsl_primitives": 1}
     assert concept_quality(ps) == {"concepts": 4, "copied_from_demos": 1}  # no DSL: not counted
+
+
+# -- --extend: a memory file continued where its run directory is gone ----------------------
+
+
+def test_extend_starts_from_the_memory_in_out_and_skips_the_tasks_it_holds(tmp_path, monkeypatch, capsys):
+    use(monkeypatch, ScriptedEngine(script()))
+    assert build(tmp_path, "--split", "barc_seeds", "--tasks", GOOD, "--solutions", "rearc", run_dir="first") == 0
+    first = json.loads((tmp_path / "ps.json").read_text())
+    assert [c["sources"] for c in first["concepts"]] == [[GOOD]]
+    engine = ScriptedEngine(script())
+    use(monkeypatch, engine)
+    args = ["--split", "barc_seeds", "--tasks", f"{GOOD},{OTHER}", "--solutions", "rearc", "--extend"]
+    assert build(tmp_path, *args, run_dir="elsewhere") == 0  # a new run directory: the first one is gone
+    assert [r["id"] for r in records(tmp_path, "elsewhere")] == [OTHER]  # GOOD is among the memory's sources
+    assert engine.calls and not [c for c in engine.calls if "leastcolor" in c.user_text]  # GOOD's verifier not shown
+    grown = json.loads((tmp_path / "ps.json").read_text())
+    assert [c["sources"] for c in grown["concepts"]] == [[GOOD, OTHER]]  # the same title: revised, as one build would
+    assert results(tmp_path, "elsewhere")["extended"] == {"concepts": 1, "tasks": 1}
+    # continued in its own run directory, it starts from the memory it began with, not the grown file
+    again = ScriptedEngine(script())
+    use(monkeypatch, again)
+    assert build(tmp_path, *args, run_dir="elsewhere") == 0 and not again.calls
+    assert json.loads((tmp_path / "ps.json").read_text()) == grown
+    # without --extend the file is rebuilt from nothing
+    use(monkeypatch, ScriptedEngine(script()))
+    assert build(tmp_path, "--split", "barc_seeds", "--tasks", OTHER, "--solutions", "rearc", run_dir="fresh") == 0
+    assert [c["sources"] for c in json.loads((tmp_path / "ps.json").read_text())["concepts"]] == [[OTHER]]
+
+
+def test_extend_refuses_a_memory_of_another_format_in_one_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "ps.json").write_text(json.dumps({"format": "oe", "concepts": []}))
+    engine = ScriptedEngine(script())
+    use(monkeypatch, engine)
+    assert build(tmp_path, "--split", "barc_seeds", "--tasks", GOOD, "--solutions", "rearc", "--extend") == 2
+    err = capsys.readouterr().err
+    assert err == f"error: --extend: {tmp_path / 'ps.json'} holds a memory of format 'oe', not 'ps'\n" and not engine.calls
