@@ -395,3 +395,15 @@ def test_extend_refuses_a_memory_of_another_format_in_one_line(tmp_path, monkeyp
     assert build(tmp_path, "--split", "barc_seeds", "--tasks", GOOD, "--solutions", "rearc", "--extend") == 2
     err = capsys.readouterr().err
     assert err == f"error: --extend: {tmp_path / 'ps.json'} holds a memory of format 'oe', not 'ps'\n" and not engine.calls
+
+
+def test_the_shipped_rearc_memory_comes_from_verified_seed_verifiers():
+    from memreason.datasets.arc import MEMORIES
+    from memreason.eval.arc.seeding import memory_sources
+    from memreason.programs.arcmemo.memory_file import load_memory
+
+    memory = load_memory(MEMORIES / "rearc_ps.json")
+    held = memory_sources(memory)
+    seeds = {t.id for t in load_split("barc_seeds")}
+    assert memory.format == "ps" and len(memory) == 137 and len(held) == 127
+    assert held <= seeds and not held & {FAILS, "7e0986d6", "97a05b5b"}  # only verifiers that reproduce every pair
