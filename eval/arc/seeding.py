@@ -110,12 +110,15 @@ def build_memory(
         record = _solve(item, meter)
         return record, meter, _draft(item, record, meter)
 
+    def _written(record: dict[str, Any]) -> bool:  # a verified solution, or any solution with ``unverified``
+        return bool(record["verified"] or (config.unverified and record["solution"]))
+
     def _shown(item: ArcTask, record: dict[str, Any]) -> str:
         return given[item.id].shown if item.id in given else record["solution"]
 
     def _draft(item: ArcTask, record: dict[str, Any], meter: Meter) -> Any:
         """What of the write reads no memory, made here, side by side with other tasks' (the writes are in order)."""
-        if not (record["verified"] or (config.unverified and record["solution"])) or session.errors.stopping:
+        if not _written(record) or session.errors.stopping:
             return None
         with session.task_context(), metering(meter):
             try:
@@ -174,7 +177,7 @@ def build_memory(
         if record["verified"] and record["source"] == "solved":  # reusable: --solutions <run>/solutions
             (run_dir / "solutions").mkdir(exist_ok=True)
             (run_dir / "solutions" / f"{item.id}.py").write_text(record["solution"])
-        if record["verified"] or (config.unverified and record["solution"]):
+        if _written(record):
             with session.task_context(), metering(meter):
                 try:
                     ran = given[item.id].program if item.id in given else record["solution"]  # checked on every pair
