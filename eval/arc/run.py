@@ -21,6 +21,7 @@ from memreason.programs.arcmemo.arc_solver import Attempt
 from memreason.programs.arcmemo.memory_file import Memory, save_memory
 
 from ..harness.budget import STOPPED_BY_BUDGET, answered_so_far
+from ..harness.lms import memory_chars
 from ..harness.loop import run_each
 from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter
@@ -142,6 +143,7 @@ def _run(
     if config.program_state:
         program.load(config.program_state)  # before the memory LM is set, which a loaded state would replace
     program.set_memory_lm(session.memory_lm)  # memory reads and writes: metered as the memory role
+    program.show_memory_within(memory_chars(session.memory))  # a growing memory still fits the context
     snapshots = run_dir / "memory" / f"run{run}"
     index = {item.id: i for i, item in enumerate(tasks)}
     passed = finished_pass(run_dir, run) if program.passes else -1

@@ -25,6 +25,7 @@ from memreason.programs.arcmemo.arc_solver import error_text
 from memreason.programs.arcmemo.memory_file import empty_memory, load_memory, save_memory
 
 from ..harness.budget import STOPPED_BY_BUDGET
+from ..harness.lms import memory_chars
 from ..harness.loop import run_each
 from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter
@@ -75,6 +76,7 @@ def build_memory(
         **({"revise": False} if config.apart else {}),
     )
     writer_program.set_memory_lm(session.memory_lm)
+    writer_program.show_memory_within(memory_chars(session.memory))  # a growing memory still fits the context
     if config.solutions == REARC and isinstance(getattr(writer_program, "abstractor", None), ConceptAbstractor):
         use_arc_demos(writer_program.abstractor, dsl=True)  # the demonstration's solution in the verifiers' DSL
     solver = build_program(

@@ -10,7 +10,7 @@ from memreason.lm.resolve import with_generation
 
 from .options import LMOptions
 
-__all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "resolve_lms", "retry_policy"]
+__all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "memory_chars", "resolve_lms", "retry_policy"]
 
 # The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
 # selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
@@ -58,3 +58,10 @@ def resolve_lms(
 
 def retry_policy(args: LMOptions) -> RetryPolicy:
     return RetryPolicy(retries=args.lm_retries, backoff=getattr(args, "backoff", 1.0))
+
+
+def memory_chars(choice: LMChoice) -> int | None:
+    """How many characters of a concept memory one memory call may show on ``choice``: as many as its context
+    holds tokens (8,192 on the embedded model: about a third of the context at 3-4 characters a token, the
+    rest for the problem or solution and the answer); no limit where the context is not known (API models)."""
+    return choice.context

@@ -38,6 +38,7 @@ class LMChoice:
     spec: str
     lm: dspy.LM
     local: bool  # a GGUF on our own llama-server: text only, grammar-constrained JSON
+    context: int | None = None  # tokens one request may hold (prompt and answer); None where not known (API models)
 
     def adapter(self) -> dspy.Adapter:
         """JSON under grammar for local models (always parses); DSPy's chat format otherwise."""
@@ -131,7 +132,7 @@ def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | N
         raise LMConfigError(str(exc)) from None
     kwargs = {"max_tokens": max_tokens} if max_tokens else {}
     lm = LlamaServerLM(f"llamacpp/{path.stem}", server, temperature=temperature, cache=cache, timeout=900, **kwargs)
-    return LMChoice(spec, lm, local=True)
+    return LMChoice(spec, lm, local=True, context=server.context)
 
 
 def _check_provider(spec: str, api_base: str | None) -> None:

@@ -189,6 +189,10 @@ class ArcProgram(MemoryWriters, StepModule):
         not already in the first ``read``, and a record (programs that select concepts define it)."""
         raise NotImplementedError(f"{type(self).__name__} does not re-select concepts")
 
+    def show_memory_within(self, chars: int | None) -> None:
+        """Memory reads and writes show at most ``chars`` characters of the memory (``None``: all of it), so a
+        growing memory fits a small model's context; programs with no memory to show ignore it."""
+
     def set_memory_lm(self, lm: dspy.LM | None) -> None:
         """Run memory reads and writes on ``lm`` (the solver keeps the context's task LM); frozen writers too."""
         for name, predictor in [*self.named_predictors(), *self.memory_writer_predictors()]:

@@ -118,6 +118,11 @@ class ArcMemo(ArcProgram):
             use_arc_demos(self.abstractor)
         self.memory = ConceptMemory(format)
 
+    def show_memory_within(self, chars: int | None) -> None:
+        for module in (self.selector, self.abstractor):
+            if module is not None:
+                module.memory_chars = chars
+
     def read_steps(self, task: ArcTask) -> Steps[tuple[str, dict[str, Any]]]:
         if not self.select_concepts:
             return self.memory.render(), {"selected": "all", "concepts": len(self.memory)}

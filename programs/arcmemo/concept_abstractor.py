@@ -39,6 +39,10 @@ __all__ = ["ConceptAbstractor"]
 class ConceptAbstractor(StepModule):
     """Abstract a verified solution into OE or PS concepts and write them to a concept memory."""
 
+    #: The most characters of compressed memory a PS write shows (``None``: all of it); see
+    #: :meth:`ConceptMemory.shown`. A small model's context sets it (:meth:`ArcProgram.show_memory_within`).
+    memory_chars: int | None = None
+
     def __init__(self, format: str = "ps", *, revise: bool = True):
         """
         Args:
@@ -104,9 +108,13 @@ class ConceptAbstractor(StepModule):
         with usage() as spent:
             concepts = draft["concepts"]
             if concepts is None:  # PS revising: the concepts are abstracted in view of the memory as it is now
-                shown = memory.render(compressed=True) or "(empty)"
+                shown, how = memory.shown(self.memory_chars)
+                if how != "whole":
+                    draft = {**draft, "trace": {**draft["trace"], "memory_shown": how}}
                 pseudocode = draft["trace"]["pseudocode"]
-                concepts = (yield call(self.abstract, memory=shown, pseudocode=pseudocode, solution=solution)).concepts
+                concepts = (
+                    yield call(self.abstract, memory=shown or "(empty)", pseudocode=pseudocode, solution=solution)
+                ).concepts
         tokens = {k: draft["tokens"].get(k, 0) + spent[k] for k in spent}
         changes = memory.add(concepts, source=source or None, revise=self.revise, program=program)
         record = {"source": source, **draft["trace"], "concepts": [c.model_dump() for c in concepts], **changes, "tokens": tokens}

@@ -4,6 +4,7 @@
     memory.add(concepts, source="007bbfb7")   # PS: merge by title; OE: append, skipping exact repeats
     memory.add(concepts, source="007bbfb7", program=code)   # each concept also keeps the verified program
     memory.render(compressed=True)            # for abstraction and selection
+    memory.shown(chars=8192)                  # the same, shortened to fit (a small model's context), and how
     memory.render(names=["sort objects"])     # the chosen concepts in full, for the solver
     memory.use(names)                         # count a read
 
@@ -216,6 +217,32 @@ class ConceptMemory(MemoryParameter):
                 )
         return "\n".join(lines)
 
+    def shown(self, chars: int | None = None) -> tuple[str, str]:
+        """The compressed memory as abstraction and selection read it, within ``chars`` characters
+        (``None``: no limit), and how it was shortened: ``"whole"``; ``"short"``, each concept on one
+        short line (PS: title, kind and signature without the cues; OE: the situation's first 120
+        characters); or ``"cut N"``, the short lines in memory order until the limit, the N left out
+        counted on a last line. Every concept stays nameable as long as its short line fits."""
+        whole = self.render(compressed=True)
+        if chars is None or len(whole) <= chars:
+            return whole, "whole"
+        lines = [
+            render_ps(e.concept, compressed=True, cues=False) if self.format == "ps" else _short_oe(name, e.concept)
+            for name, e in zip(self.names(), self.entries)
+        ]
+        short = "\n".join(lines)
+        if len(short) <= chars:
+            return short, "short"
+        kept: list[str] = []
+        used = 0
+        for line in lines:
+            if used + len(line) + 1 > chars - 40:  # room for the last line
+                break
+            kept.append(line)
+            used += len(line) + 1
+        left = len(lines) - len(kept)
+        return "\n".join([*kept, f"({left} more concepts not shown)"]), f"cut {left}"
+
     # -- JSON --------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
@@ -296,11 +323,11 @@ def signature(concept: PSConcept) -> str:
     return f"({params})" + (f" -> {concept.output_typing}" if concept.output_typing else "")
 
 
-def render_ps(concept: PSConcept, compressed: bool = False) -> str:
-    """Compressed: one line with title, kind, typed signature and cues (no description or notes)."""
+def render_ps(concept: PSConcept, compressed: bool = False, *, cues: bool = True) -> str:
+    """Compressed: one line with title, kind, typed signature and (``cues``) cues (no description or notes)."""
     if compressed:
-        cues = f"; cues: {'; '.join(concept.relevance_cues)}" if concept.relevance_cues else ""
-        return f"- {concept.title} [{concept.kind}] {signature(concept)}{cues}"
+        tail = f"; cues: {'; '.join(concept.relevance_cues)}" if cues and concept.relevance_cues else ""
+        return f"- {concept.title} [{concept.kind}] {signature(concept)}{tail}"
     lines = [f"## {concept.title} [{concept.kind}] {signature(concept)}"]
     if concept.description:
         lines.append(concept.description)
@@ -309,6 +336,11 @@ def render_ps(concept: PSConcept, compressed: bool = False) -> str:
     lines += [f"  cue: {cue}" for cue in concept.relevance_cues]
     lines += [f"  note: {note}" for note in concept.implementation_notes]
     return "\n".join(lines)
+
+
+def _short_oe(name: str, concept: OEConcept) -> str:
+    situation = concept.situation if len(concept.situation) <= 120 else concept.situation[:117].rstrip() + "..."
+    return f"{name}. {situation}"
 
 
 def render_oe(name: str, concept: OEConcept, compressed: bool = False) -> str:

@@ -32,6 +32,10 @@ __all__ = ["ConceptSelector"]
 class ConceptSelector(StepModule):
     """Choose the concepts of a memory relevant to a problem; return them rendered in full."""
 
+    #: The most characters of compressed memory a selection shows (``None``: all of it); see
+    #: :meth:`ConceptMemory.shown`. A small model's context sets it (:meth:`ArcProgram.show_memory_within`).
+    memory_chars: int | None = None
+
     def __init__(self, format: str = "ps", *, top_k: int | None = None, reasoning: bool = True, reselect: bool = False):
         """
         Args:
@@ -63,12 +67,15 @@ class ConceptSelector(StepModule):
         if not len(memory):
             return _nothing()
         record: dict = {}
+        shown, how = memory.shown(self.memory_chars)
+        if how != "whole":
+            record["memory_shown"] = how
         with usage() as spent:
             if self.format == "oe":
                 caption = yield call(self.caption, problem=problem)
                 chosen = yield call(
                     self.select,
-                    situations=memory.render(compressed=True),
+                    situations=shown,
                     top_k=self.top_k,
                     observations=caption.observations,
                     speculation=caption.speculation,
@@ -76,7 +83,7 @@ class ConceptSelector(StepModule):
                 asked = chosen.chosen
                 record["caption"] = {"observations": caption.observations, "speculation": caption.speculation}
             else:
-                asked = (yield call(self.select, memory=memory.render(compressed=True), problem=problem)).selected
+                asked = (yield call(self.select, memory=shown, problem=problem)).selected
         return _chosen(memory, asked, spent, record, top_k=self.top_k)
 
     def reselect(
@@ -100,7 +107,7 @@ class ConceptSelector(StepModule):
         k = top_k or self.top_k or 5
         with inside(self), usage() as spent:
             asked = self.reselect_with(
-                memory=memory.render(compressed=True),
+                memory=memory.shown(self.memory_chars)[0],
                 problem=problem,
                 previous_program=previous_program,
                 feedback=feedback,

@@ -88,6 +88,24 @@ def test_arcmemo_ps_end_to_end_writes_a_run_directory(tmp_path, tiny, memory_fil
     assert eval_main([*argv, "--attempts", "1"]) == 2  # another config: never a silent overwrite
 
 
+def test_a_run_shows_memory_within_the_memory_lms_context(tmp_path, tiny, memory_file, monkeypatch):
+    """A memory LM whose context is known (a local model's) gets at most that many characters of memory."""
+    from dataclasses import replace
+
+    from memreason.programs import load_memory
+
+    engine = ScriptedEngine(responder())
+    small = lambda spec, **kw: replace(choice(engine, spec or "embedded"), context=40)  # noqa: E731
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", small)
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--attempts", "1", "--no-progress"]
+    assert eval_main([*argv, "--out", str(tmp_path / "run")]) == 0
+    shown, how = load_memory(memory_file).shown(40)
+    assert how != "whole" and any(shown in call.user_text for call in engine.calls)
+    lines = [json.loads(l) for l in (tmp_path / "run" / "examples.jsonl").read_text().splitlines()]
+    assert {line["read"]["memory_shown"] for line in lines} == {how}
+
+
 def test_continual_updates_snapshot_memory_after_each_write(tmp_path, tiny, scripted):
     out = tmp_path / "run"
     assert (

@@ -96,6 +96,23 @@ def test_rendering_full_and_compressed():
     assert oe.render(compressed=True) == "1. S" and "suggestion: do X" in oe.render()
 
 
+def test_memory_shown_within_a_limit_drops_cues_then_cuts_and_says_so():
+    memory = ConceptMemory("ps")
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": f"concept {i}", "relevance_cues": ["a long cue " * 5]}) for i in range(6)])
+    whole = memory.render(compressed=True)
+    assert memory.shown() == (whole, "whole") and memory.shown(len(whole)) == (whole, "whole")
+    short, how = memory.shown(len(whole) - 1)
+    assert how == "short" and short.splitlines()[0] == "- concept 0 [routine] (grid: Grid) -> Grid" and "cue" not in short
+    cut, how = memory.shown(len(short) - 1)
+    lines = cut.splitlines()
+    assert how == f"cut {6 - len(lines) + 1}" and lines[-1] == f"({6 - len(lines) + 1} more concepts not shown)"
+    assert lines[:-1] == short.splitlines()[: len(lines) - 1] and len(cut) <= len(short) - 1
+    oe = ConceptMemory("oe")
+    oe.add([OEConcept(situation="s" * 300, suggestion="x"), OEConcept(situation="t", suggestion="y")])
+    text, how = oe.shown(200)
+    assert how == "short" and text.splitlines() == ["1. " + "s" * 117 + "...", "2. t"]
+
+
 def test_usage_counts_and_round_trip(tmp_path):
     memory = ConceptMemory("ps")
     memory.add([SORT], source="t1")

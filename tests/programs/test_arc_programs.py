@@ -119,6 +119,29 @@ def test_ps_abstraction_goes_through_pseudocode_and_sees_compressed_memory():
     assert memory.entries[0].sources == ["seed", "flip"]
 
 
+def test_a_memory_too_long_for_the_context_is_shown_short_to_abstraction_and_selection_and_recorded():
+    memory = ps_memory(*[f"concept {i}" for i in range(40)])
+    short, how = memory.shown(1000)
+    assert how.startswith("cut ")
+    program = build_program("arcmemo_ps")
+    program.use_memory(memory)
+    program.show_memory_within(1000)
+    script = Script(
+        selected={"reasoning": "-", "selected": ["concept 1"]},
+        pseudocode={"pseudocode": "1. reverse every row"},
+        concepts={"concepts": [PS_CONCEPT]},
+    )
+    engine = ScriptedEngine(script)
+    _, read = in_context(engine, lambda: program.read(flip_task()))
+    record = in_context(engine, lambda: program.write(flip_task(), FLIP))
+    assert given(engine.calls[0], "memory") == short and read["memory_shown"] == how
+    assert last_given(engine.calls[-1], "memory") == short and record["memory_shown"] == how
+    program.show_memory_within(None)  # a context not known: the whole memory, as before
+    engine = ScriptedEngine(script)
+    _, read = in_context(engine, lambda: program.read(flip_task()))
+    assert given(engine.calls[0], "memory") == memory.render(compressed=True) and "memory_shown" not in read
+
+
 def test_abstraction_kept_apart_sees_no_memory_and_revises_nothing():
     memory = ps_memory("flip rows")
     script = Script(
