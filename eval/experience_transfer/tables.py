@@ -595,10 +595,12 @@ def _paired_lines(table: dict[str, Any], heads: list[str]) -> list[str]:
     pairs = list(dict.fromkeys((c["a"], c["b"]) for c in table["comparisons"]))
     baseline = not table.get("compare")  # every row against the first; else the pair --compare names
     title = f"A − {pairs[0][1]}" if baseline else "A − B"
+    item = "query" if any(isinstance(c["level"], str) for c in table["columns"]) else "scene"  # an inductive task: queries
+    items = "queries" if item == "query" else "scenes"
     lines = [
-        "Paired tests" + (f", each row A against {pairs[0][1]}" if baseline else "") + ", on the same scenes: accuracy "
-        "difference in points [95% paired bootstrap CI], p-value: McNemar's exact test on right/wrong per scene, "
-        "or (marked b) a paired bootstrap test where scenes are averaged over several runs.",
+        "Paired tests" + (f", each row A against {pairs[0][1]}" if baseline else "") + f", on the same {items}: accuracy "
+        f"difference in points [95% paired bootstrap CI], p-value: McNemar's exact test on right/wrong per {item}, "
+        f"or (marked b) a paired bootstrap test where {items} are averaged over several runs.",
         "",
         "| " + " | ".join([title, *heads]) + " |",
         "|" + "---|" * (len(heads) + 1),
