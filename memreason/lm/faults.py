@@ -39,8 +39,10 @@ from typing import Any
 import dspy
 from dspy.utils.exceptions import (
     AdapterParseError,
+    ContextWindowExceededError,
     LMAuthError,
     LMBillingError,
+    LMInvalidRequestError,
     LMProviderError,
     LMRateLimitError,
     LMServerError,
@@ -172,6 +174,15 @@ def fault_kind(error: BaseException) -> str | None:
     if isinstance(error, (TimeoutError, ConnectionError)):
         return "timeout" if isinstance(error, TimeoutError) else "connection"
     return None
+
+
+def context_exceeded(error: BaseException) -> bool:
+    """Whether ``error`` says the prompt and answer do not fit the model's context (DSPy's own error, or
+    llama-server's 400 "request (N tokens) exceeds the available context size"): repeating cannot help."""
+    if isinstance(error, ContextWindowExceededError):
+        return True
+    text = str(error).lower()
+    return isinstance(error, LMInvalidRequestError) and "exceeds" in text and "context" in text
 
 
 def failure_of(error: BaseException) -> dict[str, str]:

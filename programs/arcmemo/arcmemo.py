@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dspy.utils.exceptions import AdapterParseError
+from dspy.utils.exceptions import AdapterParseError, LMError
 
 from memreason.datasets.arc import ArcDataError, ArcTask, concept_of, parts_of
-from memreason.lm.faults import LMFailure
+from memreason.lm.faults import LMFailure, context_exceeded
 
 from ..shared.steps import Steps, call
 from .abstraction_demos import use_arc_demos
@@ -134,8 +134,8 @@ class ArcMemo(ArcProgram):
         problem = arc_problem_image(task) if image else arc_problem(task)
         try:
             out = yield call(self.selector, problem=problem, memory=self.memory)
-        except (AdapterParseError, RuntimeError) as exc:
-            if not _unreadable_answer(exc):
+        except (AdapterParseError, RuntimeError, LMError) as exc:
+            if not (_unreadable_answer(exc) or context_exceeded(exc)):  # a large puzzle and the memory did not fit
                 raise
             return "", {"selected": [], "selected_sources": {}, "failed": str(exc).splitlines()[0][:300]}
         return out.concepts, _with_sources(self.memory, out.record)

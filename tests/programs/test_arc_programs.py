@@ -414,7 +414,8 @@ def test_memory_lm_runs_selection_and_the_task_lm_solves(sandbox):
 
 
 def test_an_unreadable_selection_answer_does_not_forfeit_the_puzzle(sandbox):
-    """A looping selector (no parseable answer) leaves the solver without concepts; other LM errors still stop."""
+    """A looping selector (no parseable answer), or a selection prompt beyond the context, leaves the solver without
+    concepts; other LM errors still stop."""
     from memreason.lm.faults import LMFailure
 
     program = build_program("arcmemo_ps", attempts=1, sandbox=sandbox)
@@ -430,6 +431,20 @@ def test_an_unreadable_selection_answer_does_not_forfeit_the_puzzle(sandbox):
     with dspy.context(lm=task_engine.lm(), adapter=ResilientAdapter.around(dspy.JSONAdapter(), RetryPolicy(retries=1))):
         again = program(task=flip_task())
     assert again.read["failed"].startswith("unparseable after 2 attempts") and again.attempts[0].final.passed_train
+
+    def too_long(call):  # llama-server's answer to a prompt beyond its context
+        raise dspy.LMInvalidRequestError("request (8485 tokens) exceeds the available context size (8192 tokens)")
+
+    program.set_memory_lm(ScriptedEngine(too_long).lm())
+    long = in_context(task_engine, lambda: program(task=flip_task()))
+    assert "exceeds the available context" in long.read["failed"] and long.attempts[0].final.passed_train
+
+    def refused(call):
+        raise dspy.LMInvalidRequestError("unknown parameter 'foo'")
+
+    program.set_memory_lm(ScriptedEngine(refused).lm())
+    with pytest.raises(Exception, match="unknown parameter"):
+        in_context(task_engine, lambda: program(task=flip_task()))
 
     def rate_limited(call):
         raise LMFailure("rate_limit", "429", 4)
