@@ -69,6 +69,7 @@ def build_memory(
     if start is not None:  # --extend: the tasks already among the memory's sources are not built again
         held = memory_sources(start)
         tasks = [t for t in tasks if t.id not in held]
+        began = {"concepts": len(start), "tasks": len(held)}  # counted now: the build writes to this memory
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True, spend=spend)
     writer_program = build_program(
         {"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
@@ -207,7 +208,7 @@ def build_memory(
         writer.close()
     results = _build_results(config, tasks, records, writer_program, out, session)
     if start is not None:  # what the build began from: its examples are the tasks not already held
-        results["extended"] = {"concepts": len(start), "tasks": len(held)}
+        results["extended"] = began
     stopped = STOPPED_BY_BUDGET if len(records) < len(tasks) and session.errors.budget_reached else None
     return session.finish(results, threads=config.threads, resumed=len(kept), answered=len(records) - len(kept), stopped=stopped)
 

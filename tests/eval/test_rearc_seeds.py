@@ -42,13 +42,13 @@ def dsl_module():
     return module
 
 
-def script() -> Script:
+def script(title: str = "paint neighbours") -> Script:
     return Script(
         pseudocode={"pseudocode": "1. find the cells of the rarest colour\n2. paint their neighbours"},
         concepts=lambda call: (
             {"concepts": [{"situation": "isolated cells", "suggestion": "paint around them"}]}
             if "situation" in call.system
-            else {"concepts": [{"title": "paint neighbours", "kind": "routine"}]}
+            else {"concepts": [{"title": title, "kind": "routine"}]}
         ),
         derivation={"derivation": ["Observation: cells gain a ring", "Thought: paint the neighbours"]},
     )
@@ -382,6 +382,13 @@ def test_extend_starts_from_the_memory_in_out_and_skips_the_tasks_it_holds(tmp_p
     use(monkeypatch, again)
     assert build(tmp_path, *args, run_dir="elsewhere") == 0 and not again.calls
     assert json.loads((tmp_path / "ps.json").read_text()) == grown
+    # a write that adds a concept: the results still count the memory the build began from
+    use(monkeypatch, ScriptedEngine(script("recolour the rest")))
+    (tmp_path / "ps.json").write_text(json.dumps(first))
+    assert build(tmp_path, *args, run_dir="adds") == 0
+    assert len(json.loads((tmp_path / "ps.json").read_text())["concepts"]) == 2
+    assert results(tmp_path, "adds")["extended"] == {"concepts": 1, "tasks": 1}
+    (tmp_path / "ps.json").write_text(json.dumps(grown))
     # without --extend the file is rebuilt from nothing
     use(monkeypatch, ScriptedEngine(script()))
     assert build(tmp_path, "--split", "barc_seeds", "--tasks", OTHER, "--solutions", "rearc", run_dir="fresh") == 0
