@@ -412,5 +412,5 @@ def test_the_shipped_rearc_memory_comes_from_verified_seed_verifiers():
     memory = load_memory(MEMORIES / "rearc_ps.json")
     held = memory_sources(memory)
     seeds = {t.id for t in load_split("barc_seeds")}
-    assert memory.format == "ps" and len(memory) == 137 and len(held) == 125  # 127 writes; 2 added no concept
-    assert held <= seeds and not held & {FAILS, "7e0986d6", "97a05b5b"}  # only verifiers that reproduce every pair
+    assert memory.format == "ps" and len(memory) == 155
+    assert held == seeds - {FAILS, "7e0986d6", "97a05b5b"}  # every verifier that reproduces every pair, and only those
