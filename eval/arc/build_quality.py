@@ -5,7 +5,8 @@
 
 - ``copied_from_demos``: concepts that repeat the abstractor's demonstration instead of the solution
   (an OE concept with the demonstration's situation; a PS concept with a demonstration concept's title
-  and first note). A small model tends to copy the one example it is shown.
+  and first note). A small model tends to copy the one example it is shown; abstraction now drops such
+  copies as it writes, so this counts them in memories built before it did.
 - ``naming_dsl_primitives`` (solutions in a DSL only, e.g. re-ARC's verifiers): PS concepts titled by a
   primitive's name (``palette``, ``fill``), OE concepts that call or quote one (``ofcolor(``, `` `fill` ``):
   the program restated rather than the idea behind it abstracted.
@@ -18,6 +19,7 @@ from collections.abc import Collection
 from typing import Any
 
 from memreason.programs.arcmemo.abstraction_demos import OE_CONCEPTS, PS_CONCEPTS
+from memreason.programs.arcmemo.concept_abstractor import repeats_demonstration
 from memreason.programs.arcmemo.concept_memory import ConceptMemory
 
 __all__ = ["concept_quality"]
@@ -28,12 +30,7 @@ def _plain(text: str) -> str:
 
 
 def _copied(concept: Any, format: str) -> bool:
-    if format == "oe":
-        return any(_plain(concept.situation) == _plain(demo.situation) for demo in OE_CONCEPTS)
-    first = _plain(concept.implementation_notes[0]) if concept.implementation_notes else ""
-    return any(
-        _plain(concept.title) == _plain(demo.title) and first == _plain(demo.implementation_notes[0]) for demo in PS_CONCEPTS
-    )
+    return any(repeats_demonstration(concept, demo, format) for demo in (OE_CONCEPTS if format == "oe" else PS_CONCEPTS))
 
 
 def _names_primitive(concept: Any, format: str, primitives: Collection[str]) -> bool:

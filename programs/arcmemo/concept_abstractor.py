@@ -8,6 +8,11 @@
                                                             #     (revise=False: kept apart, no memory shown)
                                                             # each keeps ``program``, the verified code, if given
 
+A concept that repeats one of the abstraction's demonstrations (OE: the same situation; PS: the same
+title and first implementation note) is not written: it is what the model was shown, not what the
+solution says (a small model tends to copy the one example it is given); the record lists it under
+``copied_from_demos``.
+
 OE abstraction does not look at the memory (as in the paper); PS abstraction sees
 it compressed and is encouraged to revise and to write higher-order routines. A solution
 is any text: a program, or a program in a library of primitives followed by a reference
@@ -29,11 +34,12 @@ import dspy
 
 from memreason.signatures import AbstractOEConcepts, AbstractPSConcepts, DeriveSolutionTrace, WritePseudocode
 
+from ..shared.normalise import normalise
 from ..shared.steps import StepModule, Steps, call, run
 from ..shared.usage import inside, usage
 from .concept_memory import ConceptMemory, require_memory
 
-__all__ = ["ConceptAbstractor"]
+__all__ = ["ConceptAbstractor", "repeats_demonstration"]
 
 
 class ConceptAbstractor(StepModule):
@@ -116,6 +122,26 @@ class ConceptAbstractor(StepModule):
                     yield call(self.abstract, memory=shown or "(empty)", pseudocode=pseudocode, solution=solution)
                 ).concepts
         tokens = {k: draft["tokens"].get(k, 0) + spent[k] for k in spent}
-        changes = memory.add(concepts, source=source or None, revise=self.revise, program=program)
+        shown = [c for demo in self.abstract.demos for c in (demo.get("concepts") or [])]
+        copies = [c for c in concepts if any(repeats_demonstration(c, d, self.format) for d in shown)]
+        kept = [c for c in concepts if c not in copies]
+        changes = memory.add(kept, source=source or None, revise=self.revise, program=program)
         record = {"source": source, **draft["trace"], "concepts": [c.model_dump() for c in concepts], **changes, "tokens": tokens}
+        if copies:
+            record["copied_from_demos"] = [c.situation if self.format == "oe" else c.title for c in copies]
         return dspy.Prediction(concepts=concepts, record=record)
+
+
+def repeats_demonstration(concept: Any, demo: Any, format: str) -> bool:
+    """Whether ``concept`` repeats the demonstration's concept ``demo`` (either a concept or its dict): OE, the same
+    situation; PS, the same title and first implementation note (a title alone may be honestly reused)."""
+
+    def field(c: Any, name: str) -> Any:
+        return c.get(name) if isinstance(c, dict) else getattr(c, name, None)
+
+    if format == "oe":
+        return normalise(field(concept, "situation") or "") == normalise(field(demo, "situation") or "")
+    notes, demo_notes = field(concept, "implementation_notes") or [""], field(demo, "implementation_notes") or [""]
+    return normalise(field(concept, "title") or "") == normalise(field(demo, "title") or "") and normalise(notes[0]) == normalise(
+        demo_notes[0]
+    )

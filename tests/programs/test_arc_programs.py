@@ -142,6 +142,33 @@ def test_a_memory_too_long_for_the_context_is_shown_short_to_abstraction_and_sel
     assert given(engine.calls[0], "memory") == memory.render(compressed=True) and "memory_shown" not in read
 
 
+@pytest.mark.parametrize("format", ["oe", "ps"])
+def test_a_concept_copied_from_the_demonstration_is_not_written(format):
+    from memreason.programs.arcmemo.abstraction_demos import OE_CONCEPTS, PS_CONCEPTS
+
+    if format == "oe":
+        copy = {"situation": OE_CONCEPTS[0].situation.upper() + ".", "suggestion": "other words"}
+        own = {"situation": "rows are mirrored", "suggestion": "reverse each row"}
+        script = Script(derivation={"derivation": ["Observation: mirrored"]}, concepts={"concepts": [copy, own]})
+    else:
+        copy = {**PS_CONCEPTS[1].model_dump(), "description": "other words"}  # the title and first note: a copy
+        own = {**PS_CONCEPTS[0].model_dump(), "implementation_notes": ["reverse each row"]}  # the title alone: kept
+        script = Script(pseudocode={"pseudocode": "1. reverse every row"}, concepts={"concepts": [copy, own]})
+    abstractor = ConceptAbstractor(format)
+    use_arc_demos(abstractor)
+    memory = ConceptMemory(format)
+    out = in_context(ScriptedEngine(script), lambda: abstractor(problem="p", solution=FLIP, memory=memory, source="t"))
+    assert len(memory) == 1 and len(out.record["concepts"]) == 2
+    if format == "oe":
+        assert memory.entries[0].concept.situation == "rows are mirrored"
+        assert out.record["copied_from_demos"] == [copy["situation"]]
+    else:
+        assert memory.names() == ["find objects"] and out.record["copied_from_demos"] == ["sort objects"]
+    bare = ConceptMemory(format)  # no demonstration shown: nothing counts as a copy
+    out = in_context(ScriptedEngine(script), lambda: ConceptAbstractor(format)(problem="p", solution=FLIP, memory=bare))
+    assert len(bare) == 2 and "copied_from_demos" not in out.record
+
+
 def test_abstraction_kept_apart_sees_no_memory_and_revises_nothing():
     memory = ps_memory("flip rows")
     script = Script(
