@@ -118,14 +118,26 @@ class ArcMemo(ArcProgram):
             use_arc_demos(self.abstractor)
         self.memory = ConceptMemory(format)
 
+    memory_chars: int | None = None  # set by show_memory_within: the concepts a read gives the solver, too
+
     def show_memory_within(self, chars: int | None) -> None:
+        self.memory_chars = chars
         for module in (self.selector, self.abstractor):
             if module is not None:
                 module.memory_chars = chars
 
+    def _rendered(self, names: list[str] | None, record: dict[str, Any], ranked: bool = False) -> str:
+        """The concepts ``names`` (all: ``None``) in full for the solver, within :attr:`memory_chars`; the record says
+        how they were shortened, if they were (``concepts_shown``)."""
+        text, how = self.memory.render_within(names, self.memory_chars, ranked=ranked)
+        if how != "whole":
+            record["concepts_shown"] = how
+        return text
+
     def read_steps(self, task: ArcTask) -> Steps[tuple[str, dict[str, Any]]]:
         if not self.select_concepts:
-            return self.memory.render(), {"selected": "all", "concepts": len(self.memory)}
+            record = {"selected": "all", "concepts": len(self.memory)}
+            return self._rendered(None, record), record
         if self.select_concepts == "oracle":
             return self.oracle_read(task)
         if self.select_concepts == "execute":
@@ -157,7 +169,7 @@ class ArcMemo(ArcProgram):
         names = names[: self.top_k] if self.top_k else names
         self.memory.use(names)
         record = {"selected": names, "oracle": basis or True, "tokens": dict(NO_TOKENS)}
-        return self.memory.render(names), _with_sources(self.memory, record)
+        return self._rendered(names, record), _with_sources(self.memory, record)
 
     def execute_read(self, task: ArcTask) -> tuple[str, dict[str, Any]]:
         """The ``top_k`` concepts whose stored programs score best on ``task``'s train pairs (above 0), best first.
@@ -175,8 +187,8 @@ class ArcMemo(ArcProgram):
         record = {"selected": names, "scores": scores, "programs_run": ranking.runs, "tokens": dict(NO_TOKENS)}
         if by_solution:  # the concepts of one program together, in memory order (as the oracle read shows them)
             record["solution_scores"] = [round(score, 4) for score, _ in ranking.solutions[: self.top_k + RANKED_SHOWN]]
-            return self.memory.render(names), _with_sources(self.memory, record)
-        return "\n".join(self.memory.render([name]) for name in names), _with_sources(self.memory, record)
+            return self._rendered(names, record), _with_sources(self.memory, record)
+        return self._rendered(names, record, ranked=True), _with_sources(self.memory, record)
 
     def reread(self, task: ArcTask, read: dict[str, Any], attempt: Attempt) -> tuple[str, dict[str, Any]]:
         """A retry's re-selection: the concepts an LM chooses in view of the last program and its feedback, less

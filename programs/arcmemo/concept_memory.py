@@ -6,6 +6,7 @@
     memory.render(compressed=True)            # for abstraction and selection
     memory.shown(chars=8192)                  # the same, shortened to fit (a small model's context), and how
     memory.render(names=["sort objects"])     # the chosen concepts in full, for the solver
+    memory.render_within(names, chars=8192)   # the same, shortened to fit, and how
     memory.use(names)                         # count a read
 
 Every entry keeps how often it was selected (``uses``), the puzzles it came
@@ -243,6 +244,41 @@ class ConceptMemory(MemoryParameter):
         left = len(lines) - len(kept)
         return "\n".join([*kept, f"({left} more concepts not shown)"]), f"cut {left}"
 
+    def render_within(
+        self, names: Sequence[str] | None = None, chars: int | None = None, *, ranked: bool = False
+    ) -> tuple[str, str]:
+        """The concepts named (all by default) in full, as the solver reads them, within ``chars`` characters
+        (``None``: no limit), and how they were shortened: ``"whole"``; ``"brief"``, each concept as its head
+        line, description, first two cues and first two notes (a concept revised by many solutions gathers
+        dozens); or ``"cut N"``, the brief concepts until the limit, the N left out counted on a last line.
+        ``ranked``: in the order of ``names`` (best first), not memory order."""
+        chosen = list(self.names()) if names is None else list(names)
+        if not ranked:
+            order = {name: i for i, name in enumerate(self.names())}
+            chosen = sorted((n for n in chosen if n in order), key=order.__getitem__)
+        by_name = dict(zip(self.names(), self.entries))
+        entries = [(n, by_name[n]) for n in chosen if n in by_name]
+        whole = "\n".join(self._full(n, e) for n, e in entries)
+        if chars is None or len(whole) <= chars:
+            return whole, "whole"
+        brief = [self._full(n, e, brief=True) for n, e in entries]
+        if len("\n".join(brief)) <= chars:
+            return "\n".join(brief), "brief"
+        kept: list[str] = []
+        used = 0
+        for block in brief:
+            if used + len(block) + 1 > chars - 40:
+                break
+            kept.append(block)
+            used += len(block) + 1
+        left = len(brief) - len(kept)
+        return "\n".join([*kept, f"({left} more concepts not shown)"]), f"cut {left}"
+
+    def _full(self, name: str, entry: Entry, brief: bool = False) -> str:
+        if self.format == "oe":
+            return render_oe(name, entry.concept)
+        return render_ps(entry.concept, brief=brief)
+
     # -- JSON --------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
@@ -323,18 +359,20 @@ def signature(concept: PSConcept) -> str:
     return f"({params})" + (f" -> {concept.output_typing}" if concept.output_typing else "")
 
 
-def render_ps(concept: PSConcept, compressed: bool = False, *, cues: bool = True) -> str:
-    """Compressed: one line with title, kind, typed signature and (``cues``) cues (no description or notes)."""
+def render_ps(concept: PSConcept, compressed: bool = False, *, cues: bool = True, brief: bool = False) -> str:
+    """Compressed: one line with title, kind, typed signature and (``cues``) cues (no description or notes).
+    ``brief`` (in full): without the parameters' lines, and at most two cues and two notes."""
     if compressed:
         tail = f"; cues: {'; '.join(concept.relevance_cues)}" if cues and concept.relevance_cues else ""
         return f"- {concept.title} [{concept.kind}] {signature(concept)}{tail}"
     lines = [f"## {concept.title} [{concept.kind}] {signature(concept)}"]
     if concept.description:
         lines.append(concept.description)
-    for p in concept.parameters:
+    for p in concept.parameters if not brief else ():
         lines.append(f"  param {p.name}" + (f" ({p.type})" if p.type else "") + (f": {p.description}" if p.description else ""))
-    lines += [f"  cue: {cue}" for cue in concept.relevance_cues]
-    lines += [f"  note: {note}" for note in concept.implementation_notes]
+    most = 2 if brief else None
+    lines += [f"  cue: {cue}" for cue in concept.relevance_cues[:most]]
+    lines += [f"  note: {note}" for note in concept.implementation_notes[:most]]
     return "\n".join(lines)
 
 

@@ -84,7 +84,7 @@ class ConceptSelector(StepModule):
                 record["caption"] = {"observations": caption.observations, "speculation": caption.speculation}
             else:
                 asked = (yield call(self.select, memory=shown, problem=problem)).selected
-        return _chosen(memory, asked, spent, record, top_k=self.top_k)
+        return _chosen(memory, asked, spent, record, top_k=self.top_k, chars=self.memory_chars)
 
     def reselect(
         self,
@@ -113,7 +113,7 @@ class ConceptSelector(StepModule):
                 feedback=feedback,
                 top_k=k,
             ).chosen
-        return _chosen(memory, asked, spent, {}, top_k=k, exclude=exclude)
+        return _chosen(memory, asked, spent, {}, top_k=k, exclude=exclude, chars=self.memory_chars)
 
 
 def _nothing() -> dspy.Prediction:
@@ -123,13 +123,24 @@ def _nothing() -> dspy.Prediction:
 
 
 def _chosen(
-    memory: ConceptMemory, asked, spent: dict[str, int], record: dict, *, top_k: int | None, exclude: Sequence[str] = ()
+    memory: ConceptMemory,
+    asked,
+    spent: dict[str, int],
+    record: dict,
+    *,
+    top_k: int | None,
+    exclude: Sequence[str] = (),
+    chars: int | None = None,
 ) -> dspy.Prediction:
-    """The names ``asked`` that memory holds, less ``exclude``, at most ``top_k`` (None: all), rendered in full."""
+    """The names ``asked`` that memory holds, less ``exclude``, at most ``top_k`` (None: all), rendered in full
+    within ``chars`` characters (:meth:`ConceptMemory.render_within`)."""
     known, unknown = memory.resolve(asked)
     left_out = set(exclude)
     names = [n for n in known if n not in left_out]
     names = names[:top_k] if top_k else names
     memory.use(names)
     record.update(asked=[str(a) for a in asked], selected=names, hallucinated=unknown, tokens=spent)
-    return dspy.Prediction(concepts=memory.render(names), names=names, record=record)
+    concepts, how = memory.render_within(names, chars)
+    if how != "whole":
+        record["concepts_shown"] = how
+    return dspy.Prediction(concepts=concepts, names=names, record=record)

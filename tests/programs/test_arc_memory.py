@@ -113,6 +113,22 @@ def test_memory_shown_within_a_limit_drops_cues_then_cuts_and_says_so():
     assert how == "short" and text.splitlines() == ["1. " + "s" * 117 + "...", "2. t"]
 
 
+def test_concepts_in_full_within_a_limit_go_brief_then_cut_and_keep_the_order_asked():
+    memory = ConceptMemory("ps")
+    many = {"relevance_cues": [f"cue {i}" for i in range(6)], "implementation_notes": [f"note {i}" for i in range(6)]}
+    memory.add([PSConcept(**{**PS_CONCEPT, **many, "title": f"concept {i}"}) for i in range(4)])
+    names = ["concept 2", "concept 0", "ghost"]
+    whole, how = memory.render_within(names)
+    assert how == "whole" and whole == memory.render(names) and whole.index("concept 0") < whole.index("concept 2")
+    ranked, _ = memory.render_within(names, ranked=True)
+    assert ranked.index("concept 2") < ranked.index("concept 0")
+    brief, how = memory.render_within(names, len(whole) - 1)
+    assert how == "brief" and "note 1" in brief and "note 2" not in brief and "cue 2" not in brief and "param" not in brief
+    assert brief.count("## concept") == 2
+    cut, how = memory.render_within(None, len(brief))
+    assert how.startswith("cut ") and cut.endswith(f"({how.split()[1]} more concepts not shown)") and len(cut) <= len(brief)
+
+
 def test_usage_counts_and_round_trip(tmp_path):
     memory = ConceptMemory("ps")
     memory.add([SORT], source="t1")

@@ -135,7 +135,11 @@ def test_a_memory_too_long_for_the_context_is_shown_short_to_abstraction_and_sel
     _, read = in_context(engine, lambda: program.read(flip_task()))
     record = in_context(engine, lambda: program.write(flip_task(), FLIP))
     assert given(engine.calls[0], "memory") == short and read["memory_shown"] == how
+    assert "concepts_shown" not in read  # one concept in full fits
     assert last_given(engine.calls[-1], "memory") == short and record["memory_shown"] == how
+    program.show_memory_within(100)  # the concept read in full does not: the solver gets it cut, and the record says so
+    _, read = in_context(engine, lambda: program.read(flip_task()))
+    assert read["concepts_shown"] == "cut 1"
     program.show_memory_within(None)  # a context not known: the whole memory, as before
     engine = ScriptedEngine(script)
     _, read = in_context(engine, lambda: program.read(flip_task()))
