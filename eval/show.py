@@ -218,6 +218,9 @@ def _measures_line(m: dict[str, Any]) -> str:
         f"memory reads: hit@k {pct(m.get('hit_at_k'))}, precision {pct(m.get('precision'))} over {m['tasks']} reads "
         f"(k = {m.get('selected_mean') or 0:.1f} concepts on average)"
     )
+    unheld = m["tasks"] - m.get("label_held", m["tasks"])
+    if unheld:
+        line += f"; {unheld} of them from a memory holding no concept of the task's own (left out of hit@k and precision)"
     if m.get("part_tasks"):
         line += f"; part hit {pct(m.get('part_hit'))}, part coverage {pct(m.get('part_coverage'))}"
     top = (m.get("reuse") or [])[:3]

@@ -18,7 +18,10 @@ abstracted from (``read["selected_sources"]``, taken from the memory at read tim
   selected it, and how many of those were solved (official score > 0).
 
 hit@k averages over the measured reads (a read that selected nothing is a miss), precision over
-those that selected something; a read that failed, one that gave the whole memory (``"all"``),
+those that selected something, both only over reads whose memory held a concept of the task's
+label (``read["label_held"]``: no ``val100`` task, nor a recombination family, is a source of a
+seed memory, so hit@k there would be 0 by construction; such reads count in ``tasks`` and the
+part measures, and ``label_held`` counts the others); a read that failed, one that gave the whole memory (``"all"``),
 and a record written before reads kept their sources are not measured.
 """
 
@@ -45,6 +48,7 @@ class ReadMeasure:
     precision: float | None  # the fraction of selected concepts that did (None: nothing selected)
     part_hit: bool | None = None  # 1D-ARC: some selected source family shares a building block (None: not 1D-ARC)
     part_coverage: float | None = None  # 1D-ARC: the fraction of the task family's blocks the selected sources hold
+    held: bool = True  # memory held a concept of the task's label when it was read (older records: assumed)
 
 
 def solved(record: dict[str, Any]) -> bool:
@@ -68,7 +72,8 @@ def read_measure(record: dict[str, Any]) -> ReadMeasure | None:
         held = [set(p) for s in {concept_of(str(s)) for name in selected for s in sources.get(name) or []} if (p := _parts(s))]
         part_hit = any(p & set(wanted) for p in held)
         part_coverage = len(set(wanted) & set().union(*held)) / len(set(wanted))
-    return ReadMeasure(k, any(from_same), sum(from_same) / k if k else None, part_hit, part_coverage)
+    held = read.get("label_held", True) is not False
+    return ReadMeasure(k, any(from_same), sum(from_same) / k if k else None, part_hit, part_coverage, held)
 
 
 def selected_names(record: dict[str, Any]) -> list[str]:
@@ -111,10 +116,12 @@ def memory_measures(per_run: Sequence[Sequence[dict[str, Any]]]) -> dict[str, An
 def _summary(measures: list[ReadMeasure]) -> dict[str, Any]:
     chosen = [m for m in measures if m.k]
     parts = [m for m in measures if m.part_hit is not None]
+    held = [m for m in measures if m.held]
     return {
         "tasks": len(measures),
-        "hit_at_k": _mean([float(m.hit) for m in measures]),
-        "precision": _mean([m.precision for m in chosen]),
+        "label_held": len(held),
+        "hit_at_k": _mean([float(m.hit) for m in held]),
+        "precision": _mean([m.precision for m in chosen if m.held]),
         "selected_mean": _mean([float(m.k) for m in measures]),
         "empty": len(measures) - len(chosen),
         "part_hit": _mean([float(m.part_hit) for m in parts]),

@@ -135,6 +135,13 @@ class ArcMemo(ArcProgram):
         return text
 
     def read_steps(self, task: ArcTask) -> Steps[tuple[str, dict[str, Any]]]:
+        concepts, record = yield from self._select_steps(task)
+        if isinstance(record.get("selected"), list):  # whether a hit was possible: memory held the task's own concept
+            label = concept_of(task.id)
+            record["label_held"] = any(concept_of(s) == label for entry in self.memory.entries for s in entry.sources)
+        return concepts, record
+
+    def _select_steps(self, task: ArcTask) -> Steps[tuple[str, dict[str, Any]]]:
         if not self.select_concepts:
             record = {"selected": "all", "concepts": len(self.memory)}
             return self._rendered(None, record), record

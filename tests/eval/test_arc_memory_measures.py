@@ -39,6 +39,23 @@ def test_hit_and_precision_by_hand():
     assert (none.k, none.hit, none.precision) == (0, False, None)
 
 
+def test_a_read_whose_memory_held_no_concept_of_its_label_is_left_out_of_hit_and_precision():
+    # a val100 task read from a seed memory: no concept could come from its own task, so no hit was possible
+    held = record("017c7c7b", ["x"], {"x": ["017c7c7b"]}, label_held=True)
+    unheld = record("0a1d4ef5", ["x", "y"], {"x": ["017c7c7b"], "y": []}, label_held=False)
+    old = record("0b148d64", ["y"], {"y": []})  # written before reads said: counted, as before
+    block = memory_measures([[held, unheld, old]])
+    assert block["tasks"] == 3 and block["label_held"] == 2
+    assert block["hit_at_k"] == 0.5 and block["precision"] == 0.5
+    nothing = memory_measures([[unheld]])
+    assert nothing["tasks"] == 1 and nothing["label_held"] == 0 and nothing["hit_at_k"] is None and nothing["precision"] is None
+    from memreason.eval.show import _measures_line
+
+    assert "hit@k -, precision - over 1 reads" in _measures_line(nothing) and "1 of them from a memory holding no" in (
+        _measures_line(nothing)
+    )
+
+
 def test_part_hit_and_coverage_for_a_recombination_family():
     # the task's blocks: move, 1pix, solid, right; the sources hold move, solid, right between them, not 1pix
     r = record(
@@ -166,6 +183,7 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
 
     memory = ConceptMemory("ps")
     memory.add([PSConcept(**PS_CONCEPT)], source="a_flip")  # the flip concept came from the flip task
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "recolour"})], source="b_recolor")  # never selected: a miss possible
     save_memory(memory, tmp_path / "ps.json")
     out = tmp_path / "run"
     argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(tmp_path / "ps.json"), "--attempts", "1"]
@@ -175,7 +193,8 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
     assert [line["read"]["selected_sources"] for line in lines] == [{"flip rows": ["a_flip"]}] * 2
     block = json.loads((out / "results.json").read_text())["memory_measures"]
     # both tasks read the flip concept: a hit for a_flip, a miss for b_recolor; the flip solves a_flip only
-    assert (block["tasks"], block["hit_at_k"], block["precision"]) == (2, 0.5, 0.5)
+    assert (block["tasks"], block["hit_at_k"], block["precision"], block["label_held"]) == (2, 0.5, 0.5, 2)
+    assert [line["read"]["label_held"] for line in lines] == [True, True]
     assert block["reuse"] == [{"concept": "flip rows", "selected": 2, "solved": 1}]
     assert "| hit@k | precision |" in printed and "| 50.00 | 50.00 |" in printed
     report = (out / "report.md").read_text()
