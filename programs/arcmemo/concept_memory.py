@@ -234,23 +234,15 @@ class ConceptMemory(MemoryParameter):
         short = "\n".join(lines)
         if len(short) <= chars:
             return short, "short"
-        kept: list[str] = []
-        used = 0
-        for line in lines:
-            if used + len(line) + 1 > chars - 40:  # room for the last line
-                break
-            kept.append(line)
-            used += len(line) + 1
-        left = len(lines) - len(kept)
-        return "\n".join([*kept, f"({left} more concepts not shown)"]), f"cut {left}"
+        return _cut(lines, chars)
 
     def render_within(
         self, names: Sequence[str] | None = None, chars: int | None = None, *, ranked: bool = False
     ) -> tuple[str, str]:
         """The concepts named (all by default) in full, as the solver reads them, within ``chars`` characters
-        (``None``: no limit), and how they were shortened: ``"whole"``; ``"brief"``, each concept as its head
-        line, description, first two cues and first two notes (a concept revised by many solutions gathers
-        dozens); or ``"cut N"``, the brief concepts until the limit, the N left out counted on a last line.
+        (``None``: no limit), and how they were shortened: ``"whole"``; ``"brief"``, each PS concept as its
+        head line, description, first two cues and first two notes (a concept revised by many solutions gathers
+        dozens; an OE concept stays whole); or ``"cut N"``, the brief concepts until the limit, the N left out counted on a last line.
         ``ranked``: in the order of ``names`` (best first), not memory order."""
         chosen = list(self.names()) if names is None else list(names)
         if not ranked:
@@ -264,15 +256,7 @@ class ConceptMemory(MemoryParameter):
         brief = [self._full(n, e, brief=True) for n, e in entries]
         if len("\n".join(brief)) <= chars:
             return "\n".join(brief), "brief"
-        kept: list[str] = []
-        used = 0
-        for block in brief:
-            if used + len(block) + 1 > chars - 40:
-                break
-            kept.append(block)
-            used += len(block) + 1
-        left = len(brief) - len(kept)
-        return "\n".join([*kept, f"({left} more concepts not shown)"]), f"cut {left}"
+        return _cut(brief, chars)
 
     def _full(self, name: str, entry: Entry, brief: bool = False) -> str:
         if self.format == "oe":
@@ -374,6 +358,19 @@ def render_ps(concept: PSConcept, compressed: bool = False, *, cues: bool = True
     lines += [f"  cue: {cue}" for cue in concept.relevance_cues[:most]]
     lines += [f"  note: {note}" for note in concept.implementation_notes[:most]]
     return "\n".join(lines)
+
+
+def _cut(blocks: list[str], chars: int) -> tuple[str, str]:
+    """The first ``blocks`` that fit in ``chars`` characters with a last line counting the others, and ``"cut N"``."""
+    kept: list[str] = []
+    used = 0
+    for block in blocks:
+        if used + len(block) + 1 > chars - 40:  # room for the last line
+            break
+        kept.append(block)
+        used += len(block) + 1
+    left = len(blocks) - len(kept)
+    return "\n".join([*kept, f"({left} more concepts not shown)"]), f"cut {left}"
 
 
 def _short_oe(name: str, concept: OEConcept) -> str:
