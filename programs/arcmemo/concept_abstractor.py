@@ -122,8 +122,8 @@ class ConceptAbstractor(StepModule):
                     yield call(self.abstract, memory=shown or "(empty)", pseudocode=pseudocode, solution=solution)
                 ).concepts
         tokens = {k: draft["tokens"].get(k, 0) + spent[k] for k in spent}
-        shown = [c for demo in self.abstract.demos for c in (demo.get("concepts") or [])]
-        copies = [c for c in concepts if any(repeats_demonstration(c, d, self.format) for d in shown)]
+        demonstrated = [c for demo in self.abstract.demos for c in (demo.get("concepts") or [])]
+        copies = [c for c in concepts if any(repeats_demonstration(c, d, self.format) for d in demonstrated)]
         kept = [c for c in concepts if c not in copies]
         changes = memory.add(kept, source=source or None, revise=self.revise, program=program)
         record = {"source": source, **draft["trace"], "concepts": [c.model_dump() for c in concepts], **changes, "tokens": tokens}
