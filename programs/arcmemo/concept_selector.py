@@ -105,15 +105,17 @@ class ConceptSelector(StepModule):
         if not len(memory):
             return _nothing()
         k = top_k or self.top_k or 5
+        shown, how = memory.shown(self.memory_chars)
+        record = {"memory_shown": how} if how != "whole" else {}
         with inside(self), usage() as spent:
             asked = self.reselect_with(
-                memory=memory.shown(self.memory_chars)[0],
+                memory=shown,
                 problem=problem,
                 previous_program=previous_program,
                 feedback=feedback,
                 top_k=k,
             ).chosen
-        return _chosen(memory, asked, spent, {}, top_k=k, exclude=exclude, chars=self.memory_chars)
+        return _chosen(memory, asked, spent, record, top_k=k, exclude=exclude, chars=self.memory_chars)
 
 
 def _nothing() -> dspy.Prediction:

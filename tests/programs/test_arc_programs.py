@@ -140,6 +140,12 @@ def test_a_memory_too_long_for_the_context_is_shown_short_to_abstraction_and_sel
     program.show_memory_within(100)  # the concept read in full does not: the solver gets it cut, and the record says so
     _, read = in_context(engine, lambda: program.read(flip_task()))
     assert read["concepts_shown"] == "cut 1"
+    selector = ConceptSelector("ps", reselect=True)  # a retry's re-selection keeps to the same limit, and says so
+    selector.memory_chars = 1000
+    engine = ScriptedEngine(Script(chosen={"chosen": ["concept 2"]}))
+    again = in_context(engine, lambda: selector.reselect("p", memory, previous_program="x", feedback="wrong"))
+    now, cut = memory.shown(1000)  # the write above added a concept
+    assert given(engine.calls[0], "memory") == now and again.record["memory_shown"] == cut and cut.startswith("cut ")
     program.show_memory_within(None)  # a context not known: the whole memory, as before
     engine = ScriptedEngine(script)
     _, read = in_context(engine, lambda: program.read(flip_task()))
