@@ -338,17 +338,19 @@ def _checked(runs, labels) -> list[str]:
         return []
     sources = list(dict.fromkeys(["hypothesis", "reasoner", *sorted(s for _, r in found for s in r.get("answered_by") or {})]))
     rows = [
-        [n, _pct(_scaled(r.get("hypothesis_kept")))] + [str((r.get("answered_by") or {}).get(s, 0)) for s in sources]
+        [n, _pct(_scaled(r.get("hypothesis_kept"))), _pct(_scaled(r.get("hypothesis_narrowed")))]
+        + [str((r.get("answered_by") or {}).get(s, 0)) for s in sources]
         for n, r in found
     ]
     return [
         "## Checked hypotheses",
         "",
         "Kept: the share of problems (each run's memory of each) whose checked program kept a hypothesis that "
-        "passed its check on every episode. Answered by: the queries (over the runs) the kept hypothesis answered "
+        "passed its check on every episode; narrowed: the share of problems whose kept hypothesis passed only once "
+        "code dropped the claims its counterexamples refuted. Answered by: the queries (over the runs) the kept hypothesis answered "
         "in code (hypothesis), and those the reasoner answered (reasoner: none kept, or it gave no answer).",
         "",
-    ] + _table(["run", "hypothesis kept %"] + [f"answered by {s}" for s in sources], rows)
+    ] + _table(["run", "hypothesis kept %", "narrowed in code %"] + [f"answered by {s}" for s in sources], rows)
 
 
 def _paired(runs, labels, items: list[RunItems | None], compare: tuple[Path, Path] | None) -> list[str]:

@@ -8,8 +8,8 @@ with the output list one hidden function gave; a query asks the output for a new
 The task descriptions (``ACRE_TASK``, ``LIST_FUNCTIONS_TASK``) reword the consolidator's
 prompts for each task and name no rule: not which objects light the detector, nor how,
 nor what the function does. The checked programs' proposal signatures state the form a
-hypothesis takes (ACRE: blickets, non-blickets and a rule; List Functions: a Python
-function ``f(xs)``), which is what code checks.
+hypothesis takes (ACRE: the blickets and a rule; List Functions: a Python function
+``f(xs)``), which is what code checks.
 """
 
 from __future__ import annotations
@@ -74,10 +74,9 @@ class ApplyListFunction(dspy.Signature):
 
 
 class BlicketHypothesis(BaseModel):
-    """Which objects are blickets, which are not, and the rule by which the detector's light comes on."""
+    """Which objects are blickets, and the rule by which the detector's light comes on."""
 
     blickets: list[str] = Field(description="the objects that are blickets, named as the experiments name them")
-    non_blickets: list[str] = Field(description="the objects that are not blickets; objects in neither list are left open")
     rule: Literal["any", "all"] = Field(
         description="any: the light is on when at least one blicket is on the detector; all: when every blicket is"
     )
@@ -94,13 +93,16 @@ class ProposeBlicketHypotheses(dspy.Signature):
     """Propose hypotheses that explain the detector experiments.
 
     Some objects, called blickets, can turn the detector's light on. A hypothesis names the
-    blickets, the objects that are not blickets (objects named in neither list are left
-    open: the experiments do not settle them), and the rule by which the light comes on.
-    Every hypothesis is checked against every experiment: it must predict each light's state
-    and leave open only what the experiments leave open. The refuted hypotheses are shown
-    with the experiments that refute them: never write them again."""
+    objects that are blickets and the rule by which the light comes on. Every hypothesis is
+    checked against every experiment: it must predict each light's state, and name as
+    blickets exactly the objects the experiments show to be blickets. Write hypotheses under
+    both rules. The refuted hypotheses are shown with the experiments that refute them: never
+    write them again."""
 
-    experiments: list[Episode] = dspy.InputField(desc="the experiments, numbered from 1: objects placed together, and the light")
+    objects: list[str] = dspy.InputField(desc="every object in the experiments: a hypothesis names only these")
+    experiments: list[Episode] = dspy.InputField(
+        desc="the experiments in order (experiment 1 first): the objects placed together, and the light"
+    )
     refuted: list[Refuted] = dspy.InputField(desc="hypotheses already refuted, with their counterexamples")
     hypotheses: list[BlicketHypothesis] = dspy.OutputField(desc="one to three hypotheses, the most likely first")
 

@@ -234,6 +234,7 @@ def summarise(
         tally.add(record, role="task")
     failures = Counter(str((r.get("failure") or {}).get("kind", "error")) for recs in per_run for r in recs if r.get("error"))
     kept = [m["kept"] is not None for m in memories if "kept" in m]
+    narrowed = [bool(m.get("narrowed")) for m in memories if m.get("kept") is not None]
     sources = Counter(r["source"] for recs in per_run for r in recs if r.get("source"))
     return {
         "program": config.program,
@@ -247,6 +248,7 @@ def summarise(
         "accuracy_ci": intervals({None: share})[None],  # 95% bootstrap CI over the queries
         "ci_method": ci_method("queries"),
         "hypothesis_kept": (sum(kept) / len(kept)) if kept else None,  # checked programs: problems with a kept one
+        "hypothesis_narrowed": (sum(narrowed) / len(kept)) if kept else None,  # ... kept once code narrowed it
         "answered_by": dict(sorted(sources.items())),
         "failures": dict(sorted(failures.items())),
         "errors": dict(sorted(failures.items())),

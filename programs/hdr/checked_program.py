@@ -6,9 +6,10 @@
 
 Each round the proposer sees the episodes and the refuted hypotheses with their
 counterexamples (the latest :data:`MAX_REFUTED`); a repeat of a hypothesis already checked
-is not checked again. The rounds stop once one hypothesis passes (``verified``) or after N
-(``max_rounds``). The record keeps every check, the kept hypothesis (``kept``, JSON) and
-why the rounds stopped, so a restored memory answers as the built one did. A subclass
+is not checked again. The rounds stop once one hypothesis passes (``verified``), when a round
+proposes nothing that was not checked before (``nothing_new``), or after N (``max_rounds``). The record keeps every check, the kept hypothesis (``kept``, JSON), what
+code dropped from the model's hypothesis to keep it (``narrowed``: None when the model's own
+passed) and why the rounds stopped, so a restored memory answers as the built one did. A subclass
 says what a hypothesis is (:meth:`checked`: propose and check one round), and how one
 answers (:meth:`apply`).
 """
@@ -58,14 +59,11 @@ class CheckedProgram(MemoryProgram):
                 if not c["accepted"]:
                     refuted.append(Refuted(hypothesis=c["statement"], counterexamples=c["why"][:MAX_COUNTEREXAMPLES]))
             rounds.append({"round": j, "checked": checks, "verified": kept is not None})
-            if kept is not None:
+            if kept is not None or not checks:
                 break
-        record = {
-            "N": self.N,
-            "rounds": rounds,
-            "kept": kept,
-            "stopped": "verified" if kept is not None else "max_rounds",
-        }
+        stopped = "verified" if kept is not None else "nothing_new" if not rounds[-1]["checked"] else "max_rounds"
+        passed = next((c for r in rounds for c in r["checked"] if c["accepted"]), {})
+        record = {"N": self.N, "rounds": rounds, "kept": kept, "narrowed": passed.get("narrowed"), "stopped": stopped}
         return dspy.Prediction(hypotheses=[self.statement(kept)] if kept is not None else [], record=record)
 
     def checked(

@@ -15,7 +15,7 @@ def _respond(call):
     if "`function`" in wanted:
         return {"function": "def f(xs):\n    return xs\n"}
     if "`hypotheses`" in wanted and "blickets" in call.system:
-        return {"hypotheses": [{"blickets": [], "non_blickets": [], "rule": "any"}]}
+        return {"hypotheses": [{"blickets": [], "rule": "any"}]}
     if "`hypotheses`" in wanted:  # HDR's generator
         return {"hypotheses": ["The output follows from the input."]}
     if "`factors`" in wanted:
@@ -114,8 +114,9 @@ def test_an_inductive_run_writes_its_report_with_the_checked_hypotheses(tmp_path
     kept = f"{100 * results['hypothesis_kept']:.1f}"
     by = results["answered_by"]
     assert sum(by.values()) == 3 and set(by) <= {"hypothesis", "reasoner"}
-    header = "| run | hypothesis kept % | answered by hypothesis | answered by reasoner |"
-    row = f"| hdr_checked acre | {kept} | {by.get('hypothesis', 0)} | {by.get('reasoner', 0)} |"
+    narrowed = f"{100 * results['hypothesis_narrowed']:.1f}"
+    header = "| run | hypothesis kept % | narrowed in code % | answered by hypothesis | answered by reasoner |"
+    row = f"| hdr_checked acre | {kept} | {narrowed} | {by.get('hypothesis', 0)} | {by.get('reasoner', 0)} |"
     assert "## Checked hypotheses" in report and header in report and row in report
     # what only Experience-Transfer (or ARC) has is left out, plots and sections alike
     assert not (run / "accuracy_by_method.png").exists() and not (run / "accuracy_by_objects.png").exists()

@@ -134,7 +134,7 @@ def test_inductive_runs_are_paired_on_the_queries_of_their_own_task_and_seed(tmp
         "config": {"program": "episodic_cot", "task": "acre", "seed": 0},
     }
     checked = {**acre, "program": "hdr_checked", "accuracy": {"mean": 0.75, "std": 0.0}, "accuracy_ci": [0.25, 1.0]}
-    checked.update(hypothesis_kept=0.5, answered_by={"hypothesis": 2, "reasoner": 2})
+    checked.update(hypothesis_kept=0.5, hypothesis_narrowed=0.25, answered_by={"hypothesis": 2, "reasoner": 2})
     base = write_examples(write_run(tmp_path / "base", acre), [True, False, False, False])
     one = write_examples(write_run(tmp_path / "checked", checked), [True, True, True, False])
     seed = write_examples(write_run(tmp_path / "seed1", {**checked, "config": {"seed": 1}}), [True] * 4)
@@ -149,8 +149,8 @@ def test_inductive_runs_are_paired_on_the_queries_of_their_own_task_and_seed(tmp
         in report
     )
     hypotheses = report.split("## Checked hypotheses")[1]
-    assert "| run | hypothesis kept % | answered by hypothesis | answered by reasoner |" in hypotheses
-    assert "| hdr_checked acre [checked] | 50.0 | 2 | 2 |" in hypotheses and "episodic_cot" not in hypotheses
+    assert "| run | hypothesis kept % | narrowed in code % | answered by hypothesis | answered by reasoner |" in hypotheses
+    assert "| hdr_checked acre [checked] | 50.0 | 25.0 | 2 | 2 |" in hypotheses and "episodic_cot" not in hypotheses
     assert_png(out / "accuracy_by_method.png")  # the Experience-Transfer run's
 
 

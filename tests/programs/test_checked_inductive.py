@@ -67,7 +67,7 @@ def test_checked_blickets_feeds_counterexamples_back_and_keeps_the_first_that_pa
     problem = make_task("acre").problems(seed=0, limit=1)[0]
     episodes = problem_episodes(problem)
     right = entailed(experiments_of(episodes)).as_dict()
-    wrong = {"blickets": ["brown rubber cube"], "non_blickets": [], "rule": "any"}
+    wrong = {"blickets": ["brown rubber cube"], "rule": "any"}
     engine = ScriptedEngine(_proposals(wrong, right))
     program = build_program("hdr_checked", task="acre", N=3)
     with dspy.context(lm=engine.lm()):
@@ -81,7 +81,7 @@ def test_checked_blickets_feeds_counterexamples_back_and_keeps_the_first_that_pa
 
 def test_checked_blickets_falls_back_to_the_reasoner_and_says_so():
     problem = make_task("acre").problems(seed=0, limit=1)[0]
-    wrong = {"blickets": ["brown rubber cube"], "non_blickets": [], "rule": "any"}
+    wrong = {"blickets": ["brown rubber cube"], "rule": "any"}
     engine = ScriptedEngine(_proposals(wrong))
     program = build_program("hdr_checked", task="acre", N=1)
     with dspy.context(lm=engine.lm()):
@@ -89,6 +89,62 @@ def test_checked_blickets_falls_back_to_the_reasoner_and_says_so():
         out = program(objects=["brown rubber cube"])
     assert record["kept"] is None and record["stopped"] == "max_rounds"
     assert out.source == "reasoner" and out.answer == "off" and "no hypothesis passed the check" in out.note
+
+
+def test_the_proposer_is_shown_the_objects_and_the_experiments_without_numbers_to_mistake_for_objects():
+    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    engine = ScriptedEngine(_proposals({"blickets": ["gray rubber cube"], "rule": "any"}))
+    with dspy.context(lm=engine.lm()):
+        build_program("hdr_checked", task="acre", N=1).memorize(problem_episodes(problem))
+    prompt = engine.calls[0].user_text
+    objects = prompt.split("[[ ## objects ## ]]")[1].split("[[ ##")[0]
+    assert all(f'"{o}"' in objects for e in problem.episodes for o in e.input)
+    assert "experiment 1" not in prompt.split("[[ ## refuted ## ]]")[0]
+
+
+def test_the_non_blickets_follow_from_the_rule_and_the_unlit_experiments():
+    from memreason.programs.hdr.checked_blickets import completed
+
+    assert completed(("red cube",), "any", EXPERIMENTS).non_blickets == {"blue ball"}
+    assert completed(("red cube",), "all", EXPERIMENTS).non_blickets == frozenset()
+
+
+def test_a_refuted_hypothesis_is_narrowed_by_its_counterexamples_and_recorded_as_narrowed():
+    from memreason.programs.hdr.checked_blickets import completed, narrow
+
+    too_many = completed(("red cube", "blue ball", "green cone"), "any", EXPERIMENTS)
+    assert not check(too_many, EXPERIMENTS).accepted
+    narrowed, dropped = narrow(too_many, EXPERIMENTS)
+    assert dropped == ["blue ball", "green cone"]  # unlit in experiment 2; shown by no lit experiment
+    assert narrowed.blickets == {"red cube"} and check(narrowed, EXPERIMENTS).accepted
+    # narrowing only drops the model's claims: a blicket it did not name is never added
+    assert narrow(completed((), "any", EXPERIMENTS), EXPERIMENTS) is None
+    assert narrow(completed(("blue ball",), "all", EXPERIMENTS), EXPERIMENTS) is None
+
+    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    episodes = problem_episodes(problem)
+    lit = sorted({o for e in problem.episodes if e.output == "on" for o in e.input})
+    engine = ScriptedEngine(_proposals({"blickets": lit, "rule": "any"}))
+    program = build_program("hdr_checked", task="acre", N=3)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(episodes)
+        out = program(objects=list(problem.queries[0].input))
+    checks = record["rounds"][0]["checked"]
+    assert [c["accepted"] for c in checks] == [False, True] and checks[0]["narrowed"] is None
+    assert record["narrowed"] == checks[1]["narrowed"] and "brown rubber cube" in record["narrowed"]
+    assert record["kept"]["blickets"] == sorted(entailed(experiments_of(episodes)).blickets)
+    assert out.answer == problem.queries[0].answer and out.source == "hypothesis"
+
+
+def test_the_rounds_stop_when_nothing_new_is_proposed():
+    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    wrong = {"blickets": ["gray rubber cube"], "rule": "all"}
+    engine = ScriptedEngine(_proposals(wrong, wrong, wrong))
+    program = build_program("hdr_checked", task="acre", N=3)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(problem_episodes(problem))
+    assert record["stopped"] == "nothing_new" and [len(r["checked"]) for r in record["rounds"]] == [1, 0]
+    assert len(engine.calls) == 2 and record["narrowed"] is None
 
 
 EPISODES = [{"observation": "[1, 2]", "label": "[2, 3]"}, {"observation": "[5]", "label": "[6]"}]
