@@ -7,6 +7,9 @@ problem's queries under the task LM, appending one JSONL line per query (after t
 the problem's answering calls, ``traces/run<r>/<query>.json.gz``; the memory build's calls go
 to ``traces/run<r>/memory-<problem>.json.gz``). Queries already in ``examples.jsonl`` are not
 answered again and saved memories are not rebuilt, so a stopped run continues where it was.
+Problems whose episodes are the same (ACRE asks four queries of each set of experiments)
+share one memory: the first builds it while the others wait, and each of theirs is saved as
+a copy that names the first (``same_episodes_as``) and counts none of its calls.
 
 The harness is the Experience-Transfer one's (:mod:`memreason.eval.harness`: session, loop,
 records, traces, resume); only the unit differs: a problem with its own episodes, not one
@@ -17,6 +20,8 @@ faults, retries and tokens by role and step.
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -99,7 +104,7 @@ def evaluate_inductive(
     try:
         for run in range(config.runs):
             repetition = session.for_run(run)
-            todo = [p for p in problems if any((run, q.id) not in finished for q in p.queries)]
+            todo = _distinct_first([p for p in problems if any((run, q.id) not in finished for q in p.queries)])
             solve = _solver(config, inductive, repetition, run, run_dir, writer, finished)
             bar = tqdm(
                 total=len(problems),
@@ -135,18 +140,64 @@ def _saved_memory(run_dir: Path, run: int, problem: Problem) -> dict[str, Any] |
     return read_json(path) if path.exists() else None
 
 
+def _distinct_first(problems: list[Problem]) -> list[Problem]:
+    """``problems`` with the first of each set of episodes before any repeat, so threads build distinct memories."""
+    seen: Counter[str] = Counter()
+    rank = []
+    for p in problems:
+        key = _episodes_key(problem_episodes(p))
+        rank.append(seen[key])
+        seen[key] += 1
+    return [p for _, _, p in sorted(zip(rank, range(len(problems)), problems), key=lambda t: t[:2])]
+
+
+def _episodes_key(episodes: list[Episode]) -> str:
+    return json.dumps([[str(e.observation), str(e.label)] for e in episodes])
+
+
+def _copy_of(record: dict[str, Any], first: str) -> dict[str, Any]:
+    """A memory record for a problem whose episodes are those of problem ``first``: its memory, none of its spend."""
+    spend = {"usage": {}, "tokens": {}, "faults": {}, "retries": {}, "wall_seconds": 0.0}
+    return {**record, **spend, "same_episodes_as": record.get("same_episodes_as", first)}
+
+
 def _solver(config, inductive, session: RunSession, run: int, run_dir: Path, writer: JsonlWriter, finished):
     traces = TraceStore(run_dir)
+    guard = threading.Lock()
+    locks: dict[str, threading.Lock] = {}
+    built: dict[str, tuple[str, dict[str, Any]]] = {}  # episodes -> the first problem that holds their memory
 
     def solve(problem: Problem) -> list[dict[str, Any]] | None:
         if session.errors.stopping:
             return None
-        program = build_program(config.program, task=config.task, **config.knobs)
         episodes = problem_episodes(problem)
+        key = _episodes_key(episodes)
+        with guard:
+            lock = locks.setdefault(key, threading.Lock())
+        program = build_program(config.program, task=config.task, **config.knobs)
+        with lock:  # problems with the same episodes build one memory, the others wait for it
+            memory_failure = _memory(program, problem, episodes, key)
+        records = []
+        for query in problem.queries:
+            if (run, query.id) in finished:
+                continue
+            records.append(_answer(program, inductive, problem, query, session, run, traces, writer, memory_failure))
+        return records
+
+    def _memory(program, problem: Problem, episodes: list[Episode], key: str) -> dict[str, str] | None:
+        """Restore, copy or build ``problem``'s memory; its failure, if building it failed."""
         path = _memory_path(run_dir, run, problem)
         memory_failure = None
         if path.exists():
-            program.restore(episodes, read_json(path))
+            saved = read_json(path)
+            program.restore(episodes, saved)
+            built.setdefault(key, (problem.id, saved))
+        elif key in built:
+            first, record = built[key]
+            copy = _copy_of(record, first)
+            program.restore(episodes, copy)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_json(path, copy)
         else:
             meter = Meter(root=program, trace=True)
             started = time.perf_counter()
@@ -164,12 +215,8 @@ def _solver(config, inductive, session: RunSession, run: int, run_dir: Path, wri
                 record["wall_seconds"] = round(time.perf_counter() - started, 2)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_json(path, record)
-        records = []
-        for query in problem.queries:
-            if (run, query.id) in finished:
-                continue
-            records.append(_answer(program, inductive, problem, query, session, run, traces, writer, memory_failure))
-        return records
+                built[key] = (problem.id, record)
+        return memory_failure
 
     return solve
 

@@ -65,6 +65,21 @@ def test_checked_program_on_acre_end_to_end_resumes_and_shows(tmp_path, monkeypa
     assert "hdr_checked" in capsys.readouterr().out
 
 
+def test_problems_with_the_same_episodes_share_one_memory_built_once(tmp_path, monkeypatch):
+    engine = _scripted(monkeypatch)
+    run = tmp_path / "acre"
+    argv = ["hdr_checked", "--task", "acre", "--limit", "8", "--threads", "4", "--out", str(run), "--no-progress"]
+    assert eval_main(argv) == 0  # problems 0-3 and 4-7 each share one set of experiments
+    proposals = [c for c in engine.calls if "blickets" in c.system]
+    assert len(proposals) == 4  # two memories, two rounds each (the second proposes nothing new)
+    records = {p.stem: json.loads(p.read_text()) for p in (run / "memory" / "run0").iterdir()}
+    firsts = sorted(k for k, r in records.items() if "same_episodes_as" not in r)
+    assert firsts == ["0", "4"] and {r.get("same_episodes_as") for k, r in records.items() if k not in firsts} == {"0", "4"}
+    assert all(r["rounds"] == records[r.get("same_episodes_as", k)]["rounds"] for k, r in records.items())
+    results = json.loads((run / "results.json").read_text())
+    assert results["tokens"]["memory"]["calls"] == 4  # the copies count none of the calls
+
+
 def test_no_memory_row_on_list_functions_end_to_end(tmp_path, monkeypatch):
     _scripted(monkeypatch)
     run = tmp_path / "lf"
