@@ -555,10 +555,12 @@ def render_markdown(table: dict[str, Any]) -> str:
             f"F1 mode: {table['f1_mode']} (see eval/hypothesis_scoring.py); a memory of structured rules (hdr_grounded) is read from its rules.",
         ]
     elif any(c.get("ci") for row in table["rows"] for c in row["cells"]):
+        item = "query" if any(isinstance(c["level"], str) for c in table["columns"]) else "scene"  # inductive: queries
         lines += [
             "",
-            f"In brackets: the 95% bootstrap CI over the scenes ({RESAMPLES:,} resamples, seed {SEED}; with several runs "
-            "each scene's accuracy is averaged over them); after ±: the std over runs.",
+            f"In brackets: the 95% bootstrap CI over the {'queries' if item == 'query' else 'scenes'} ({RESAMPLES:,} "
+            f"resamples, seed {SEED}; with several runs each {item}'s accuracy is averaged over them); after ±: the std "
+            "over runs.",
         ]
     if table.get("comparisons"):
         lines += ["", *_paired_lines(table, heads)]

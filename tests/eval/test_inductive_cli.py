@@ -102,6 +102,7 @@ def test_table3_on_acre_has_the_inductive_rows_intervals_and_paired_tests(tmp_pa
     markdown = (out / "table3.md").read_text()
     assert "| Methods | acre |" in markdown and "no oracle row" in markdown and "Paired tests" in markdown
     assert "on the same queries" in markdown and "per query" in markdown and "scene" not in markdown.split("Paired tests")[1]
+    assert "bootstrap CI over the queries" in markdown and "scene" not in markdown.split("Command:")[0]
     assert "HDR, hypotheses checked in code" in markdown
     for row in table["rows"]:  # each cell writes its own report, as an Experience-Transfer cell does
         assert f"# Run report: {row['program']} acre" in (Path(row["cells"][0]["cell"]) / "report.md").read_text()
