@@ -142,7 +142,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             CheckedBlickets,
             "inductive tasks only: hypotheses proposed by the LM and checked in code against every example "
             "(ACRE: blickets and a rule; List Functions: a Python f(xs) run in the sandbox), counterexamples fed "
-            "back for N rounds, the kept one applied in code (knob: N); not the paper's",
+            "back for N rounds, the kept one applied in code (knobs: N, samples); not the paper's",
             inductive={"acre": CheckedBlickets, "list_functions": CheckedListFunction},
         ),
         _spec(

@@ -6,17 +6,19 @@
 The options are Experience-Transfer's (``memreason.eval.experience_transfer.evaluate.EvaluateOptions``, taken as
 any object with its fields, so this package does not import that one); those that only mean something
 there (``--level``, ``--rules``, ``--modality image``, ``--per-object``, ``--retrieve-k``,
-``--config``, ``--program-state``) are refused in one line, as is a program that does not run on the task.
+``--program-state``) are refused in one line, as is a program that does not run on the task. ``--config``
+gives the program's knobs (``{"knobs": {"samples": 5}}``), checked by building the program.
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from memreason.datasets.inductive import TASKS
 from memreason.lm.spend import Spend
-from memreason.programs import PROGRAMS
+from memreason.programs import PROGRAMS, build_program
 
 from ..harness.budget import add_recorded, check_prices, check_stopped, new_spend
 from ..harness.errors import UsageError
@@ -27,6 +29,7 @@ from ..harness.resume import continues
 from ..harness.runs import RunConfig, open_run_dir
 from ..harness.session import check_failures, check_repetitions
 from ..harness.tracking import check_mlflow, tracking
+from ..harness.tuned import TunedError, config_knobs
 from .run import InductiveConfig, evaluate_inductive
 
 __all__ = ["check_inductive", "inductive_programs", "run_inductive_cell"]
@@ -38,7 +41,6 @@ EXPERIENCE_TRANSFER_ONLY = {
     "rules": "--rules",
     "per_object": "--per-object",
     "retrieve_k": "--retrieve-k",
-    "config": "--config",
     "program_state": "--program-state",
 }
 
@@ -63,6 +65,17 @@ def check_inductive(options: Any) -> None:
         raise UsageError(f"--task {options.task} is text only: leave out --modality {options.modality}")
 
 
+def _knobs(options: Any) -> dict[str, Any]:
+    """The program's knobs from ``--config``, checked by building the program with them (one line, exit 2)."""
+    config = getattr(options, "config", None)
+    try:
+        knobs = config_knobs(Path(config) if config is not None else None, options.program)
+        build_program(options.program, task=options.task, **knobs)
+    except (TunedError, TypeError, ValueError) as exc:
+        raise UsageError(f"--config {config}: {exc}" if not str(exc).startswith("--config") else str(exc)) from None
+    return knobs
+
+
 def run_inductive_cell(options: Any, *, spend: Spend | None = None) -> Outcome:
     """Evaluate ``options.program`` on ``options.task`` (or continue the run in ``options.out``)."""
     check_inductive(options)
@@ -75,6 +88,7 @@ def run_inductive_cell(options: Any, *, spend: Spend | None = None) -> Outcome:
         runs=options.runs,
         threads=options.threads,
         seed=options.seed,
+        knobs=_knobs(options),
     )
     continuing = continues(options.out, RunConfig.of(options, config).to_json())  # before any model loads
     repetitions = check_repetitions(options.runs, {"--temperature": options.temperature}, continuing=bool(continuing))

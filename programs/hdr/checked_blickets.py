@@ -75,24 +75,22 @@ class CheckedBlickets(CheckedProgram):
 
     answer_signature = AnswerDetector
 
-    def __init__(self, *, N: int = 3, freeze_memory_writers: bool = True, **reader_knobs: Any):
+    def __init__(self, **knobs: Any):
         """
         Args:
-            N: the most propose-check rounds.
-            freeze_memory_writers: keep the proposer out of optimizers' reach (default True).
-            **reader_knobs: the fallback reasoner's knobs.
+            **knobs: :class:`CheckedProgram`'s (``N``, ``samples``, ...) and the fallback reasoner's.
         """
-        super().__init__(N=N, freeze_memory_writers=freeze_memory_writers, **reader_knobs)
+        super().__init__(**knobs)
         self.propose = dspy.Predict(ProposeBlicketHypotheses)
 
     def checked(self, episodes: list[Episode], refuted: list[Refuted], known: set[Any]) -> Steps[tuple[list, Any]]:
         experiments = experiments_of(episodes)
         objects = list(dict.fromkeys(o for e in experiments for o in e.objects))
         shown = [Episode(observation=", ".join(e.objects), label=e.light) for e in experiments]
-        out = yield call(self.propose, objects=objects, experiments=shown, refuted=refuted)
+        out = yield call(self.propose, objects=objects, experiments=shown, refuted=refuted, **self.proposal_config(len(known)))
         seen = set(objects)
         checks = []
-        for proposal in out.hypotheses:
+        for proposal in (h for hypotheses in self.proposals(out, "hypotheses") for h in hypotheses):
             hypothesis = completed(_objects(proposal.blickets), proposal.rule, experiments)
             narrowed = narrow(hypothesis, experiments)
             for h, dropped in [(hypothesis, None)] + ([narrowed] if narrowed else []):

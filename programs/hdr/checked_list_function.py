@@ -34,34 +34,36 @@ class CheckedListFunction(CheckedProgram):
 
     answer_signature = ApplyListFunction
 
-    def __init__(self, *, N: int = 3, runner: ListRunner | None = None, freeze_memory_writers: bool = True, **reader_knobs):
+    def __init__(self, *, runner: ListRunner | None = None, **knobs):
         """
         Args:
-            N: the most propose-check rounds.
             runner: where functions run (default: a :class:`ListRunner` on the shared sandbox).
-            freeze_memory_writers: keep the proposer out of optimizers' reach (default True).
-            **reader_knobs: the fallback reasoner's knobs.
+            **knobs: :class:`CheckedProgram`'s (``N``, ``samples``, ...) and the fallback reasoner's.
         """
-        super().__init__(N=N, freeze_memory_writers=freeze_memory_writers, **reader_knobs)
+        super().__init__(**knobs)
         self.propose = dspy.Predict(ProposeListFunction)
         self.runner = runner or ListRunner()
 
     def checked(self, episodes: list[Episode], refuted: list[Refuted], known: set[Any]) -> Steps[tuple[list, Any]]:
-        out = yield call(self.propose, examples=episodes, refuted=refuted)
-        source = code_block(str(out.function), "def f")[1].strip() + "\n"
-        if source in known:
-            return [], None
-        known.add(source)
+        out = yield call(self.propose, examples=episodes, refuted=refuted, **self.proposal_config(len(known)))
         pairs = [(json.loads(str(e.observation)), json.loads(str(e.label))) for e in episodes]
-        results = self.runner.run(source, [xs for xs, _ in pairs])
-        why = []
-        for (xs, want), got in zip(pairs, results):
-            if got.output is None:
-                why.append(f"f({xs}) failed ({got.failure}: {got.detail}); expected {want}")
-            elif got.output != want:
-                why.append(f"f({xs}) gave {got.output}; expected {want}")
-        check = {"statement": source, "accepted": not why, "why": why, "failures": len(why), "examples": len(pairs)}
-        return [check], (source if not why else None)
+        checks = []
+        for function in self.proposals(out, "function"):
+            source = code_block(str(function), "def f")[1].strip() + "\n"
+            if source in known:
+                continue
+            known.add(source)
+            results = self.runner.run(source, [xs for xs, _ in pairs])
+            why = []
+            for (xs, want), got in zip(pairs, results):
+                if got.output is None:
+                    why.append(f"f({xs}) failed ({got.failure}: {got.detail}); expected {want}")
+                elif got.output != want:
+                    why.append(f"f({xs}) gave {got.output}; expected {want}")
+            checks.append({"statement": source, "accepted": not why, "why": why, "failures": len(why), "examples": len(pairs)})
+            if not why:
+                return checks, source
+        return checks, None
 
     def statement(self, kept: str) -> str:
         return f"The output list is f(input list), where:\n{kept}"

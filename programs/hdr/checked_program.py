@@ -30,6 +30,7 @@ __all__ = ["CheckedProgram", "MAX_COUNTEREXAMPLES", "MAX_REFUTED"]
 
 MAX_REFUTED = 8  # refuted hypotheses the proposer is shown, the latest kept
 MAX_COUNTEREXAMPLES = 4  # per refuted hypothesis
+SAMPLE_TEMPERATURE = 0.7  # the proposer's, when a round samples several completions (Qiu et al.'s)
 
 
 class CheckedProgram(MemoryProgram):
@@ -38,15 +39,39 @@ class CheckedProgram(MemoryProgram):
     default_cot = True
     answer_signature: ClassVar[type[dspy.Signature]]  # the reasoner's task unless a signature is given
 
-    def __init__(self, *, N: int = 3, freeze_memory_writers: bool = True, **reader_knobs: Any):
+    def __init__(
+        self,
+        *,
+        N: int = 3,
+        samples: int = 1,
+        sample_temperature: float = SAMPLE_TEMPERATURE,
+        freeze_memory_writers: bool = True,
+        **reader_knobs: Any,
+    ):
         """
         Args:
             N: the most propose-check rounds, a whole number (at least 1).
+            samples: proposal completions per round (at least 1); above 1 they are sampled together from one
+                request at ``sample_temperature``, as Qiu et al. sample N hypotheses per iteration.
+            sample_temperature: the proposer's temperature when ``samples`` > 1 (with 1, the memory LM's own).
             freeze_memory_writers: keep the proposer out of optimizers' reach (see :class:`MemoryProgram`).
             **reader_knobs: the fallback reasoner's knobs (``cot``, default True, ``signature``, default the task's).
         """
         super().__init__(freeze_memory_writers=freeze_memory_writers, **{"signature": self.answer_signature, **reader_knobs})
         self.N = whole_number("N", N, minimum=1)
+        self.samples = whole_number("samples", samples, minimum=1)
+        self.sample_temperature = float(sample_temperature)
+
+    def proposal_config(self, rollout: int) -> dict[str, Any]:
+        """The proposer call's ``config``: none for one sample; else ``n`` completions at the sampling temperature
+        (``rollout`` keeps the rounds' samples apart in the cache)."""
+        if self.samples == 1:
+            return {}
+        return {"config": {"n": self.samples, "temperature": self.sample_temperature, "rollout_id": rollout}}
+
+    def proposals(self, out: Any, name: str) -> list[Any]:
+        """Every completion's ``name`` of a proposer call (one without sampling)."""
+        return [getattr(out, name)] if self.samples == 1 else list(getattr(out.completions, name))
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
         refuted: list[Refuted] = []

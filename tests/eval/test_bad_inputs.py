@@ -77,6 +77,10 @@ CASES: list[Case] = [
     Case("task-acre-with-level", "hdr --task acre --level 1"),
     Case("task-acre-with-per-object", "episodic_cot --task acre --per-object"),
     Case("task-acre-image", "hdr --task acre --modality image"),
+    Case("task-config-unknown-knob", "hdr_checked --task acre --config k.json", files={"k.json": {"knobs": {"bogus": 1}}}),
+    Case(
+        "task-config-samples-0", "hdr_checked --task list_functions --config k.json", files={"k.json": {"knobs": {"samples": 0}}}
+    ),
     Case("optimize-inductive-only-program", "hdr_checked --trials 1", cli="optimize"),
     Case("compile-inductive-only-program", "compile hdr_checked --level 1 --optimizer bootstrap", cli="optimize"),
     Case("baseline-runs-at-temperature-0", "baseline --split val100 --runs 2 --temperature 0"),

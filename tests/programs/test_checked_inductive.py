@@ -198,3 +198,26 @@ def test_the_checked_list_function_applies_the_kept_function_in_the_sandbox(runn
     again = build_program("hdr_checked", task="list_functions", runner=runner)
     again.restore(EPISODES, record)  # a resumed run answers from the saved memory, no LM call
     assert again(input_list=[1]).answer == [2]
+
+
+def test_samples_draw_several_functions_from_one_request_and_check_each(runner, monkeypatch):
+    seen = []
+    original = dspy.Predict.__call__
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("config"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(dspy.Predict, "__call__", spy)
+    identity = "def f(xs):\n    return xs\n"
+    right = "def f(xs):\n    return [x + 1 for x in xs]\n"
+    engine = ScriptedEngine(_functions(identity, identity, right))  # one request, answered three times
+    program = build_program("hdr_checked", task="list_functions", N=3, samples=3, runner=runner)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(EPISODES)
+    assert [(c["n"], c["temperature"]) for c in seen] == [(3, 0.7)]
+    checks = record["rounds"][0]["checked"]
+    assert [c["accepted"] for c in checks] == [False, True]  # the repeat of the identity is not run again
+    assert record["kept"] == right and record["stopped"] == "verified"
+    with pytest.raises(ValueError, match="samples"):
+        build_program("hdr_checked", task="list_functions", samples=0, runner=runner)
