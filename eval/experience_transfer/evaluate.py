@@ -211,5 +211,6 @@ def summary_table(rows: list[dict[str, Any]]) -> str:
         )
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
     render = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
-    note = "(tokens: prompt + completion; 95% CI: percentile bootstrap over the scenes, each averaged over the runs)"
+    items = "queries" if rows and all(r.get("task") not in (None, "experience_transfer") for r in rows) else "scenes"
+    note = f"(tokens: prompt + completion; 95% CI: percentile bootstrap over the {items}, each averaged over the runs)"
     return "\n".join([render(header), render(["-" * w for w in widths]), *map(render, lines), note])

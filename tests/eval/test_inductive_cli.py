@@ -80,13 +80,14 @@ def test_problems_with_the_same_episodes_share_one_memory_built_once(tmp_path, m
     assert results["tokens"]["memory"]["calls"] == 4  # the copies count none of the calls
 
 
-def test_config_gives_a_checked_programs_knobs_on_a_task(tmp_path, monkeypatch):
+def test_config_gives_a_checked_programs_knobs_on_a_task(tmp_path, monkeypatch, capsys):
     engine = _scripted(monkeypatch)
     knobs = tmp_path / "k.json"
     knobs.write_text(json.dumps({"knobs": {"samples": 2, "N": 1}}))
     run = tmp_path / "lf"
     argv = ["hdr_checked", "--task", "list_functions", "--limit", "1", "--config", str(knobs), "--out", str(run)]
     assert eval_main([*argv, "--no-progress"]) == 0
+    assert "bootstrap over the queries" in capsys.readouterr().out  # the summary's note: queries, not scenes
     assert json.loads((run / "config.json").read_text())["knobs"] == {"samples": 2, "N": 1}
     assert len([c for c in engine.calls if "`function`" in c.system.split("output fields")[-1]]) == 2  # n = 2, 1 round
 
