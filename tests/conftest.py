@@ -88,3 +88,19 @@ def _embedded_model_only_when_marked(request, monkeypatch):
 def _work_in_tmp(tmp_path, monkeypatch):
     """Run each test in its own directory, so default run directories (runs/...) land there."""
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def predict_configs(monkeypatch) -> list:
+    """The ``config`` of every ``dspy.Predict`` call the test makes (None where none was given), in order."""
+    import dspy
+
+    seen: list = []
+    original = dspy.Predict.__call__
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("config"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(dspy.Predict, "__call__", spy)
+    return seen

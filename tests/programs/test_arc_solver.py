@@ -99,15 +99,8 @@ def test_a_code_answer_without_code_is_run_and_its_error_goes_to_the_retry(sandb
     assert second.program == FLIP and second.passed_train
 
 
-def test_attempts_are_sampled_with_distinct_rollouts_and_seeds(sandbox, monkeypatch):
-    seen = []
-    original = dspy.Predict.__call__
-
-    def spy(self, *args, **kwargs):
-        seen.append(kwargs.get("config"))
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(dspy.Predict, "__call__", spy)
+def test_attempts_are_sampled_with_distinct_rollouts_and_seeds(sandbox, predict_configs):
+    seen = predict_configs
     engine = ScriptedEngine(lambda call: {"program": IDENTITY})
     run(engine, flip_task(), sandbox, attempts=2, retries=1, temperature=0.9, seed=3)
     rollouts = [c["rollout_id"] for c in seen]
@@ -160,17 +153,10 @@ def test_parallel_attempts_run_in_their_own_threads_and_record_the_same_attempts
     ]
 
 
-def test_one_prefill_draws_the_first_programs_from_one_call_with_n(sandbox, monkeypatch):
+def test_one_prefill_draws_the_first_programs_from_one_call_with_n(sandbox, predict_configs):
     """``one_prefill``: one call with n = attempts gives every attempt its first program (the scripted
     engine answers n times); retries stay one call each; the tokens of the shared call are shared out."""
-    seen = []
-    original = dspy.Predict.__call__
-
-    def spy(self, *args, **kwargs):
-        seen.append(kwargs.get("config"))
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(dspy.Predict, "__call__", spy)
+    seen = predict_configs
     answers = iter([IDENTITY, FLIP, IDENTITY])  # three first programs, one per attempt
 
     def respond(call):

@@ -200,15 +200,8 @@ def test_the_checked_list_function_applies_the_kept_function_in_the_sandbox(runn
     assert again(input_list=[1]).answer == [2]
 
 
-def test_samples_draw_several_functions_from_one_request_and_check_each(runner, monkeypatch):
-    seen = []
-    original = dspy.Predict.__call__
-
-    def spy(self, *args, **kwargs):
-        seen.append(kwargs.get("config"))
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(dspy.Predict, "__call__", spy)
+def test_samples_draw_several_functions_from_one_request_and_check_each(runner, predict_configs):
+    seen = predict_configs
     identity = "def f(xs):\n    return xs\n"
     right = "def f(xs):\n    return [x + 1 for x in xs]\n"
     engine = ScriptedEngine(_functions(identity, identity, right))  # one request, answered three times
