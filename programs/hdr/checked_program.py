@@ -7,10 +7,11 @@
 Each round the proposer sees the episodes and the refuted hypotheses with their
 counterexamples (the latest :data:`MAX_REFUTED`); a repeat of a hypothesis already checked
 is not checked again. The rounds stop once one hypothesis passes (``verified``), when a round
-proposes nothing that was not checked before (``nothing_new``), or after N (``max_rounds``). The record keeps every check, the kept hypothesis (``kept``, JSON), what
-code dropped from the model's hypothesis to keep it (``narrowed``: None when the model's own
-passed) and why the rounds stopped, so a restored memory answers as the built one did. A subclass
-says what a hypothesis is (:meth:`checked`: propose and check one round), and how one
+proposes nothing that was not checked before (``nothing_new``), or after N (``max_rounds``).
+The record keeps every check, the kept hypothesis (``kept``, JSON), what code dropped from
+the model's hypothesis to keep it (``narrowed``: None when the model's own passed) and why
+the rounds stopped, so a restored memory answers as the built one did. A subclass says what
+a hypothesis is (:meth:`checked`: propose and check one round), and how one
 answers (:meth:`apply`).
 """
 
@@ -61,6 +62,8 @@ class CheckedProgram(MemoryProgram):
         self.N = whole_number("N", N, minimum=1)
         self.samples = whole_number("samples", samples, minimum=1)
         self.sample_temperature = float(sample_temperature)
+        if not 0 <= self.sample_temperature <= 2:  # NaN fails too
+            raise ValueError(f"sample_temperature must be between 0 and 2, got {sample_temperature!r}")
 
     def proposal_config(self, rollout: int) -> dict[str, Any]:
         """The proposer call's ``config``: none for one sample; else ``n`` completions at the sampling temperature

@@ -214,3 +214,5 @@ def test_samples_draw_several_functions_from_one_request_and_check_each(runner, 
     assert record["kept"] == right and record["stopped"] == "verified"
     with pytest.raises(ValueError, match="samples"):
         build_program("hdr_checked", task="list_functions", samples=0, runner=runner)
+    with pytest.raises(ValueError, match="sample_temperature"):
+        build_program("hdr_checked", task="acre", samples=2, sample_temperature=float("nan"))
