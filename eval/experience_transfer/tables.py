@@ -555,12 +555,11 @@ def render_markdown(table: dict[str, Any]) -> str:
             f"F1 mode: {table['f1_mode']} (see eval/hypothesis_scoring.py); a memory of structured rules (hdr_grounded) is read from its rules.",
         ]
     elif any(c.get("ci") for row in table["rows"] for c in row["cells"]):
-        item = "query" if any(isinstance(c["level"], str) for c in table["columns"]) else "scene"  # inductive: queries
+        item, items = _items(table)
         lines += [
             "",
-            f"In brackets: the 95% bootstrap CI over the {'queries' if item == 'query' else 'scenes'} ({RESAMPLES:,} "
-            f"resamples, seed {SEED}; with several runs each {item}'s accuracy is averaged over them); after ±: the std "
-            "over runs.",
+            f"In brackets: the 95% bootstrap CI over the {items} ({RESAMPLES:,} resamples, seed {SEED}; with several "
+            f"runs each {item}'s accuracy is averaged over them); after ±: the std over runs.",
         ]
     if table.get("comparisons"):
         lines += ["", *_paired_lines(table, heads)]
@@ -586,6 +585,12 @@ def render_markdown(table: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _items(table: dict[str, Any]) -> tuple[str, str]:
+    """What a cell's accuracy is over, singular and plural: queries on an inductive task, scenes otherwise."""
+    inductive = any(isinstance(c["level"], str) for c in table["columns"])
+    return ("query", "queries") if inductive else ("scene", "scenes")
+
+
 def _head(level: int | str) -> str:
     """A column's head: ``Lv. 2``, or an inductive task's name."""
     return f"Lv. {level}" if isinstance(level, int) else str(level)
@@ -597,8 +602,7 @@ def _paired_lines(table: dict[str, Any], heads: list[str]) -> list[str]:
     pairs = list(dict.fromkeys((c["a"], c["b"]) for c in table["comparisons"]))
     baseline = not table.get("compare")  # every row against the first; else the pair --compare names
     title = f"A − {pairs[0][1]}" if baseline else "A − B"
-    item = "query" if any(isinstance(c["level"], str) for c in table["columns"]) else "scene"  # an inductive task: queries
-    items = "queries" if item == "query" else "scenes"
+    item, items = _items(table)
     lines = [
         "Paired tests" + (f", each row A against {pairs[0][1]}" if baseline else "") + f", on the same {items}: accuracy "
         f"difference in points [95% paired bootstrap CI], p-value: McNemar's exact test on right/wrong per {item}, "

@@ -29,7 +29,7 @@ from ..harness.resume import continues
 from ..harness.runs import RunConfig, open_run_dir
 from ..harness.session import check_failures, check_repetitions
 from ..harness.tracking import check_mlflow, tracking
-from ..harness.tuned import TunedError, config_knobs
+from ..harness.tuned import config_knobs
 from .run import InductiveConfig, evaluate_inductive
 
 __all__ = ["check_inductive", "inductive_programs", "run_inductive_cell"]
@@ -68,11 +68,11 @@ def check_inductive(options: Any) -> None:
 def _knobs(options: Any) -> dict[str, Any]:
     """The program's knobs from ``--config``, checked by building the program with them (one line, exit 2)."""
     config = getattr(options, "config", None)
+    knobs = config_knobs(Path(config) if config is not None else None, options.program)  # TunedError: exit 2
     try:
-        knobs = config_knobs(Path(config) if config is not None else None, options.program)
         build_program(options.program, task=options.task, **knobs)
-    except (TunedError, TypeError, ValueError) as exc:
-        raise UsageError(f"--config {config}: {exc}" if not str(exc).startswith("--config") else str(exc)) from None
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--config {config}: {exc}") from None
     return knobs
 
 

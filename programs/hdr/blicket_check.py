@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-__all__ = ["RULES", "BlicketCheck", "BlicketHypothesis", "Experiment", "answer", "check", "entailed"]
+__all__ = ["RULES", "BlicketCheck", "BlicketHypothesis", "Experiment", "answer", "check", "entailed", "shown"]
 
 RULES = ("any", "all")
 ON, OFF, OPEN = "on", "off", "undetermined"
@@ -124,7 +124,7 @@ def check(hypothesis: BlicketHypothesis, experiments: Sequence[Experiment]) -> B
     if h.rule == "any":
         for blicket in sorted(h.blickets - h.non_blickets):
             lit = [e for e in experiments if e.light == ON and blicket in e.objects]
-            if not any({o for o in e.objects if o not in h.non_blickets} == {blicket} for e in lit):
+            if not shown(blicket, h.non_blickets, lit):
                 where = ", ".join(str(e.number) for e in lit) or "none"
                 out.append(
                     (
@@ -134,6 +134,11 @@ def check(hypothesis: BlicketHypothesis, experiments: Sequence[Experiment]) -> B
                     )
                 )
     return BlicketCheck(hypothesis, tuple(out))
+
+
+def shown(blicket: str, non_blickets: frozenset[str], experiments: Sequence[Experiment]) -> bool:
+    """Whether some lit experiment shows ``blicket`` to be one: it is the only object there not a non-blicket."""
+    return any(e.light == ON and {o for o in e.objects if o not in non_blickets} == {blicket} for e in experiments)
 
 
 def answer(hypothesis: BlicketHypothesis, experiments: Sequence[Experiment], objects: Sequence[str]) -> str:

@@ -30,7 +30,7 @@ import dspy
 from memreason.signatures import AnswerDetector, Episode, ProposeBlicketHypotheses, Refuted
 
 from ..shared.steps import Steps, call
-from .blicket_check import BlicketHypothesis, Experiment, answer, check
+from .blicket_check import BlicketHypothesis, Experiment, answer, check, shown
 from .checked_program import CheckedProgram
 
 __all__ = ["CheckedBlickets", "completed", "experiments_of", "narrow"]
@@ -56,11 +56,7 @@ def narrow(hypothesis: BlicketHypothesis, experiments: list[Experiment]) -> tupl
     if hypothesis.rule != "any":
         return None
     non = hypothesis.non_blickets
-
-    def shown(blicket: str) -> bool:
-        return any(e.light == "on" and {o for o in e.objects if o not in non} == {blicket} for e in experiments)
-
-    dropped = sorted(b for b in hypothesis.blickets if b in non or not shown(b))
+    dropped = sorted(b for b in hypothesis.blickets if b in non or not shown(b, non, experiments))
     if not dropped:
         return None
     return BlicketHypothesis.of(hypothesis.blickets - set(dropped), non, "any"), dropped
