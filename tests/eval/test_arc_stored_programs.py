@@ -56,7 +56,7 @@ def test_each_concept_gets_the_verified_programs_of_its_sources_and_a_wrong_one_
     assert json.loads((tmp_path / "new.json").read_text()) == saved
 
 
-@pytest.mark.parametrize("name", ["arc1d_ps", "arc1d_ps_apart"])
+@pytest.mark.parametrize("name", ["arc1d_ps", "arc1d_ps_apart", "arc1d_oe"])
 def test_the_shipped_1d_arc_memories_keep_the_programs_a_build_records(name, sandbox):  # noqa: F811
     pytest.importorskip("reasoning_gym")  # the gym extra
     shipped = load_memory(MEMORIES / f"{name}.json")
