@@ -170,6 +170,7 @@ def _run(
     write_meter = Meter(root=program, trace=True)
     traces = TraceStore(run_dir)
     bars: dict[int, tqdm] = {}
+    scores: dict[int, list[float]] = {}  # per pass: the official score of each task its bar has counted
     passes = f" pass {{}}/{program.passes + 1}" if program.passes else ""
 
     def bar(p: int, total: int, initial: int = 0) -> tqdm:
@@ -187,8 +188,9 @@ def _run(
                 predictions[i] = _prediction(done[i])
             else:
                 todo.append(item)
+        shown = scores.setdefault(0, [official_score(r) for r in done.values()])  # resumed tasks count too
         solved = _solve_batch(
-            program, todo, index, run, config, session, writer, traces, bar(0, len(tasks), len(done)), retry_pass=None
+            program, todo, index, run, config, session, writer, traces, bar(0, len(tasks), len(done)), shown, retry_pass=None
         )
         for i, prediction in solved.items():
             predictions[i] = prediction
@@ -200,7 +202,17 @@ def _run(
         before = {item.id: prediction for item, prediction in batch}
         progress = bars[p] if p in bars else bar(p, sum(unfinished(_prediction(r)) for r in done.values()))  # counted once a pass
         solved = _solve_batch(
-            program, [item for item, _ in batch], index, run, config, session, writer, traces, progress, retry_pass=(p, before)
+            program,
+            [item for item, _ in batch],
+            index,
+            run,
+            config,
+            session,
+            writer,
+            traces,
+            progress,
+            scores.setdefault(p, []),
+            retry_pass=(p, before),
         )
         for i, prediction in solved.items():
             done[i] = prediction.record
@@ -271,9 +283,13 @@ def _solve_batch(
     writer: JsonlWriter,
     traces: TraceStore,
     bar,
+    shown: list[float],
     retry_pass: tuple[int, dict[str, dspy.Prediction]] | None,
 ) -> dict[int, dspy.Prediction]:
     """Solve ``batch`` in parallel (``config.threads``), writing each record as it finishes; by task index.
+
+    ``shown``: the official scores of the tasks the pass's bar has counted, in earlier batches too; each
+    finished task's is added, and the bar shows their mean (the pass's score so far, not the batch's).
 
     ``retry_pass`` (p, predictions by task id): instead of solving, give each task's unfinished
     attempts one more step (retry pass p); its record then holds every step so far, and what the
@@ -319,13 +335,19 @@ def _solve_batch(
             session.errors.fail(failure)
         return dspy.Prediction(attempts=attempts, read=read, concepts=concepts, record=record)
 
-    def official(done: list[dspy.Prediction]) -> dict[str, str]:
-        return {"official": f"{sum(p.record['scores']['official_score'] for p in done) / len(done):.0%}"}
+    def count(item: ArcTask, solved: dspy.Prediction) -> None:
+        shown.append(official_score(solved.record))
 
-    return {
-        index[item.id]: solved
-        for item, solved in run_each(batch, solve, threads=config.threads, bar=bar, errors=session.errors, postfix=official)
-    }
+    def official(done: list[dspy.Prediction]) -> dict[str, str]:
+        return {"official": f"{sum(shown) / len(shown):.0%}"}
+
+    finished = run_each(batch, solve, threads=config.threads, bar=bar, errors=session.errors, postfix=official, on_result=count)
+    return {index[item.id]: solved for item, solved in finished}
+
+
+def official_score(record: dict[str, Any]) -> float:
+    """A task record's official score (0 for a record without scores)."""
+    return float((record.get("scores") or {}).get("official_score") or 0.0)
 
 
 def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

@@ -346,3 +346,13 @@ def test_json_mode_as_the_embedded_model_is_driven(tmp_path, tiny, monkeypatch, 
     assert results["errors"] == {} and results["memory_writes"] == 2 and results["official_score"] == 0.5
     final = json.loads((out / "memory" / "run0" / "final.json").read_text())
     assert final["format"] == {"arcmemo_ps": "ps", "arcmemo_oe": "oe", "cheatsheet": "cheatsheet"}[program]
+
+
+def test_the_progress_bar_shows_the_pass_score_across_continual_batches(tmp_path, tiny, memory_file, scripted, capsys):
+    """With --continual-every 1 every task is a batch of its own; the bar's score is the pass's so far, not the
+    last batch's (the flip is solved, the recolour is not: 50%, where the last batch alone is 0%)."""
+    argv = ["arcmemo_ps", "--split", str(tiny), "--memory", str(memory_file), "--attempts", "1", "--threads", "1"]
+    assert eval_main([*argv, "--continual-every", "1", "--out", str(tmp_path / "run")]) == 0
+    shown = [part.split("%")[0] for part in capsys.readouterr().err.split("official=")[1:]]
+    assert shown and shown[-1] == "50"
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["official_score"] == 0.5
