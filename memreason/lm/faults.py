@@ -299,6 +299,9 @@ class GuardedLM(dspy.BaseLM):
             latency = time.perf_counter() - started
             entry = entries[-1] if entries else None
             prompt_tokens, completion_tokens, cached = entry_usage(entry)
+            ledger = self._ledger(prompt, messages, kwargs) if cached else {}
+            if cached and not (prompt_tokens or completion_tokens):  # DSPy's cache dropped this answer's usage
+                prompt_tokens, completion_tokens = ledger.get("usage") or (0, 0)
             if spend is not None:
                 spend.add_call(prompt_tokens, completion_tokens, self.price)
             if meter is not None:
@@ -320,10 +323,10 @@ class GuardedLM(dspy.BaseLM):
                     meter.log(call)
                     note_answer(call)
             if cached:  # the faults this answer once took, so a replay counts them again
-                for kind in self._ledger(prompt, messages, kwargs):
+                for kind in ledger.get("kinds", []):
                     self._note(meter, kind, retried=True)
-            elif pending:
-                self._remember(prompt, messages, kwargs, pending)
+            else:
+                self._remember(prompt, messages, kwargs, pending, (prompt_tokens, completion_tokens))
             pending = []
             if _empty(outputs):
                 self._note(meter, "empty", retried=attempt < self.policy.retries)
@@ -346,7 +349,10 @@ class GuardedLM(dspy.BaseLM):
         if meter is not None:
             meter.add_fault(kind, retried=retried)
 
-    # -- the fault ledger, kept in DSPy's cache next to the answers -------------------------
+    # -- the ledger, kept in DSPy's cache next to the answers -------------------------------
+    # What a replay from the cache cannot read from the cached answer: the faults the answer took
+    # before it came, and its usage (DSPy's cache drops the usage of a LiteLLM response, the kind
+    # a call with n > 1 to llama-server gets).
 
     def _ledger_key(self, prompt, messages, kwargs) -> dict[str, str] | None:
         if not kwargs.get("cache", getattr(self.inner, "cache", False)):
@@ -357,15 +363,16 @@ class GuardedLM(dspy.BaseLM):
         )
         return {"memreason_fault_ledger": hashlib.sha256(text.encode()).hexdigest()}
 
-    def _remember(self, prompt, messages, kwargs, kinds: list[str]) -> None:
+    def _remember(self, prompt, messages, kwargs, kinds: list[str], usage: tuple[int, int]) -> None:
         key = self._ledger_key(prompt, messages, kwargs)
         if key is not None:
-            dspy.cache.put(key, {"kinds": kinds})
+            dspy.cache.put(key, {"kinds": kinds, "usage": list(usage)})
 
-    def _ledger(self, prompt, messages, kwargs) -> list[str]:
+    def _ledger(self, prompt, messages, kwargs) -> dict[str, Any]:
+        """``{"kinds": [...], "usage": [prompt, completion]}`` as remembered (older records hold kinds only)."""
         key = self._ledger_key(prompt, messages, kwargs)
         record = dspy.cache.get(key) if key is not None else None
-        return list(record.get("kinds", [])) if isinstance(record, dict) else []
+        return record if isinstance(record, dict) else {}
 
 
 def _capture(lm: dspy.BaseLM):

@@ -167,7 +167,10 @@ def snake(name: str) -> str:
 def entry_usage(entry: dict[str, Any] | None) -> tuple[int, int, bool]:
     """(prompt tokens, completion tokens, from the cache) of one DSPy history entry.
 
-    A cache hit reports no usage; its tokens are read from the cached response instead.
+    A cache hit reports no usage; its tokens are read from the cached response instead. An
+    answer DSPy combined from several responses (``n`` > 1 on an engine that answers one at a
+    time) is replayed as the tuple of those responses, each with its own usage: they are summed,
+    as the live call's usage was.
     """
     if not entry:
         return 0, 0, False
@@ -175,16 +178,25 @@ def entry_usage(entry: dict[str, Any] | None) -> tuple[int, int, bool]:
     if usage:
         return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), False
     response = entry.get("response")
+    parts = response if isinstance(response, (list, tuple)) else [response]
+    prompt = completion = 0
+    for part in parts:
+        p, c = _response_usage(part)
+        prompt, completion = prompt + p, completion + c
+    return prompt, completion, True
+
+
+def _response_usage(response: Any) -> tuple[int, int]:
     cached_usage = getattr(response, "usage", None)
     if cached_usage is None and isinstance(response, dict):
         cached_usage = response.get("usage")
     if cached_usage is None:
-        return 0, 0, True
+        return 0, 0
     if isinstance(cached_usage, dict):
-        return int(cached_usage.get("prompt_tokens") or 0), int(cached_usage.get("completion_tokens") or 0), True
+        return int(cached_usage.get("prompt_tokens") or 0), int(cached_usage.get("completion_tokens") or 0)
     prompt = getattr(cached_usage, "input_tokens", None) or getattr(cached_usage, "prompt_tokens", 0)
     completion = getattr(cached_usage, "output_tokens", None) or getattr(cached_usage, "completion_tokens", 0)
-    return int(prompt or 0), int(completion or 0), True
+    return int(prompt or 0), int(completion or 0)
 
 
 def entry_cut(entry: dict[str, Any] | None) -> bool:

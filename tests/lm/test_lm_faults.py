@@ -15,6 +15,7 @@ from memreason.eval.experience_transfer.run import ExperienceTransferConfig, eva
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.lm.faults import ErrorBudget, GuardedLM, LMFailure, RetryPolicy, fault_kind
 from memreason.lm.stub_server import StubServer
+from memreason.lm.tokens import Meter, metering
 
 from scripted_answers import oracle_counter
 
@@ -253,3 +254,30 @@ def test_a_server_killed_mid_run_ends_in_exit_1_once_nothing_answers(tmp_path, a
     argv = ["episodic", "--level", "1", "--limit", "3", "--lm", "openai/stub", "--api-base", url, "--out", str(tmp_path / "r")]
     assert cli.main([*argv, *FAST, "--lm-retries", "1"]) == 1
     assert "connection" in capsys.readouterr().err
+
+
+def guarded_n2_twice(lm) -> list:
+    """The tokens metered for the same ``n`` = 2 call made twice: live, then from DSPy's cache."""
+    guarded, predict, spent = GuardedLM(lm, role="task"), dspy.Predict("question -> answer"), []
+    for _ in range(2):
+        meter = Meter()
+        with dspy.context(lm=guarded), metering(meter):
+            out = predict(question="what?", config={"n": 2, "temperature": 0.7})
+        assert len(out.completions.answer) == 2
+        spent.append(meter.tokens())
+    return spent
+
+
+def test_a_replayed_answer_of_several_completions_counts_its_tokens_on_litellms_route(cache_dir, api_key):
+    # llama-server's n > 1 calls go by LiteLLM; DSPy's cache drops such a response's usage on a hit
+    with StubServer(latency=0, fail_rate=0) as stub:
+        live, replayed = guarded_n2_twice(dspy.LM("openai/stub", api_base=stub.url, cache=True, engine="litellm"))
+        assert stub.served["ok"] == 1  # one request for both answers; the second call was the cache's
+    assert live.prompt > 0 and replayed == live
+
+
+def test_a_replayed_answer_of_several_completions_counts_its_tokens_on_dspys_engine(cache_dir):
+    engine = ScriptedEngine(lambda call: {"answer": "one two three"})
+    live, replayed = guarded_n2_twice(engine.lm(cache=True))
+    assert len(engine.calls) == 2  # DSPy's engine asks once per completion, and only the first time
+    assert live.prompt > 0 and replayed == live
