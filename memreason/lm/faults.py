@@ -325,7 +325,7 @@ class GuardedLM(dspy.BaseLM):
             if cached:  # the faults this answer once took, so a replay counts them again
                 for kind in ledger.get("kinds", []):
                     self._note(meter, kind, retried=True)
-            else:
+            elif entry is not None or pending:  # an answer seen live (with DSPy's history off, none is)
                 self._remember(prompt, messages, kwargs, pending, (prompt_tokens, completion_tokens))
             pending = []
             if _empty(outputs):
