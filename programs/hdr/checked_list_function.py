@@ -9,11 +9,14 @@
 
 An episode's observation and label are the input and output lists as JSON text, as
 :mod:`memreason.datasets.inductive.list_functions` makes them. A function that loops,
-raises, or returns anything but a list of integers is refuted with the sandbox's report.
+raises, or returns anything but a list of integers is refuted with the sandbox's report. A
+bare lambda, or a single function under another name, is taken as ``f``; a proposal that is an
+earlier one written differently (layout, comments) is a repeat and is not run again.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -26,7 +29,7 @@ from ..shared.list_runner import ListRunner
 from ..shared.steps import Steps, call
 from .checked_program import CheckedProgram
 
-__all__ = ["CheckedListFunction"]
+__all__ = ["CheckedListFunction", "defining_f"]
 
 
 class CheckedListFunction(CheckedProgram):
@@ -49,10 +52,10 @@ class CheckedListFunction(CheckedProgram):
         pairs = [(json.loads(str(e.observation)), json.loads(str(e.label))) for e in episodes]
         checks = []
         for function in self.proposals(out, "function"):
-            source = code_block(str(function), "def f")[1].strip() + "\n"
-            if source in known:
+            source, form = defining_f(code_block(str(function), "def f")[1])
+            if form in known:
                 continue
-            known.add(source)
+            known.add(form)
             results = self.runner.run(source, [xs for xs, _ in pairs])
             why = []
             for (xs, want), got in zip(pairs, results):
@@ -74,3 +77,33 @@ class CheckedListFunction(CheckedProgram):
         if got.output is None:
             return None, f"the kept function failed on the query ({got.failure}: {got.detail[:200]}): the reasoner answered"
         return got.output, "the kept function, run in the sandbox"
+
+
+def defining_f(code: str) -> tuple[str, str]:
+    """(source that defines ``f``, its normal form) for one proposal.
+
+    A proposal that is a bare lambda becomes ``f = <lambda>``; one that defines a single function
+    under another name gets ``f = <name>`` after it. The normal form is the parsed program with
+    layout and comments dropped (``ast.dump``), so a proposal that differs from an earlier one only
+    in how it is written counts as a repeat; code that does not parse is its own normal form.
+    """
+    source = code.strip() + "\n"
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, source
+    body = tree.body
+    if len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Lambda):
+        source = f"f = {source}"
+    elif not any(_binds_f(node) for node in body):
+        functions = [node.name for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if len(functions) == 1:
+            source += f"f = {functions[0]}\n"
+    return source, ast.dump(ast.parse(source))
+
+
+def _binds_f(node: ast.stmt) -> bool:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == "f"
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return any(isinstance(t, ast.Name) and t.id == "f" for t in targets)

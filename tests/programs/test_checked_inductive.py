@@ -216,3 +216,27 @@ def test_samples_draw_several_functions_from_one_request_and_check_each(runner, 
         build_program("hdr_checked", task="list_functions", samples=0, runner=runner)
     with pytest.raises(ValueError, match="sample_temperature"):
         build_program("hdr_checked", task="acre", samples=2, sample_temperature=float("nan"))
+
+
+def test_a_lambda_or_a_function_of_another_name_is_taken_as_f(runner):
+    named = "def plus_one(xs):\n    return [x + 1 for x in xs]\n"
+    engine = ScriptedEngine(_functions("lambda xs: xs", named))
+    program = build_program("hdr_checked", task="list_functions", N=2, runner=runner)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(EPISODES)
+        out = program(input_list=[7])
+    first, second = (r["checked"][0] for r in record["rounds"])
+    assert first["statement"] == "f = lambda xs: xs\n" and first["why"][0] == "f([1, 2]) gave [1, 2]; expected [2, 3]"
+    assert second["accepted"] and record["kept"] == named + "f = plus_one\n"
+    assert out.answer == [8] and out.source == "hypothesis"
+
+
+def test_a_refuted_function_written_again_differently_is_a_repeat_and_not_run(runner):
+    identity = "def f(xs): return xs\n"
+    again = "def f(xs):\n    # the same function, laid out anew\n    return xs\n"
+    engine = ScriptedEngine(_functions(identity, again))
+    program = build_program("hdr_checked", task="list_functions", N=3, runner=runner)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(EPISODES)
+    assert [len(r["checked"]) for r in record["rounds"]] == [1, 0]  # the repeat is dropped before any check
+    assert record["stopped"] == "nothing_new" and len(engine.calls) == 2
