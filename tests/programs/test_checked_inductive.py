@@ -169,14 +169,21 @@ def runner():
         yield ListRunner(sandbox, wall_seconds=1.0)
 
 
+def _checked(runner, *sources, N, query=None):
+    """The List Functions checked program memorizing EPISODES from the scripted ``sources``: its record, its answer
+    to ``query`` (None: not asked) and the engine."""
+    engine = ScriptedEngine(_functions(*sources))
+    program = build_program("hdr_checked", task="list_functions", N=N, runner=runner)
+    with dspy.context(lm=engine.lm()):
+        record = program.memorize(EPISODES)
+        out = program(input_list=query) if query is not None else None
+    return record, out, engine
+
+
 def test_a_function_that_loops_or_raises_is_contained_and_reported(runner):
     loops = "def f(xs):\n    while True:\n        pass\n"
     raises = "def f(xs):\n    return xs[10]\n"
-    engine = ScriptedEngine(_functions(loops, raises))
-    program = build_program("hdr_checked", task="list_functions", N=2, runner=runner)
-    with dspy.context(lm=engine.lm()):
-        record = program.memorize(EPISODES)
-        out = program(input_list=[7])
+    record, out, engine = _checked(runner, loops, raises, N=2, query=[7])
     first, second = (r["checked"][0] for r in record["rounds"])
     assert "TIMEOUT" in first["why"][0] and "expected [2, 3]" in first["why"][0]
     assert "EXCEPTION" in second["why"][0] and "IndexError" in second["why"][0]
@@ -220,11 +227,7 @@ def test_samples_draw_several_functions_from_one_request_and_check_each(runner, 
 
 def test_a_lambda_or_a_function_of_another_name_is_taken_as_f(runner):
     named = "def plus_one(xs):\n    return [x + 1 for x in xs]\n"
-    engine = ScriptedEngine(_functions("lambda xs: xs", named))
-    program = build_program("hdr_checked", task="list_functions", N=2, runner=runner)
-    with dspy.context(lm=engine.lm()):
-        record = program.memorize(EPISODES)
-        out = program(input_list=[7])
+    record, out, _ = _checked(runner, "lambda xs: xs", named, N=2, query=[7])
     first, second = (r["checked"][0] for r in record["rounds"])
     assert first["statement"] == "f = lambda xs: xs\n" and first["why"][0] == "f([1, 2]) gave [1, 2]; expected [2, 3]"
     assert second["accepted"] and record["kept"] == named + "f = plus_one\n"
@@ -234,9 +237,6 @@ def test_a_lambda_or_a_function_of_another_name_is_taken_as_f(runner):
 def test_a_refuted_function_written_again_differently_is_a_repeat_and_not_run(runner):
     identity = "def f(xs): return xs\n"
     again = "def f(xs):\n    # the same function, laid out anew\n    return xs\n"
-    engine = ScriptedEngine(_functions(identity, again))
-    program = build_program("hdr_checked", task="list_functions", N=3, runner=runner)
-    with dspy.context(lm=engine.lm()):
-        record = program.memorize(EPISODES)
+    record, _, engine = _checked(runner, identity, again, N=3)
     assert [len(r["checked"]) for r in record["rounds"]] == [1, 0]  # the repeat is dropped before any check
     assert record["stopped"] == "nothing_new" and len(engine.calls) == 2
