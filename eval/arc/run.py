@@ -27,6 +27,7 @@ from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter
 from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit, write_unit
+from .attribution import official
 from .checkpoints import _read_writes, _replay_read, _restore, _resume_point, finish_pass, finished_pass, restore_pass
 from .config import ArcConfig
 from .scoring import lm_failure, task_record
@@ -188,7 +189,9 @@ def _run(
                 predictions[i] = _prediction(done[i])
             else:
                 todo.append(item)
-        shown = scores.setdefault(0, [official_score(r) for r in done.values()])  # resumed tasks count too
+        if 0 not in scores:  # resumed tasks count too
+            scores[0] = [official(r) for r in done.values()]
+        shown = scores[0]
         solved = _solve_batch(
             program, todo, index, run, config, session, writer, traces, bar(0, len(tasks), len(done)), shown, retry_pass=None
         )
@@ -336,18 +339,13 @@ def _solve_batch(
         return dspy.Prediction(attempts=attempts, read=read, concepts=concepts, record=record)
 
     def count(item: ArcTask, solved: dspy.Prediction) -> None:
-        shown.append(official_score(solved.record))
+        shown.append(official(solved.record))
 
-    def official(done: list[dspy.Prediction]) -> dict[str, str]:
+    def so_far(done: list[dspy.Prediction]) -> dict[str, str]:
         return {"official": f"{sum(shown) / len(shown):.0%}"}
 
-    finished = run_each(batch, solve, threads=config.threads, bar=bar, errors=session.errors, postfix=official, on_result=count)
+    finished = run_each(batch, solve, threads=config.threads, bar=bar, errors=session.errors, postfix=so_far, on_result=count)
     return {index[item.id]: solved for item, solved in finished}
-
-
-def official_score(record: dict[str, Any]) -> float:
-    """A task record's official score (0 for a record without scores)."""
-    return float((record.get("scores") or {}).get("official_score") or 0.0)
 
 
 def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
