@@ -15,7 +15,7 @@ source code defining ``transform``, at most :data:`MAX_PROGRAMS`, the newest kep
 repeats; a program longer than :data:`MAX_PROGRAM_CHARS` is not kept). The programs are
 never rendered: no prompt shows them; an execution-ranked read runs them
 (:mod:`memreason.programs.arcmemo.execution_ranking`). Revising a PS concept (same
-title, compared without case or punctuation) keeps every field: a field the revision
+title, compared on its letters and digits alone, :func:`title_key`) keeps every field: a field the revision
 leaves empty keeps its old value; parameters (by name), relevance cues and implementation
 notes are merged without duplicates. OE entries are named by their number, "1", "2", ...
 
@@ -29,6 +29,7 @@ is left out and made anew), so ``program.save(path, save_program=True)`` and MLf
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, Sequence
@@ -49,6 +50,7 @@ __all__ = [
     "render_oe",
     "render_ps",
     "require_memory",
+    "title_key",
 ]
 
 Format = Literal["oe", "ps"]
@@ -135,7 +137,7 @@ class ConceptMemory(MemoryParameter):
         return known, unknown
 
     def _key(self, name: str | int) -> str:
-        return normalise(str(name)) if self.format == "ps" else str(name).strip().lstrip("#[").rstrip("]")
+        return title_key(str(name)) if self.format == "ps" else str(name).strip().lstrip("#[").rstrip("]")
 
     # -- writes ------------------------------------------------------------------------
 
@@ -191,16 +193,16 @@ class ConceptMemory(MemoryParameter):
 
     def _find(self, concept: Concept) -> Entry | None:
         if self.format == "ps":
-            key = normalise(concept.title)
-            return next((e for e in self.entries if normalise(e.concept.title) == key), None)
+            key = title_key(concept.title)
+            return next((e for e in self.entries if title_key(e.concept.title) == key), None)
         key = (normalise(concept.situation), normalise(concept.suggestion))
         return next((e for e in self.entries if (normalise(e.concept.situation), normalise(e.concept.suggestion)) == key), None)
 
     def _free_title(self, title: str) -> str:
-        taken = {normalise(e.concept.title) for e in self.entries}
-        if normalise(title) not in taken:
+        taken = {title_key(e.concept.title) for e in self.entries}
+        if title_key(title) not in taken:
             return title
-        return next(f"{title} ({n})" for n in range(2, len(taken) + 3) if normalise(f"{title} ({n})") not in taken)
+        return next(f"{title} ({n})" for n in range(2, len(taken) + 3) if title_key(f"{title} ({n})") not in taken)
 
     def _name(self, entry: Entry) -> str:
         return entry.concept.title if self.format == "ps" else str(self.entries.index(entry) + 1)
@@ -309,6 +311,15 @@ class ConceptMemory(MemoryParameter):
                 raise ValueError(f"concept {i}: {where}: {first['msg']}") from None
             entries.append(Entry(concept, uses, [str(s) for s in sources], list(programs)))
         return cls(format, entries)
+
+
+def title_key(title: str) -> str:
+    """What two PS titles share when they name the same concept: their letters and digits, lower-cased.
+
+    A small model names a title as an identifier as often as it copies it: the embedded model writes
+    "count_number_of_1s" or "setits_value_to_..." for "count number of 1s" or "set its value to ...".
+    A title with neither letters nor digits keeps its :func:`normalise`\ d text."""
+    return re.sub(r"[^0-9a-z]+", "", title.lower()) or normalise(title)
 
 
 def require_memory(memory: Any, who: str) -> None:

@@ -7,7 +7,8 @@
 
     retry (``reselect``): chosen <- Reselect(compressed memory, problem, previous program, feedback, k)  # OE: numbers
 
-Names that do not exist in memory are dropped and counted (``hallucinated``);
+Names that do not exist in memory are dropped and counted (``hallucinated``; a PS title is matched
+on its letters and digits, so ``slide_cells`` names "slide cells");
 repeats are dropped; at most ``top_k`` are kept (no cap for PS when ``top_k`` is
 None). An empty memory makes no call. The caller states the problem: the ARC programs
 pass the puzzle's grids as text (or drawn as an image) after a line on the format

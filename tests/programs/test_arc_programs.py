@@ -52,6 +52,26 @@ def test_ps_selection_drops_and_counts_hallucinated_names():
     assert out.record["tokens"]["calls"] == 1
 
 
+def test_ps_selection_reads_a_title_written_as_an_identifier():
+    # the embedded model's spellings on 1D-ARC: snake case, a space lost, case changed
+    memory = ps_memory("count number of 1s", "set its value to the first dot", "slide cells")
+    asked = ["count_number_of_1s", "setits_value_to_the_first_dot", "Slide-Cells", "count_number_of_2s", "slide"]
+    engine = ScriptedEngine(Script(selected={"reasoning": "-", "selected": asked}))
+    out = in_context(engine, lambda: ConceptSelector("ps")(problem="p", memory=memory))
+    assert out.names == ["count number of 1s", "set its value to the first dot", "slide cells"]
+    assert out.record["hallucinated"] == ["count_number_of_2s", "slide"]
+    assert out.record["asked"] == asked
+
+
+def test_ps_titles_that_differ_only_in_separators_are_one_concept():
+    memory = ps_memory("slide cells")
+    added = memory.add([PSConcept(**{**PS_CONCEPT, "title": "Slide_Cells"})], source="other")
+    assert added == {"added": [], "revised": ["slide cells"]} and len(memory) == 1
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "slide-cells"})], revise=False)
+    assert memory.names() == ["slide cells", "slide-cells (2)"]
+    assert memory.resolve(["???"]) == ([], ["???"])
+
+
 def test_ps_selection_respects_top_k_and_skips_an_empty_memory():
     memory = ps_memory("a", "b", "c")
     engine = ScriptedEngine(Script(selected={"reasoning": "-", "selected": ["c", "b", "a"]}))
