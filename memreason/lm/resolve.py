@@ -14,6 +14,7 @@ send their requests to one server, which decodes them together.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -65,6 +66,7 @@ def resolve_lm(
     and server errors itself (``memreason.lm.faults``), so DSPy's own retries stay at its default
     here and are turned off only where the harness wraps the LM.
     """
+    import_litellm()
     if spec is None or spec == EMBEDDED:
         try:
             path = embedded_model_path()
@@ -96,6 +98,19 @@ def resolve_lm(
     except (ValueError, TypeError, dspy.LMConfigurationError) as exc:  # the last: settings a reasoning model refuses
         raise LMConfigError(f"cannot use LM {spec!r}: {exc}") from None
     return LMChoice(spec, lm, local=False)
+
+
+def import_litellm() -> None:
+    """Import LiteLLM whole, in the calling thread, before any worker thread needs it.
+
+    DSPy imports LiteLLM on first use and hands out whatever ``sys.modules`` holds; reading a
+    cached LiteLLM response also imports it (the unpickler loads its classes). When a run's first
+    tasks are answered from the cache, a worker thread can be importing LiteLLM that way while
+    another makes the first live call and gets the half-imported module: "partially initialized
+    module 'litellm' has no attribute 'completion'", and the task fails. Imported here first, it
+    is whole before any thread starts."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm  # noqa: F401
 
 
 def with_generation(choice: LMChoice, *, temperature: float, max_tokens: int | None) -> LMChoice:

@@ -33,6 +33,35 @@ def test_scripted_engine_reports_usage():
     assert usage["prompt_tokens"] == len(engine.calls[0].text.split()) and usage["completion_tokens"] > 0
 
 
+RACE = """
+import importlib, sys, threading, time
+from memreason.lm import resolve_lm
+if sys.argv[1] == "resolve":
+    resolve_lm("llamacpp/x", api_base="http://127.0.0.1:9/v1")
+# a worker reads a cached LiteLLM response (unpickling imports litellm) while another makes the first live call
+reader = threading.Thread(target=importlib.import_module, args=("litellm.types.utils",))
+reader.start()
+time.sleep(0.3)
+from dspy.clients._litellm import get_litellm
+try:
+    get_litellm(feature="a live call")
+    print("whole")
+except AttributeError as exc:
+    print(exc)
+reader.join()
+"""
+
+
+def test_litellm_is_imported_whole_before_a_run_starts_its_threads():
+    import subprocess
+
+    # without resolve_lm first, DSPy 3.4 hands the live call the half-imported module:
+    # "partially initialized module 'litellm' has no attribute 'completion'"
+    run = subprocess.run([sys.executable, "-c", RACE, "resolve"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "whole"
+
+
 def test_unknown_lm_and_missing_key(monkeypatch):
     with pytest.raises(LMConfigError, match="unknown LM"):
         resolve_lm("nonsense-model-xyz")
