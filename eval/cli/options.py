@@ -22,10 +22,13 @@ import argparse
 import logging
 import math
 import re
+import signal
 import sqlite3
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from memreason.datasets.experience_transfer import LEVELS
@@ -453,7 +456,34 @@ def run_cli(
     continue_hint: str = "rerun the same command to continue",
 ) -> int:
     """Run a command: bad input prints one line and exits 2, a stopped run exits 1 (its work kept), Ctrl-C exits 130,
-    a full disk is one line naming what could not be written, exit 2 (the run continues from where it stopped)."""
+    SIGTERM (``kill``, ``timeout``, a batch scheduler) stops it as Ctrl-C does and exits 143, a full disk is one
+    line naming what could not be written, exit 2 (the run continues from where it stopped)."""
+    with _terminate_as_interrupt():
+        return _run(command, bad_input, continue_hint)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be, so the run stops the same way."""
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread (in another thread: nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _run(command: Callable[[], int], bad_input: tuple[type[BaseException], ...], continue_hint: str) -> int:
     try:
         return command()
     except (UsageError, LMConfigError, *bad_input) as exc:
@@ -472,6 +502,9 @@ def run_cli(
         )
         print(f"error: {where}; free some space, then {continue_hint}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"terminated; {continue_hint}", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"interrupted; {continue_hint}", file=sys.stderr)
         return 130

@@ -273,3 +273,33 @@ def test_switching_response_caches_closes_the_previous_one(tmp_path):
         dspy.cache.put({"model": "m", "i": i}, "answer")
     assert len(os.listdir("/proc/self/fd")) - before < 20  # one open cache's worth, not three
     assert dspy.cache.disk_cache_dir == str((tmp_path / "cell2").resolve())
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_how_to_continue(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    with StubServer(latency=0.1, seed=11, lifetime=120) as stub:
+        argv = ["episodic", "--level", "1", "--limit", "12", "--threads", "2", "--lm", "openai/stub"]
+        argv += ["--api-base", stub.url, "--out", str(out), "--no-progress", "--no-report"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "eval", *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and process.poll() is None:
+                path = out / "examples.jsonl"
+                if path.exists() and path.read_text().count("\n") >= 4:
+                    break
+                time.sleep(0.02)
+            assert process.poll() is None, "the run ended before it could be stopped"
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            process.kill()
+        assert process.returncode == 143, stderr[-2000:]
+        assert stderr.strip().splitlines()[-1] == "terminated; rerun the same command to continue"
+        kept = len(lines(out))
+        assert 4 <= kept < 12
+        assert cli.main(["--resume", str(out), "--api-base", stub.url]) == 0
+    assert len(lines(out)) == 12
