@@ -13,7 +13,7 @@ everywhere; ``--retries`` (solver retries with execution feedback) and ``--timeo
 generated program may run) belong to ARC alone. Values are checked by argparse itself
 (``choices=``, types that reject what is out of range); bad input is one line on stderr starting
 with ``error: `` and exit code 2; a run stopped on purpose (error budget, spending limit, memory
-that could not be built) exits 1 with its work kept; Ctrl-C exits 130.
+that could not be built) exits 1 with its work kept; Ctrl-C exits 130, SIGTERM 143.
 """
 
 from __future__ import annotations

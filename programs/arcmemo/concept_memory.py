@@ -316,9 +316,9 @@ class ConceptMemory(MemoryParameter):
 def title_key(title: str) -> str:
     """What two PS titles share when they name the same concept: their letters and digits, lower-cased.
 
-    A small model names a title as an identifier as often as it copies it: the embedded model writes
-    "count_number_of_1s" or "setits_value_to_..." for "count number of 1s" or "set its value to ...".
-    A title with neither letters nor digits keeps its :func:`normalise`\ d text."""
+    A small model names a title as an identifier about as often as it copies it: the embedded model
+    writes "count_number_of_1s" or "setits_value_to_..." for "count number of 1s" or "set its value
+    to ...". A title with neither letters nor digits is compared by its :func:`normalise` text."""
     return re.sub(r"[^0-9a-z]+", "", title.lower()) or normalise(title)
 
 

@@ -1,6 +1,7 @@
 """The LM layer: scripted engine, LM resolution errors, weight assembly."""
 
 import hashlib
+import subprocess
 import sys
 
 import dspy
@@ -53,8 +54,6 @@ reader.join()
 
 
 def test_litellm_is_imported_whole_before_a_run_starts_its_threads():
-    import subprocess
-
     # without resolve_lm first, DSPy 3.4 hands the live call the half-imported module:
     # "partially initialized module 'litellm' has no attribute 'completion'"
     run = subprocess.run([sys.executable, "-c", RACE, "resolve"], capture_output=True, text=True, timeout=120)
