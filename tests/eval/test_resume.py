@@ -190,6 +190,17 @@ def test_python_m_eval_resume_routes_by_the_saved_program(tmp_path):
 STUB = dict(latency=0.1, fail_rate=0.2, seed=11, hang=2.0, lifetime=120)
 
 
+def signal_after(process: subprocess.Popen, examples: Path, n: int, sig: int) -> None:
+    """Send ``sig`` to a run once its ``examples`` file holds ``n`` lines, the run still going."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if examples.exists() and examples.read_text().count("\n") >= n:
+            break
+        time.sleep(0.02)
+    assert process.poll() is None, "the run ended before the signal could be sent"
+    process.send_signal(sig)
+
+
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
     scenes = make_level(1).test[:40]
@@ -229,14 +240,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
             [sys.executable, "-m", "eval", *argv(first, killed)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and process.poll() is None:
-                path = killed / "examples.jsonl"
-                if path.exists() and path.read_text().count("\n") >= 8:
-                    break
-                time.sleep(0.02)
-            assert process.poll() is None, "the run ended before it could be killed"
-            process.send_signal(signal.SIGKILL)
+            signal_after(process, killed / "examples.jsonl", 8, signal.SIGKILL)
         finally:
             process.kill()
             process.wait()
@@ -286,14 +290,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_how_to_continue(tmp_path, m
             [sys.executable, "-m", "eval", *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and process.poll() is None:
-                path = out / "examples.jsonl"
-                if path.exists() and path.read_text().count("\n") >= 4:
-                    break
-                time.sleep(0.02)
-            assert process.poll() is None, "the run ended before it could be stopped"
-            process.send_signal(signal.SIGTERM)
+            signal_after(process, out / "examples.jsonl", 4, signal.SIGTERM)
             _, stderr = process.communicate(timeout=60)
         finally:
             process.kill()
