@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .arc.attribution import official
 from .harness.errors import UsageError
 from .harness.resume import read_examples
 from .stats import POOLS, RESAMPLES, SEED, PairedTest, bootstrap_ci, paired
@@ -62,7 +63,7 @@ def run_items(run_dir: Path, results: dict[str, Any] | None = None, label: str |
     scores: dict[str, list[float]] = {}
     for (_, item), record in sorted(read_examples(examples, repair=False).items()):
         if unit == "tasks":
-            value = float((record.get("scores") or {}).get("official_score") or 0.0)
+            value = official(record)
             key = item
         elif unit == "scenes":
             value = 1.0 if record.get("correct") else 0.0

@@ -34,6 +34,8 @@ from typing import Any, Sequence
 
 from memreason.datasets.arc import ArcDataError, concept_of, parts_of
 
+from .attribution import official
+
 __all__ = ["ReadMeasure", "memory_measures", "read_measure", "selected_names", "solved"]
 
 REUSE_KEPT = 50  # the most-selected concepts kept in results.json
@@ -53,7 +55,7 @@ class ReadMeasure:
 
 def solved(record: dict[str, Any]) -> bool:
     """A task record's task is solved: its official score is above 0."""
-    return float((record.get("scores") or {}).get("official_score") or 0.0) > 0
+    return official(record) > 0
 
 
 def read_measure(record: dict[str, Any]) -> ReadMeasure | None:
