@@ -413,19 +413,24 @@ def _memory_measures(found: list[tuple[str, dict[str, Any]]]) -> list[str]:
         "hit@k: some selected concept was abstracted from a task of the same concept (k: concepts selected); "
         "precision: the fraction of selected concepts that were; part hit and part coverage (1D-ARC): the "
         "selected concepts' source families share a building block with the task's family, and the fraction "
-        "of its blocks they hold. Reads measured: one per task and run.",
+        "of its blocks they hold; blind: hit@k of as many concepts drawn at random (chance) and of the "
+        "concepts with the most sources (most-sourced), what a read that ignores the puzzle scores. "
+        "Reads measured: one per task and run.",
         "",
     ]
     parts = any(m.get("part_tasks") for _, m in measured)  # 1D-ARC tasks: the part measures too
+    blind = any(m.get("chance_hit_at_k") is not None for _, m in measured)  # reads that recorded the blind references
+    keys = ("hit_at_k", *(("chance_hit_at_k", "most_sourced_hit_at_k") if blind else ()), "precision")
+    keys += ("part_hit", "part_coverage") if parts else ()
     rows = []
     for n, m in measured:
         k = m.get("selected_mean")
         cells = [n, str(m.get("tasks", 0)), DASH if k is None else f"{k:.1f}"]
-        cells += [
-            _pct(_scaled(m.get(key))) for key in ("hit_at_k", "precision", *(("part_hit", "part_coverage") if parts else ()))
-        ]
+        cells += [_pct(_scaled(m.get(key))) for key in keys]
         rows.append(cells + [str(m.get("empty", 0)), str(m.get("failed", 0))])
-    header = ["run", "reads measured", "k (mean)", "hit@k %", "precision %"]
+    header = ["run", "reads measured", "k (mean)", "hit@k %"]
+    header += ["hit@k by chance %", "hit@k most-sourced %"] if blind else []
+    header += ["precision %"]
     header += ["part hit %", "part coverage %"] if parts else []
     header += ["empty", "failed"]
     lines += _table(header, rows)

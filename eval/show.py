@@ -218,6 +218,12 @@ def _measures_line(m: dict[str, Any]) -> str:
         f"memory reads: hit@k {pct(m.get('hit_at_k'))}, precision {pct(m.get('precision'))} over {m['tasks']} reads "
         f"(k = {m.get('selected_mean') or 0:.1f} concepts on average)"
     )
+    blind = [
+        (what, m.get(key))
+        for what, key in (("by chance", "chance_hit_at_k"), ("naming the most-sourced", "most_sourced_hit_at_k"))
+    ]
+    if any(v is not None for _, v in blind):
+        line += "; hit@k blind to the puzzle: " + ", ".join(f"{pct(v)} {what}" for what, v in blind)
     unheld = m["tasks"] - m.get("label_held", m["tasks"])
     if unheld:
         line += f"; {unheld} of them from a memory holding no concept of the task's own (left out of hit@k and precision)"

@@ -14,6 +14,9 @@ abstracted from (``read["selected_sources"]``, taken from the memory at read tim
   selected concept's source family shares a building block (:func:`memreason.datasets.arc.parts_of`)
   with the task's family; the fraction of the task family's blocks that the selected sources'
   families hold between them;
+- **blind references** for hit@k: what a read blind to the puzzle would score at the same k
+  (``read["blind"]``, recorded at read time): ``chance``, k concepts drawn at random, and
+  ``most_sourced``, the k concepts with the most sources. A selector earns its hit@k only above them;
 - **reuse**: per concept, the task records whose reads (first read, re-reads, re-selections)
   selected it, and how many of those were solved (official score > 0).
 
@@ -51,6 +54,8 @@ class ReadMeasure:
     part_hit: bool | None = None  # 1D-ARC: some selected source family shares a building block (None: not 1D-ARC)
     part_coverage: float | None = None  # 1D-ARC: the fraction of the task family's blocks the selected sources hold
     held: bool = True  # memory held a concept of the task's label when it was read (older records: assumed)
+    chance: float | None = None  # the hit probability of k concepts drawn at random (None: older records)
+    most_sourced: bool | None = None  # the k concepts with the most sources hold a hit (None: older records)
 
 
 def solved(record: dict[str, Any]) -> bool:
@@ -75,7 +80,18 @@ def read_measure(record: dict[str, Any]) -> ReadMeasure | None:
         part_hit = any(p & set(wanted) for p in held)
         part_coverage = len(set(wanted) & set().union(*held)) / len(set(wanted))
     held = read.get("label_held", True) is not False
-    return ReadMeasure(k, any(from_same), sum(from_same) / k if k else None, part_hit, part_coverage, held)
+    blind = read.get("blind") if isinstance(read.get("blind"), dict) else {}
+    chance, most = blind.get("chance"), blind.get("most_sourced")
+    return ReadMeasure(
+        k,
+        any(from_same),
+        sum(from_same) / k if k else None,
+        part_hit,
+        part_coverage,
+        held,
+        float(chance) if isinstance(chance, (int, float)) else None,
+        most if isinstance(most, bool) else None,
+    )
 
 
 def selected_names(record: dict[str, Any]) -> list[str]:
@@ -92,8 +108,9 @@ def memory_measures(per_run: Sequence[Sequence[dict[str, Any]]]) -> dict[str, An
     record's read selected concepts (a program without selection, ``arcmemo_ps_noselect``).
 
     ``tasks``: task records measured (a task counts once per run); ``hit_at_k``, ``precision``,
-    ``selected_mean`` (the mean k), ``empty`` (reads that selected nothing), ``failed`` (reads
-    that failed); ``part_hit``, ``part_coverage`` and ``part_tasks`` for 1D-ARC tasks (else
+    ``selected_mean`` (the mean k), ``chance_hit_at_k`` and ``most_sourced_hit_at_k`` (the blind
+    references, over the reads hit@k measures that recorded them; None: none did), ``empty``
+    (reads that selected nothing), ``failed`` (reads that failed); ``part_hit``, ``part_coverage`` and ``part_tasks`` for 1D-ARC tasks (else
     None and 0); the same per run (``per_run``); ``reuse``: the most-selected concepts (at most
     :data:`REUSE_KEPT`), each with ``selected`` (task records whose reads selected it) and
     ``solved`` (of those, solved), most selected first."""
@@ -124,6 +141,8 @@ def _summary(measures: list[ReadMeasure]) -> dict[str, Any]:
         "label_held": len(held),
         "hit_at_k": _mean([float(m.hit) for m in held]),
         "precision": _mean([m.precision for m in chosen if m.held]),
+        "chance_hit_at_k": _mean([m.chance for m in held if m.chance is not None]),
+        "most_sourced_hit_at_k": _mean([float(m.most_sourced) for m in held if m.most_sourced is not None]),
         "selected_mean": _mean([float(m.k) for m in measures]),
         "empty": len(measures) - len(chosen),
         "part_hit": _mean([float(m.part_hit) for m in parts]),

@@ -13,7 +13,9 @@
 A memory read whose answer cannot be parsed (a small model looping until ``max_tokens``)
 does not forfeit the puzzle: the solver goes on without concepts and the read records why.
 A read records the concepts selected and, for each, the tasks it was abstracted from as the
-memory holds them then (``selected_sources``: what :mod:`memreason.eval.arc.memory_measures` scores).
+memory holds them then (``selected_sources``: what :mod:`memreason.eval.arc.memory_measures` scores),
+and what a read blind to the puzzle would have scored at the same k (``blind``: by chance, and by
+naming the concepts with the most sources).
 A write keeps the verified program it abstracts with each concept it adds or revises (what an
 execution-ranked read runs; never shown to an LM).
 The memory is fixed unless ``continual_every`` is set (Algorithm 1, see
@@ -28,7 +30,8 @@ to them (:mod:`memreason.programs.arcmemo.arc_problem`) and give the abstractor 
 
 from __future__ import annotations
 
-from typing import Any
+from math import comb
+from typing import Any, Sequence
 
 from dspy.utils.exceptions import AdapterParseError, LMError
 
@@ -41,7 +44,7 @@ from .arc_problem import arc_problem, arc_problem_image
 from .arc_program import ArcProgram
 from .arc_solver import Attempt, shared_sandbox
 from .concept_abstractor import ConceptAbstractor
-from .concept_memory import ConceptMemory
+from .concept_memory import ConceptMemory, Entry
 from .concept_selector import ConceptSelector
 from .execution_ranking import rank_concepts
 
@@ -138,7 +141,9 @@ class ArcMemo(ArcProgram):
         concepts, record = yield from self._select_steps(task)
         if isinstance(record.get("selected"), list):  # whether a hit was possible: memory held the task's own concept
             label = concept_of(task.id)
-            record["label_held"] = any(concept_of(s) == label for entry in self.memory.entries for s in entry.sources)
+            entries = list(self.memory.entries)
+            record["label_held"] = any(concept_of(s) == label for entry in entries for s in entry.sources)
+            record["blind"] = blind_reference(entries, label, len(record["selected"]))
         return concepts, record
 
     def _select_steps(self, task: ArcTask) -> Steps[tuple[str, dict[str, Any]]]:
@@ -253,6 +258,17 @@ def covering_families(family: str, held: set[str]) -> list[str]:
         chosen.append(best)
         left -= parts[best]
     return chosen
+
+
+def blind_reference(entries: Sequence[Entry], label: str, k: int) -> dict[str, Any]:
+    """What a read blind to the puzzle would score at the same k, for a task of concept ``label``: ``chance``, the
+    probability that k concepts drawn at random include one abstracted from a task of that concept, and
+    ``most_sourced``, whether the k concepts with the most sources (memory order on ties) include one."""
+    own = [any(concept_of(s) == label for s in entry.sources) for entry in entries]
+    n, k = len(own), min(k, len(own))
+    chance = 1 - comb(n - sum(own), k) / comb(n, k) if n else 0.0
+    most = sorted(range(n), key=lambda i: -len(entries[i].sources))[:k]
+    return {"chance": chance, "most_sourced": any(own[i] for i in most)}
 
 
 def _with_sources(memory: ConceptMemory, record: dict[str, Any]) -> dict[str, Any]:

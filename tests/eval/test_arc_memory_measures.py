@@ -71,6 +71,40 @@ def test_part_hit_and_coverage_for_a_recombination_family():
     assert read_measure(record("017c7c7b", ["p"], {"p": ["017c7c7b"]})).part_hit is None  # not a 1D-ARC family
 
 
+def test_the_blind_references_by_hand():
+    from memreason.programs.arcmemo.arcmemo import blind_reference
+    from memreason.programs.arcmemo.concept_memory import Entry
+    from memreason.signatures import PSConcept
+
+    concept = PSConcept(**PS_CONCEPT)
+    sources = [["fam_x@s0i0", "fam_x@s0i1", "fam_y@s0i0"], ["fam_z@s0i0"], ["fam_y@s0i1", "fam_y@s0i2"], []]
+    entries = [Entry(concept, sources=s) for s in sources]
+    # fam_y: 2 of 4 concepts hold one; the most-sourced (3 sources, then 2) are both of them
+    assert blind_reference(entries, "fam_y", 1) == {"chance": 0.5, "most_sourced": True}
+    assert blind_reference(entries, "fam_y", 2) == {"chance": pytest.approx(1 - 1 / 6), "most_sourced": True}
+    # fam_z: 1 of 4, and the concept with one source is never among the two most-sourced
+    assert blind_reference(entries, "fam_z", 1) == {"chance": 0.25, "most_sourced": False}
+    assert blind_reference(entries, "fam_z", 2) == {"chance": 0.5, "most_sourced": False}
+    assert blind_reference(entries, "fam_z", 9) == {"chance": 1.0, "most_sourced": True}  # k past the memory: all of it
+    assert blind_reference(entries, "fam_z", 0) == {"chance": 0.0, "most_sourced": False}
+    assert blind_reference([], "fam_z", 3) == {"chance": 0.0, "most_sourced": False}
+
+
+def test_the_blind_references_are_averaged_over_the_reads_hit_at_k_measures():
+    a = record("fam_y@s9i0", ["p"], {"p": ["fam_y@s0i0"]}, blind={"chance": 0.5, "most_sourced": True})
+    b = record("fam_z@s9i0", ["p"], {"p": ["fam_y@s0i0"]}, blind={"chance": 0.25, "most_sourced": False})
+    unheld = record("fam_w@s9i0", ["p"], {"p": ["fam_y@s0i0"]}, label_held=False, blind={"chance": 0.0, "most_sourced": False})
+    old = record("fam_y@s9i1", ["p"], {"p": ["fam_y@s0i0"]})  # written before reads recorded the references
+    block = memory_measures([[a, b, unheld, old]])
+    assert block["hit_at_k"] == pytest.approx(2 / 3)  # a and old hit, b misses; unheld is left out
+    assert block["chance_hit_at_k"] == pytest.approx(0.375) and block["most_sourced_hit_at_k"] == 0.5
+    assert memory_measures([[old]])["chance_hit_at_k"] is None
+    from memreason.eval.show import _measures_line
+
+    assert "hit@k blind to the puzzle: 37.5% by chance, 50.0% naming the most-sourced" in _measures_line(block)
+    assert "blind to the puzzle" not in _measures_line(memory_measures([[old]]))
+
+
 @pytest.mark.parametrize(
     "rec",
     [
@@ -195,10 +229,17 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
     # both tasks read the flip concept: a hit for a_flip, a miss for b_recolor; the flip solves a_flip only
     assert (block["tasks"], block["hit_at_k"], block["precision"], block["label_held"]) == (2, 0.5, 0.5, 2)
     assert [line["read"]["label_held"] for line in lines] == [True, True]
+    # blind, one of two concepts at k = 1: a coin; naming the most-sourced (a tie, so memory order) names flip rows
+    assert [line["read"]["blind"] for line in lines] == [
+        {"chance": 0.5, "most_sourced": True},
+        {"chance": 0.5, "most_sourced": False},
+    ]
+    assert (block["chance_hit_at_k"], block["most_sourced_hit_at_k"]) == (0.5, 0.5)
     assert block["reuse"] == [{"concept": "flip rows", "selected": 2, "solved": 1}]
     assert "| hit@k | precision |" in printed and "| 50.00 | 50.00 |" in printed
     report = (out / "report.md").read_text()
     assert "### What memory did" in report and "| flip rows | 2 | 1 |" in report
+    assert "| hit@k % | hit@k by chance % | hit@k most-sourced % | precision % |" in report
     assert eval_main(["show", str(out), "--width", "200"]) == 0
     shown = capsys.readouterr().out
     assert "memory reads: hit@k 50.0%, precision 50.0% over 2 reads" in shown and "1, hit" in shown and "1, miss" in shown
