@@ -13,18 +13,18 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memreason.programs.arcmemo.memory_file import load_memory
 
-from ..harness.budget import add_recorded, check_prices, check_stopped, log_estimate, new_spend
+from ..harness.budget import add_recorded, check_prices, log_estimate, new_spend
 from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.paths import check_output_dir, check_output_file
-from ..harness.publish import Outcome, save_results
+from ..harness.publish import Outcome, publish
 from ..harness.resume import continues, read_examples
 from ..harness.runs import RunConfig, open_run_dir
-from ..harness.session import check_failures
-from ..harness.tracking import check_mlflow, tracking
+from ..harness.tracking import check_mlflow
 from . import sandbox
 from .config import BuildConfig
 from .evaluate import DEFAULTS, GENERATION, ArcOptions, arc_rates, split_name
@@ -125,9 +125,10 @@ def run_build(options: BuildOptions) -> Outcome:
     spend = new_spend(options)
     add_recorded(spend, run_dir, task.spec, memory.spec)
     _estimate(config, tasks, given, run_dir, spend, task.spec)
-    with tracking(options, run_dir):
+
+    def build() -> dict[str, Any]:
         with sandbox.make_sandbox(max(1, min(options.threads, 4)), options.timeout) as box:
-            results = build_memory(
+            return build_memory(
                 config,
                 task=task,
                 memory=memory,
@@ -138,12 +139,9 @@ def run_build(options: BuildOptions) -> Outcome:
                 max_errors=options.max_errors,
                 spend=spend,
             )
-        save_results(run_dir, results, report=not options.no_report)
-    check_failures(
-        results, run_dir, options.fail_share, hint=f"{options.out} was left as it was; start again with a new --run-dir"
-    )
-    check_stopped(results, run_dir)
-    return Outcome(run_dir, results)
+
+    hint = f"{options.out} was left as it was; start again with a new --run-dir"
+    return publish(options, run_dir, build, hint=hint)
 
 
 def _estimate(config: BuildConfig, tasks: list, given: dict, run_dir: Path, spend, spec: str) -> None:

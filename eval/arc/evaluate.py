@@ -20,16 +20,16 @@ from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
-from ..harness.budget import add_recorded, chars_to_tokens, check_prices, check_stopped, log_estimate, new_spend, saved_rates
+from ..harness.budget import add_recorded, chars_to_tokens, check_prices, log_estimate, new_spend, saved_rates
 from ..harness.errors import UsageError
 from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, resolve_lms, retry_policy
 from ..harness.options import RunOptions
 from ..harness.paths import check_output_dir
-from ..harness.publish import Outcome, save_results
+from ..harness.publish import Outcome, publish
 from ..harness.resume import continues, read_examples
 from ..harness.runs import RunConfig, open_run_dir
-from ..harness.session import check_failures, check_repetitions
-from ..harness.tracking import check_mlflow, tracking
+from ..harness.session import check_repetitions
+from ..harness.tracking import check_mlflow
 from ..harness.tuned import as_paths, config_knobs, state_digest
 from . import sandbox
 from .config import KNOB_FIELDS, ArcConfig
@@ -243,9 +243,10 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
     spend = new_spend(options)
     add_recorded(spend, run_dir, task.spec, memory.spec)
     _estimate(options, config, tasks, run_dir, spend, task.spec)
-    with tracking(options, run_dir):
+
+    def evaluate() -> dict[str, Any]:
         with sandbox.make_sandbox(max(1, min(options.threads, 4)), options.timeout) as box:
-            results = evaluate_arc(
+            return evaluate_arc(
                 config,
                 task=task,
                 memory=memory,
@@ -259,12 +260,8 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
                 retry_failed=options.retry_failed,
                 spend=spend,
             )
-        if repetitions:
-            results["repetitions"] = repetitions
-        report = save_results(run_dir, results, report=not options.no_report)
-    check_failures(results, run_dir, options.fail_share)
-    check_stopped(results, run_dir)
-    return Outcome(run_dir, results, report)
+
+    return publish(options, run_dir, evaluate, repetitions=repetitions)
 
 
 def _estimate(options: ArcEvalOptions, config: ArcConfig, tasks: list, run_dir: Path, spend, spec: str) -> None:

@@ -20,16 +20,16 @@ from typing import Any
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
 
-from ..harness.budget import add_recorded, chars_to_tokens, check_prices, check_stopped, log_estimate, new_spend, saved_rates
+from ..harness.budget import add_recorded, chars_to_tokens, check_prices, log_estimate, new_spend, saved_rates
 from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.options import RunOptions
 from ..harness.paths import check_output_dir
-from ..harness.publish import Outcome, save_results
+from ..harness.publish import Outcome, publish
 from ..harness.resume import continues, read_examples
 from ..harness.runs import RunConfig, open_run_dir
-from ..harness.session import check_failures, check_repetitions
-from ..harness.tracking import check_mlflow, tracking
+from ..harness.session import check_repetitions
+from ..harness.tracking import check_mlflow
 from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
 from .run import ExperienceTransferConfig, evaluate_experience_transfer
 
@@ -111,8 +111,10 @@ def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome
         add_recorded(spend, run_dir, task.spec, memory.spec)
     _estimate(options, config, data, run_dir, spend, task.spec)
 
-    with tracking(options, run_dir):
-        results = evaluate_experience_transfer(
+    return publish(
+        options,
+        run_dir,
+        lambda: evaluate_experience_transfer(
             config,
             task=task,
             memory=memory,
@@ -123,13 +125,9 @@ def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome
             max_errors=options.max_errors,
             retry_failed=options.retry_failed,
             spend=spend,
-        )
-        if repetitions:
-            results["repetitions"] = repetitions
-        report = save_results(run_dir, results, report=not options.no_report)
-    check_failures(results, run_dir, options.fail_share)
-    check_stopped(results, run_dir)
-    return Outcome(run_dir, results, report)
+        ),
+        repetitions=repetitions,
+    )
 
 
 def _estimate(options: EvaluateOptions, config: ExperienceTransferConfig, data, run_dir: Path, spend, spec: str) -> None:

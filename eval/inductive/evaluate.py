@@ -20,15 +20,15 @@ from memreason.datasets.inductive import TASKS
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
 
-from ..harness.budget import add_recorded, check_prices, check_stopped, new_spend
+from ..harness.budget import add_recorded, check_prices, new_spend
 from ..harness.errors import UsageError
 from ..harness.lms import resolve_lms, retry_policy
 from ..harness.paths import check_output_dir
-from ..harness.publish import Outcome, save_results
+from ..harness.publish import Outcome, publish
 from ..harness.resume import continues
 from ..harness.runs import RunConfig, open_run_dir
-from ..harness.session import check_failures, check_repetitions
-from ..harness.tracking import check_mlflow, tracking
+from ..harness.session import check_repetitions
+from ..harness.tracking import check_mlflow
 from ..harness.tuned import config_knobs
 from .run import InductiveConfig, evaluate_inductive
 
@@ -102,8 +102,10 @@ def run_inductive_cell(options: Any, *, spend: Spend | None = None) -> Outcome:
     if spend is None:
         spend = new_spend(options)
         add_recorded(spend, run_dir, task.spec, memory.spec)
-    with tracking(options, run_dir):
-        results = evaluate_inductive(
+    return publish(
+        options,
+        run_dir,
+        lambda: evaluate_inductive(
             config,
             task=task,
             memory=memory,
@@ -113,10 +115,6 @@ def run_inductive_cell(options: Any, *, spend: Spend | None = None) -> Outcome:
             max_errors=options.max_errors,
             retry_failed=options.retry_failed,
             spend=spend,
-        )
-        if repetitions:
-            results["repetitions"] = repetitions
-        report = save_results(run_dir, results, report=not options.no_report)
-    check_failures(results, run_dir, options.fail_share)
-    check_stopped(results, run_dir)
-    return Outcome(run_dir, results, report)
+        ),
+        repetitions=repetitions,
+    )
