@@ -5,7 +5,8 @@ standard deviation over runs in parentheses (as in Tables 2-4; Table 1 is the k 
 columns) and the 95% bootstrap CI over tasks in square brackets (results that carry it),
 then the strict score (Table 5's official column), and tokens by role; when some
 results measured their memory reads (:mod:`memreason.eval.arc.memory_measures`), two more
-columns: hit@k and precision of the concepts selected (the same at every depth).
+columns: hit@k and precision of the concepts selected (the same at every depth), with hit@k's
+blind references beside it (by chance, most-sourced) when the reads recorded them.
 ``sampling_table`` is shaped like Table 4, for results that carry the sampling protocol's
 scores: each sample's score (run0, run1, ... with one attempt per run), then oracle@k over
 the pool of all samples with the standard deviation over its k-subsets in brackets; with
@@ -56,8 +57,10 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
         "wall s",
     ]
     measured = any(_measures(r) for r in rows)
+    blind = any(_measures(r).get("chance_hit_at_k") is not None for r in rows)  # reads that recorded the references
+    keys = ("hit_at_k", *(("chance_hit_at_k", "most_sourced_hit_at_k") if blind else ()), "precision")
     if measured:
-        header += ["hit@k", "precision"]
+        header += ["hit@k", *(["hit@k by chance", "hit@k most-sourced"] if blind else []), "precision"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     depth = max(r["retries"] for r in rows)
     for retry in range(depth + 1):
@@ -79,7 +82,7 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
                 f"{r['wall_seconds']:.0f}",
             ]
             if measured:
-                cells += [_pct(_measures(r).get("hit_at_k")), _pct(_measures(r).get("precision"))]
+                cells += [_pct(_measures(r).get(key)) for key in keys]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -236,7 +236,8 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
     ]
     assert (block["chance_hit_at_k"], block["most_sourced_hit_at_k"]) == (0.5, 0.5)
     assert block["reuse"] == [{"concept": "flip rows", "selected": 2, "solved": 1}]
-    assert "| hit@k | precision |" in printed and "| 50.00 | 50.00 |" in printed
+    assert "| hit@k | hit@k by chance | hit@k most-sourced | precision |" in printed
+    assert "| 50.00 | 50.00 | 50.00 | 50.00 |" in printed
     report = (out / "report.md").read_text()
     assert "### What memory did" in report and "| flip rows | 2 | 1 |" in report
     assert "| hit@k % | hit@k by chance % | hit@k most-sourced % | precision % |" in report
