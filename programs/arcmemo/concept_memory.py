@@ -46,6 +46,7 @@ __all__ = [
     "MAX_PROGRAM_CHARS",
     "ConceptMemory",
     "Entry",
+    "cues_apart",
     "merge_ps",
     "render_oe",
     "render_ps",
@@ -152,6 +153,8 @@ class ConceptMemory(MemoryParameter):
         with self._lock:
             for concept in concepts:
                 concept = self._coerce(concept)
+                if self.format == "ps":
+                    concept = concept.model_copy(update={"relevance_cues": cues_apart(concept.relevance_cues)})
                 if not revise and self.format == "ps":
                     concept = concept.model_copy(update={"title": self._free_title(concept.title)})
                 existing = self._find(concept)
@@ -344,9 +347,15 @@ def merge_ps(old: PSConcept, new: PSConcept) -> PSConcept:
         kind=new.kind if "kind" in new.model_fields_set else old.kind,
         parameters=list(parameters.values()),
         output_typing=new.output_typing or old.output_typing,
-        relevance_cues=distinct([*old.relevance_cues, *new.relevance_cues]),
+        relevance_cues=cues_apart([*old.relevance_cues, *new.relevance_cues]),
         implementation_notes=distinct([*old.implementation_notes, *new.implementation_notes]),
     )
+
+
+def cues_apart(cues: Iterable[str]) -> list[str]:
+    """Relevance cues one by one, without repeats. The compressed rendering joins a concept's cues with "; ", and
+    a writer shown it copies such a line back as one cue (``"0 is background; 0 is background"``): it is split."""
+    return distinct(part for cue in cues for part in cue.split(";"))
 
 
 def signature(concept: PSConcept) -> str:

@@ -72,6 +72,18 @@ def test_ps_titles_that_differ_only_in_separators_are_one_concept():
     assert memory.resolve(["???"]) == ([], ["???"])
 
 
+def test_ps_cues_copied_from_the_compressed_rendering_are_written_one_by_one():
+    # the compressed line joins cues with "; "; a writer shown it hands such a line back as a single cue
+    memory = ConceptMemory("ps")
+    joined = "0 is background; cells keep their order; 0 is background"
+    memory.add([PSConcept(**{**PS_CONCEPT, "title": "slide", "relevance_cues": ["0 is background", joined]})], source="a")
+    assert memory.entries[0].concept.relevance_cues == ["0 is background", "cells keep their order"]
+    revision = {**PS_CONCEPT, "title": "Slide", "relevance_cues": ["cells keep their order;0 is background; wraps around"]}
+    memory.add([PSConcept(**revision)], source="b")
+    assert memory.entries[0].concept.relevance_cues == ["0 is background", "cells keep their order", "wraps around"]
+    assert "cues: 0 is background; cells keep their order; wraps around" in memory.render(compressed=True)
+
+
 def test_ps_selection_respects_top_k_and_skips_an_empty_memory():
     memory = ps_memory("a", "b", "c")
     engine = ScriptedEngine(Script(selected={"reasoning": "-", "selected": ["c", "b", "a"]}))
