@@ -523,7 +523,13 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
             parts.append(
                 Text(
                     f"memory read: {'a hit' if m.hit else 'a miss'} at k = {m.k} (precision {m.precision:.2f}: selected "
-                    f"concepts abstracted from tasks of this task's concept)",
+                    f"concepts abstracted from tasks of this task's concept)"
+                    + (
+                        f"; blind to the puzzle: a hit with chance {m.chance:.2f}, "
+                        f"{'a hit' if m.most_sourced else 'a miss'} naming the {m.k} most-sourced"
+                        if m.chance is not None and m.most_sourced is not None
+                        else ""
+                    ),
                     style="dim",
                 )
             )

@@ -247,6 +247,7 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
     assert eval_main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
     shown = capsys.readouterr().out
     assert "concepts selected: flip rows (from a_flip)" in shown and "a miss at k = 1" in shown
+    assert "blind to the puzzle: a hit with chance 0.50, a miss naming the 1 most-sourced" in shown
 
 
 def test_an_execution_ranked_run_is_measured_like_the_others(tmp_path, tiny, scripted, capsys):  # noqa: F811
