@@ -44,7 +44,7 @@ from .arc_problem import arc_problem, arc_problem_image
 from .arc_program import ArcProgram
 from .arc_solver import Attempt, shared_sandbox
 from .concept_abstractor import ConceptAbstractor
-from .concept_memory import ConceptMemory, Entry
+from .concept_memory import ConceptMemory
 from .concept_selector import ConceptSelector
 from .execution_ranking import rank_concepts
 
@@ -142,8 +142,9 @@ class ArcMemo(ArcProgram):
         if isinstance(record.get("selected"), list):  # whether a hit was possible: memory held the task's own concept
             label = concept_of(task.id)
             entries = list(self.memory.entries)
-            record["label_held"] = any(concept_of(s) == label for entry in entries for s in entry.sources)
-            record["blind"] = blind_reference(entries, label, len(record["selected"]))
+            own = [any(concept_of(s) == label for s in entry.sources) for entry in entries]
+            record["label_held"] = any(own)
+            record["blind"] = blind_reference(own, [len(entry.sources) for entry in entries], len(record["selected"]))
         return concepts, record
 
     def _select_steps(self, task: ArcTask) -> Steps[tuple[str, dict[str, Any]]]:
@@ -260,14 +261,14 @@ def covering_families(family: str, held: set[str]) -> list[str]:
     return chosen
 
 
-def blind_reference(entries: Sequence[Entry], label: str, k: int) -> dict[str, Any]:
-    """What a read blind to the puzzle would score at the same k, for a task of concept ``label``: ``chance``, the
-    probability that k concepts drawn at random include one abstracted from a task of that concept, and
-    ``most_sourced``, whether the k concepts with the most sources (memory order on ties) include one."""
-    own = [any(concept_of(s) == label for s in entry.sources) for entry in entries]
+def blind_reference(own: Sequence[bool], sources: Sequence[int], k: int) -> dict[str, Any]:
+    """What a read blind to the puzzle would score at the same k, given for each concept in memory order whether it
+    was abstracted from a task of the task's own concept (``own``) and how many sources it has: ``chance``, the
+    probability that k concepts drawn at random include an own one, and ``most_sourced``, whether the k concepts
+    with the most sources (memory order on ties) do."""
     n, k = len(own), min(k, len(own))
     chance = 1 - comb(n - sum(own), k) / comb(n, k) if n else 0.0
-    most = sorted(range(n), key=lambda i: -len(entries[i].sources))[:k]
+    most = sorted(range(n), key=lambda i: -sources[i])[:k]
     return {"chance": chance, "most_sourced": any(own[i] for i in most)}
 
 

@@ -72,22 +72,24 @@ def test_part_hit_and_coverage_for_a_recombination_family():
 
 
 def test_the_blind_references_by_hand():
+    from memreason.datasets.arc import concept_of
     from memreason.programs.arcmemo.arcmemo import blind_reference
-    from memreason.programs.arcmemo.concept_memory import Entry
-    from memreason.signatures import PSConcept
 
-    concept = PSConcept(**PS_CONCEPT)
     sources = [["fam_x@s0i0", "fam_x@s0i1", "fam_y@s0i0"], ["fam_z@s0i0"], ["fam_y@s0i1", "fam_y@s0i2"], []]
-    entries = [Entry(concept, sources=s) for s in sources]
+    counts = [len(s) for s in sources]
+
+    def blind(label, k):
+        return blind_reference([any(concept_of(x) == label for x in s) for s in sources], counts, k)
+
     # fam_y: 2 of 4 concepts hold one; the most-sourced (3 sources, then 2) are both of them
-    assert blind_reference(entries, "fam_y", 1) == {"chance": 0.5, "most_sourced": True}
-    assert blind_reference(entries, "fam_y", 2) == {"chance": pytest.approx(1 - 1 / 6), "most_sourced": True}
+    assert blind("fam_y", 1) == {"chance": 0.5, "most_sourced": True}
+    assert blind("fam_y", 2) == {"chance": pytest.approx(1 - 1 / 6), "most_sourced": True}
     # fam_z: 1 of 4, and the concept with one source is never among the two most-sourced
-    assert blind_reference(entries, "fam_z", 1) == {"chance": 0.25, "most_sourced": False}
-    assert blind_reference(entries, "fam_z", 2) == {"chance": 0.5, "most_sourced": False}
-    assert blind_reference(entries, "fam_z", 9) == {"chance": 1.0, "most_sourced": True}  # k past the memory: all of it
-    assert blind_reference(entries, "fam_z", 0) == {"chance": 0.0, "most_sourced": False}
-    assert blind_reference([], "fam_z", 3) == {"chance": 0.0, "most_sourced": False}
+    assert blind("fam_z", 1) == {"chance": 0.25, "most_sourced": False}
+    assert blind("fam_z", 2) == {"chance": 0.5, "most_sourced": False}
+    assert blind("fam_z", 9) == {"chance": 1.0, "most_sourced": True}  # k past the memory: all of it
+    assert blind("fam_z", 0) == {"chance": 0.0, "most_sourced": False}
+    assert blind_reference([], [], 3) == {"chance": 0.0, "most_sourced": False}
 
 
 def test_the_blind_references_are_averaged_over_the_reads_hit_at_k_measures():
