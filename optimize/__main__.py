@@ -7,12 +7,13 @@ The import is absolute so that ``python -m optimize`` loads the package once, as
 
 import sys
 
+from memreason.eval.cli.options import exit_with
 from memreason.optimize.cli import main
 
 
 def run() -> None:
     """The ``memreason-optimize`` console script."""
-    sys.exit(main(sys.argv[1:]))
+    exit_with(main(sys.argv[1:]))
 
 
 if __name__ == "__main__":

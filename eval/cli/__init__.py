@@ -27,7 +27,7 @@ from memreason.eval.report import ReportError
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
 from . import arc, demo, evaluate, report, show, submission, tables
-from .options import Parser, check_api_base, log_to_stderr, run_cli
+from .options import Parser, check_api_base, exit_with, log_to_stderr, run_cli
 
 __all__ = ["build_parser", "log_to_stderr", "main", "run"]
 
@@ -82,4 +82,4 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """The ``memreason-eval`` console script."""
-    sys.exit(main(sys.argv[1:]))
+    exit_with(main(sys.argv[1:]))

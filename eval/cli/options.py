@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import os
 import re
 import signal
 import sqlite3
@@ -28,15 +29,17 @@ import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NoReturn
 from urllib.parse import urlsplit
 
 from memreason.datasets.experience_transfer import LEVELS
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
+from memreason.eval.harness.loop import threads_left_running
 from memreason.eval.harness.paths import check_output_dir, check_output_file
 from memreason.lm import LMConfigError
 from memreason.lm.faults import RunAborted
+from memreason.lm.server import stop_all as stop_servers
 from memreason.programs.shared.atomic_file import DiskFull, is_disk_full
 
 __all__ = [
@@ -508,6 +511,17 @@ def _run(command: Callable[[], int], bad_input: tuple[type[BaseException], ...],
     except KeyboardInterrupt:
         print(f"interrupted; {continue_hint}", file=sys.stderr)
         return 130
+
+
+def exit_with(code: int) -> NoReturn:
+    """End the process with ``code``. When a second interrupt left examples running in threads, without
+    waiting for them (their work is not recorded, so a continued run does it again)."""
+    if threads_left_running():
+        stop_servers()  # the local server and its files (it would die with this process, leaving its files)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def log_to_stderr() -> None:

@@ -6,8 +6,12 @@
 ``work(item)`` returns a result, or None when it did not run (the error budget was spent:
 the item stays undone, and a resumed run does it). ``on_result(item, result)`` is called
 in this thread as each result comes in (in input order with ``ordered=True``), before the
-bar moves. On Ctrl-C, or an error in ``on_result``, items not started stay undone and
-started ones finish before the exception leaves (their results are kept by ``work``).
+bar moves. On Ctrl-C (or SIGTERM, which the command line turns into one), or an error in
+``on_result``, items not started stay undone and started ones finish before the exception
+leaves (their results are kept by ``work``); an interrupt says so on stderr at once. A second
+interrupt while they finish leaves at once, their threads still running:
+:func:`threads_left_running` is then true, and the command line exits without waiting for them
+(they are done again when the run continues).
 
 ``after_first`` is called once the first item has finished alone, before the others start:
 a local server then copies the prompt prefix all items share (instructions, episodes,
@@ -16,6 +20,8 @@ memory) from that slot into the others, instead of every slot computing it at on
 
 from __future__ import annotations
 
+import logging
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -23,6 +29,14 @@ from memreason.lm.faults import ErrorBudget
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+log = logging.getLogger(__name__)
+_LEFT_RUNNING = threading.Event()  # a second interrupt left started items running in their threads
+
+
+def threads_left_running() -> bool:
+    """Whether a second interrupt left items running in this process (exit without joining their threads)."""
+    return _LEFT_RUNNING.is_set()
 
 
 def run_each(
@@ -42,8 +56,9 @@ def run_each(
     if not items:
         return done
     pool = ThreadPoolExecutor(max_workers=threads)
+    futures: dict[Future, T] = {}
+    interrupted = False
     try:
-        futures: dict[Future, T] = {}
         if after_first is not None and threads > 1 and len(items) > 1:
             futures[pool.submit(work, items[0])] = items[0]
             wait(futures)
@@ -62,9 +77,33 @@ def run_each(
             if postfix is not None:
                 bar.set_postfix(**postfix([r for _, r in done]), failed=errors.failed)
             bar.update()
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        _finish_started(pool, futures, unit=errors.unit if interrupted else None)
     return done
+
+
+def _finish_started(pool: ThreadPoolExecutor, futures: dict[Future, Any], *, unit: str | None) -> None:
+    """Cancel the items not started and wait for the started ones; a second interrupt stops the wait.
+
+    ``unit``: what the items are, given when an interrupt stops the loop (said on stderr)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    running = [future for future in futures if not future.done()]
+    if unit is not None and running:
+        log.warning(
+            "stopping; %s in progress: %d, which finish first and are kept (interrupt again to stop now: "
+            "they are then done again when the run continues)",
+            unit,
+            len(running),
+        )
+    try:
+        while not all(future.done() for future in running):
+            wait(running, timeout=0.5)  # a short wait: the main thread sees the next signal at once
+    except KeyboardInterrupt:
+        _LEFT_RUNNING.set()
+        raise
 
 
 def finish_example(

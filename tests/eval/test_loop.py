@@ -59,3 +59,55 @@ def test_an_error_while_keeping_a_result_leaves_no_started_item_running():
         assert started and started == finished  # started ones finished before the interrupt left
         assert len(started) < 8  # the rest were never started
     assert bar.updates == 0
+
+
+def test_an_interrupt_says_what_is_still_running_and_a_second_one_stops_without_waiting(monkeypatch, caplog):
+    import os
+    import signal
+
+    from memreason.eval.harness import loop
+
+    monkeypatch.setattr(loop, "_LEFT_RUNNING", threading.Event())  # process-wide: a fresh one for this test
+    slow_finished = threading.Event()
+
+    def work(i):
+        if i == 1:
+            time.sleep(3)
+            slow_finished.set()
+        return i
+
+    second = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))  # Ctrl-C again while item 1 runs
+
+    def keep(item, result):
+        second.start()
+        raise KeyboardInterrupt  # the first Ctrl-C, as item 0's result comes in
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with caplog.at_level("WARNING"), pytest.raises(KeyboardInterrupt):
+            run_each([0, 1], work, threads=2, bar=Bar(), errors=ErrorBudget(None, unit="scenes"), on_result=keep)
+    finally:
+        second.join()
+        signal.signal(signal.SIGINT, before)
+    assert "stopping; scenes in progress: 1, which finish first" in caplog.text
+    assert not slow_finished.is_set()  # left without waiting for it
+    assert loop.threads_left_running()
+
+
+def test_one_interrupt_waits_for_the_started_items_and_leaves_no_thread_behind(monkeypatch):
+    from memreason.eval.harness import loop
+
+    monkeypatch.setattr(loop, "_LEFT_RUNNING", threading.Event())
+    finished = []
+
+    def work(i):
+        time.sleep(0.3 if i else 0)
+        finished.append(i)
+        return i
+
+    def keep(item, result):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_each([0, 1], work, threads=2, bar=Bar(), errors=ErrorBudget(None), on_result=keep)
+    assert sorted(finished) == [0, 1] and not loop.threads_left_running()

@@ -300,3 +300,37 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_how_to_continue(tmp_path, m
         assert 4 <= kept < 12
         assert cli.main(["--resume", str(out), "--api-base", stub.url]) == 0
     assert len(lines(out)) == 12
+
+
+def test_a_second_ctrl_c_stops_a_run_without_waiting_for_the_scenes_in_progress(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    with StubServer(latency=8, seed=11, lifetime=120) as stub:  # no answer comes before both interrupts
+        argv = ["episodic", "--level", "1", "--limit", "4", "--threads", "2", "--lm", "openai/stub"]
+        argv += ["--api-base", stub.url, "--out", str(out), "--no-progress", "--no-report"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "eval", *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while len(stub.stats()["requests"]) < 2 and time.monotonic() < deadline:  # two scenes in progress
+                time.sleep(0.02)
+            process.send_signal(signal.SIGINT)
+            said = process.stderr.readline()
+            while said and not said.startswith("stopping;"):
+                said = process.stderr.readline()
+            process.send_signal(signal.SIGINT)
+            rest = process.communicate(timeout=60)[1]
+        finally:
+            process.kill()
+        assert said.strip() == (
+            "stopping; scenes in progress: 2, which finish first and are kept "
+            "(interrupt again to stop now: they are then done again when the run continues)"
+        )
+        assert process.returncode == 130, rest[-2000:]
+        assert rest.strip().splitlines()[-1] == "interrupted; rerun the same command to continue"
+        assert not (out / "examples.jsonl").exists() or lines(out) == []  # it did not wait for the two
+    with StubServer(latency=0.05, seed=11, lifetime=120) as stub:
+        assert cli.main(["--resume", str(out), "--api-base", stub.url]) == 0
+    assert len(lines(out)) == 4
