@@ -68,10 +68,11 @@ def test_an_interrupt_says_what_is_still_running_and_a_second_one_stops_without_
     from memreason.eval.harness import loop
 
     monkeypatch.setattr(loop, "_LEFT_RUNNING", threading.Event())  # process-wide: a fresh one for this test
-    slow_finished = threading.Event()
+    slow_started, slow_finished = threading.Event(), threading.Event()
 
     def work(i):
         if i == 1:
+            slow_started.set()
             time.sleep(3)
             slow_finished.set()
         return i
@@ -79,6 +80,7 @@ def test_an_interrupt_says_what_is_still_running_and_a_second_one_stops_without_
     second = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))  # Ctrl-C again while item 1 runs
 
     def keep(item, result):
+        assert slow_started.wait(10)  # item 1 runs (not left queued, where the interrupt would cancel it)
         second.start()
         raise KeyboardInterrupt  # the first Ctrl-C, as item 0's result comes in
 
@@ -87,6 +89,7 @@ def test_an_interrupt_says_what_is_still_running_and_a_second_one_stops_without_
         with caplog.at_level("WARNING"), pytest.raises(KeyboardInterrupt):
             run_each([0, 1], work, threads=2, bar=Bar(), errors=ErrorBudget(None, unit="scenes"), on_result=keep)
     finally:
+        second.cancel()  # never fired outside the wait (a stray Ctrl-C would stop the test session)
         second.join()
         signal.signal(signal.SIGINT, before)
     assert "stopping; scenes in progress: 1, which finish first" in caplog.text
