@@ -22,6 +22,7 @@ right/wrong per scene, and the accuracy difference with its paired bootstrap CI 
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 import time
@@ -163,7 +164,7 @@ class TableOptions(Options):
     runs: int = 1
     limit: int | None = None
     seed: int = 0
-    rules: Path | None = None
+    rules: Path | None = None  # a rule table, or several comma-separated (a column group each, and their spread)
     per_object: bool = False
     retrieve_k: int | None = None
     program_state: list[str] = field(default_factory=list)  # PROGRAM=STATE.json
@@ -216,6 +217,30 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
 
 
+def rule_tables(rules: Path | str | None) -> list[str | None]:
+    """The rule tables ``--rules`` names, in its order (``[None]``: the paper's Table 1)."""
+    if rules is None:
+        return [None]
+    names = list(dict.fromkeys(part.strip() for part in str(rules).split(",") if part.strip()))
+    if not names:
+        raise TableError(f"--rules names no rule table, got {str(rules)!r}")
+    return names
+
+
+def _on_table(args: TableOptions, rules: str | None) -> TableOptions:
+    """``args`` for the cells of one rule table."""
+    if (str(args.rules) if args.rules is not None else None) == rules:
+        return args
+    one = copy.copy(args)
+    one.rules = None if rules is None else Path(rules)
+    return one
+
+
+def _key(column: dict[str, Any]) -> tuple[Any, str, str | None]:
+    """A column's (or a cell's) place: level, LM and rule table (tables written before the last had none)."""
+    return column["level"], column["lm"], column.get("rules")
+
+
 def cell_name(program: str, level: int | str, task: str, memory: str, args: TableOptions) -> str:
     """A cell's directory name: everything that changes its result, defaults left out (``level``: an inductive
     task's name in its table)."""
@@ -253,14 +278,17 @@ def reproduce(args: TableOptions, command: str) -> str:
     if inductive:
         _check_inductive_table(args)
     levels, rows = ([args.task] if inductive else list(args.levels)), _rows(spec, args.rows, args.task)
-    if args.rules is not None:
-        RuleTable.load(args.rules)  # a bad rules file or table name fails now, in one line
+    tables = rule_tables(args.rules)
+    for rules in tables:
+        if rules is not None:
+            RuleTable.load(rules)  # a bad rules file or table name fails now, in one line
     title = (
         spec.title
         + (f", on {args.task} (each problem's own memory; no oracle row: the task gives no true rule)" if inductive else "")
         + (", per-object reasoning" if getattr(args, "per_object", False) else "")
         + (f", each object against its {args.retrieve_k} nearest memory entries" if getattr(args, "retrieve_k", None) else "")
-        + (f", rule table {args.rules}" if args.rules is not None else "")
+        + (f", rule table {tables[0]}" if tables != [None] and len(tables) == 1 else "")
+        + (f", {len(tables)} rule tables ({', '.join(tables)})" if len(tables) > 1 else "")
     )
     if args.table == "table4":
         column_lms = [args.lm or "embedded"]
@@ -281,22 +309,28 @@ def reproduce(args: TableOptions, command: str) -> str:
     _check_lms({*column_lms, *(m for _, m in plan if m)}, args)
 
     cells_dir = args.out / "cells"
-    todo = [(row, memory, level, lm) for row, memory in plan for level in levels for lm in column_lms]
+    todo = [(row, memory, level, lm, rules) for row, memory in plan for level in levels for rules in tables for lm in column_lms]
     spend = _table_spend(args, todo, cells_dir, f1=spec.value == "f1")
     out_rows: list[dict[str, Any]] = []
-    for i, (row, memory, level, lm) in enumerate(todo, 1):
-        log.info("[%d/%d] %s %s %s", i, len(todo), row.program, _head(level), lm)
+    for i, (row, memory, level, lm, rules) in enumerate(todo, 1):
+        log.info("[%d/%d] %s %s %s%s", i, len(todo), row.program, _head(level), lm, f" {rules}" if len(tables) > 1 else "")
+        on_table = _on_table(args, rules)
         if spec.value == "f1":
-            cell = _f1_cell(row.program, level, lm, cells_dir, args, spend)
+            cell = _f1_cell(row.program, level, lm, cells_dir, on_table, spend)
         else:
-            cell = _accuracy_cell(row.program, level, lm, memory or lm, cells_dir, args, spend)
+            cell = _accuracy_cell(row.program, level, lm, memory or lm, cells_dir, on_table, spend)
         entry = next((r for r in out_rows if r["label"] == row.label and r["program"] == row.program), None)
         if entry is None:
             entry = {"label": row.label, "program": row.program, "marks": list(row.marks), "cells": []}
             out_rows.append(entry)
-        entry["cells"].append({"level": level, "lm": lm, **cell})
+        entry["cells"].append({"level": level, "lm": lm, **({"rules": rules} if rules is not None else {}), **cell})
 
-    columns = [{"level": level, "lm": lm} for level in levels for lm in column_lms]
+    columns = [
+        {"level": level, "lm": lm, **({"rules": rules} if rules is not None else {})}
+        for level in levels
+        for rules in tables
+        for lm in column_lms
+    ]
     table = {
         "table": args.table,
         "title": title,
@@ -311,7 +345,7 @@ def reproduce(args: TableOptions, command: str) -> str:
         table["f1_mode"] = args.f1
     else:
         table["compare"] = list(args.compare) if args.compare else None
-        table["comparisons"] = _comparisons(args.table, out_rows, columns, pairs, several_lms=len(column_lms) > 1)
+        table["comparisons"] = _comparisons(args.table, out_rows, columns, pairs)
     markdown = render_markdown(table)
     args.out.mkdir(parents=True, exist_ok=True)
     write_json(args.out / f"{args.table}.json", table)
@@ -339,21 +373,21 @@ def _pairs(args: TableOptions, rows: list[Row]) -> list[tuple[str, str]]:
 
 
 def _comparisons(
-    table: str, rows: list[dict[str, Any]], columns: list[dict[str, Any]], pairs: list[tuple[str, str]], *, several_lms: bool
+    table: str, rows: list[dict[str, Any]], columns: list[dict[str, Any]], pairs: list[tuple[str, str]]
 ) -> list[dict[str, Any]]:
     """Each pair of rows tested in each column (the same scenes), from the cells' ``examples.jsonl``."""
     by_name = {row_name(row, table): row for row in rows}
+    heads = _heads(columns)
     found = []
     for a, b in pairs:
-        for column in columns:
-            key = (column["level"], column["lm"])
-            cells = [next((c for c in by_name[name]["cells"] if (c["level"], c["lm"]) == key), None) for name in (a, b)]
+        for column, where in zip(columns, heads):
+            cells = [next((c for c in by_name[name]["cells"] if _key(c) == _key(column)), None) for name in (a, b)]
             items = [run_items(Path(c["cell"])) if c else None for c in cells]
             if items[0] is None or items[1] is None:
                 continue
             test = compare_items(items[0], items[1])
-            where = _head(column["level"]) + (f" {column['lm']}" if several_lms else "")
-            found.append({"a": a, "b": b, "level": column["level"], "lm": column["lm"], "where": where, **test.as_dict()})
+            place = {"level": column["level"], "lm": column["lm"], **({"rules": column["rules"]} if "rules" in column else {})}
+            found.append({"a": a, "b": b, **place, "where": where, **test.as_dict()})
     return found
 
 
@@ -362,8 +396,8 @@ def _table_spend(args: TableOptions, todo: list[tuple[Row, str | None, int, str]
     spend = new_spend(args)
     if spend is None:
         return None
-    for row, memory, level, lm in todo:
-        name = cell_name(row.program, level, lm, memory or lm, args)
+    for row, memory, level, lm, rules in todo:
+        name = cell_name(row.program, level, lm, memory or lm, _on_table(args, rules))
         add_recorded(spend, cells_dir / (f"memory-{name}" if f1 else name), lm, memory or lm)  # Table 5: its own memories
     log.info("budget: %s has %d cells; what their records hold: %s", args.table, len(todo), spend.describe())
     return spend
@@ -442,6 +476,26 @@ def _accuracy_cell(
         "tokens": results["tokens"],
         "wall_seconds": results.get("wall_seconds"),
         "cell": str(directory),
+        **_rounds(directory),
+    }
+
+
+def _rounds(directory: Path) -> dict[str, Any]:
+    """What a cell's checked memories did, over its runs (``hdr_grounded``'s record, which has rounds of counts):
+    ``{"rounds": {"rounds", "nothing_new", "rules", "memories", "empty"}}``; ``{}`` for other programs."""
+    records = [_read_json(path) for path in sorted(directory.glob("memory-run*.json"))]
+    records = [r for r in records if isinstance(r.get("rounds"), list) and isinstance(r.get("rules"), list)]
+    if not records:
+        return {}
+    rounds = [round_ for record in records for round_ in record["rounds"] if isinstance(round_.get("counts"), dict)]
+    return {
+        "rounds": {
+            "rounds": len(rounds),
+            "nothing_new": sum(round_["counts"].get("new") == 0 for round_ in rounds),  # every proposal a repeat, or none
+            "rules": sum(len(record["rules"]) for record in records),
+            "memories": len(records),
+            "empty": sum(not record["rules"] for record in records),  # memories that verified no rule
+        }
     }
 
 
@@ -534,18 +588,21 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def render_markdown(table: dict[str, Any]) -> str:
-    """The table in the paper's shape, then one line per cell with its cost and directory."""
-    several_lms = len({c["lm"] for c in table["columns"]}) > 1
-    heads = [_head(c["level"]) + (f" {c['lm']}" if several_lms else "") for c in table["columns"]]
+    """The table in the paper's shape, then one line per cell with its cost and directory (over several rule
+    tables: first each row's mean and spread over them)."""
+    heads = _heads(table["columns"])
     first = "Models" if table["table"] == "table4" else ("Memory" if table["table"] == "table2" else "Methods")
     average = table["table"] == "table4"
     header = [first, *table["mark_names"], *heads, *(["Ave."] if average else [])]
-    lines = [f"**{table['title']}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = [f"**{table['title']}**", ""]
+    if len({c.get("rules") for c in table["columns"]}) > 1:
+        lines += [*_spread_lines(table), ""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in table["rows"]:
-        values = {(c["level"], c["lm"]): c for c in row["cells"]}
-        cells = [_format(values.get((c["level"], c["lm"])), table["value"]) for c in table["columns"]]
+        values = {_key(c): c for c in row["cells"]}
+        cells = [_format(values.get(_key(c)), table["value"]) for c in table["columns"]]
         if average:
-            shown = [values[(c["level"], c["lm"])]["value"] for c in table["columns"] if (c["level"], c["lm"]) in values]
+            shown = [values[_key(c)]["value"] for c in table["columns"] if _key(c) in values]
             cells.append(_format({"value": sum(shown) / len(shown), "std": 0.0}, table["value"]) if shown else "")
         marks = ["✓" if mark else "" for mark in row["marks"]]
         lines.append("| " + " | ".join([row["label"], *marks, *cells]) + " |")
@@ -596,9 +653,59 @@ def _head(level: int | str) -> str:
     return f"Lv. {level}" if isinstance(level, int) else str(level)
 
 
+def _heads(columns: list[dict[str, Any]]) -> list[str]:
+    """The columns' heads: the level (or task), then the LM and the rule table where the table has several."""
+    several_lms = len({c["lm"] for c in columns}) > 1
+    several_tables = len({c.get("rules") for c in columns}) > 1
+    return [
+        _head(c["level"]) + (f" {c['lm']}" if several_lms else "") + (f" {c.get('rules')}" if several_tables else "")
+        for c in columns
+    ]
+
+
+def _spread_lines(table: dict[str, Any]) -> list[str]:
+    """Each row's mean over the rule tables in each level (and LM), with the std over tables and the range."""
+    groups = list(dict.fromkeys((c["level"], c["lm"]) for c in table["columns"]))
+    several_lms = len({lm for _, lm in groups}) > 1
+    count = len({c.get("rules") for c in table["columns"]})
+    digits = 1 if table["value"] == "accuracy" else 2
+    heads = [_head(level) + (f" {lm}" if several_lms else "") for level, lm in groups]
+    lines = [
+        f"Over the {count} rule tables: the mean of each row's cells, the std over tables, and the lowest and "
+        "highest table (cells not run yet are left out, and the tables counted say so).",
+        "",
+        "| " + " | ".join(["Methods", *heads]) + " |",
+        "|" + "---|" * (len(heads) + 1),
+    ]
+    for row in table["rows"]:
+        cells = []
+        for level, lm in groups:
+            values = [c["value"] for c in row["cells"] if (c["level"], c["lm"]) == (level, lm)]
+            if not values:
+                cells.append("")
+                continue
+            mean, std = mean_std(values)
+            text = f"{mean:.{digits}f} ± {std:.{digits}f} ({min(values):.{digits}f} to {max(values):.{digits}f})"
+            cells.append(text + (f", {len(values)} of {count} tables" if len(values) < count else ""))
+        lines.append("| " + " | ".join([row["label"], *cells]) + " |")
+    for row in table["rows"]:
+        for level, lm in groups:
+            found = [c["rounds"] for c in row["cells"] if (c["level"], c["lm"]) == (level, lm) and c.get("rounds")]
+            if not found:
+                continue
+            total = {key: sum(f[key] for f in found) for key in found[0]}
+            lines += [
+                "",
+                f"{row['program']}, {_head(level)}{f' {lm}' if several_lms else ''}: {total['rules']} rules verified in "
+                f"{total['memories']} memories over {len(found)} tables ({total['empty']} verified none); "
+                f"{total['nothing_new']} of {total['rounds']} rounds proposed nothing new.",
+            ]
+    return lines
+
+
 def _paired_lines(table: dict[str, Any], heads: list[str]) -> list[str]:
     """The paired tests as a table shaped like the main one: a row per pair tested, a cell per column."""
-    found = {(c["a"], c["b"], c["level"], c["lm"]): c for c in table["comparisons"]}
+    found = {(c["a"], c["b"], *_key(c)): c for c in table["comparisons"]}
     pairs = list(dict.fromkeys((c["a"], c["b"]) for c in table["comparisons"]))
     baseline = not table.get("compare")  # every row against the first; else the pair --compare names
     title = f"A − {pairs[0][1]}" if baseline else "A − B"
@@ -614,7 +721,7 @@ def _paired_lines(table: dict[str, Any], heads: list[str]) -> list[str]:
     for a, b in pairs:
         cells = []
         for column in table["columns"]:
-            c = found.get((a, b, column["level"], column["lm"]))
+            c = found.get((a, b, *_key(column)))
             if c is None:
                 cells.append("")
                 continue

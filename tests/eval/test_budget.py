@@ -208,3 +208,22 @@ def test_an_lm_choice_from_a_scripted_engine_has_no_price():
     with pytest.raises(UsageError, match="LiteLLM's price list has none for 'embedded'"):
         check_prices(1.0, [None])
     assert LMChoice("scripted", ScriptedEngine(oracle_counter()).lm(), local=False).spec == "scripted"
+
+
+def test_one_limit_covers_the_cells_of_every_rule_table(tmp_path, api_key, capsys):
+    out = tmp_path / "tables"
+    with StubServer(latency=0, fail_rate=0) as stub:
+        argv = ["table3", "--levels", "2", "--rows", "episodic,episodic_cot", "--limit", "2", "--lm", "openai/stub"]
+        argv += [
+            "--rules",
+            "hard-test-7-0,hard-test-7-1",
+            "--api-base",
+            stub.url,
+            "--out",
+            str(out),
+            "--no-progress",
+            "--no-report",
+        ]
+        assert cli.main([*argv, "--budget-tokens", "1"]) == 1  # the first table's first cell stops it
+        assert "budget: table3 has 4 cells" in capsys.readouterr().err
+        assert [p.name.split("-rules-")[1] for p in out.glob("cells/*")] == ["hard-test-7-0-limit2"]

@@ -176,3 +176,66 @@ def test_results_carry_the_parser_f1_of_the_memory_a_run_built(tmp_path, engines
     oracle = json.loads((cells / "semantic_oracle-L2-good-limit2" / "results.json").read_text())["hypothesis_f1"]
     assert oracle["mode"] == "parse" and oracle["mean"] == 1.0  # the oracle statements read back as the table
     assert json.loads((cells / "episodic-L2-good-limit2" / "results.json").read_text())["hypothesis_f1"] is None
+
+
+def test_several_rule_tables_are_column_groups_with_each_rows_spread_over_them(tmp_path, engines):
+    from memreason.datasets.experience_transfer import RuleTable
+    from memreason.eval.metrics import mean_std
+
+    names = ["hard-test-7-0", "hard-test-7-1", "hard-test-7-2"]
+    rows = "episodic_cot,semantic_oracle_cot"
+    argv = ["table3", "--levels", "2", "--lm", "zero", "--limit", "3", "--rows", rows, "--rules", ",".join(names), "--no-report"]
+    assert run(argv, tmp_path) == 0
+    table = json.loads((tmp_path / "tables" / "table3.json").read_text())
+    assert table["columns"] == [{"level": 2, "lm": "zero", "rules": name} for name in names]
+    expected = {}
+    for name in names:  # "zero" answers 0: a cell's accuracy is the share of its table's scenes that hold none
+        targets = [s.target for s in make_level(2, rules=RuleTable.load(name)).test[:3]]
+        expected[name] = 100 * sum(t == 0 for t in targets) / 3
+    assert len(set(expected.values())) > 1  # the tables differ, so the spread is not trivially 0
+    for row in table["rows"]:
+        assert {c["rules"]: c["value"] for c in row["cells"]} == pytest.approx(expected)
+        assert all(name in Path(c["cell"]).name for c, name in zip(row["cells"], names))  # a cell per table
+    mean, std = mean_std(list(expected.values()))
+    low, high = min(expected.values()), max(expected.values())
+    markdown = (tmp_path / "tables" / "table3.md").read_text()
+    assert "Over the 3 rule tables" in markdown
+    for row in table["rows"]:
+        assert f"| {row['label']} | {mean:.1f} ± {std:.1f} ({low:.1f} to {high:.1f}) |" in markdown
+    assert "| Methods | Lv. 2 hard-test-7-0 | Lv. 2 hard-test-7-1 | Lv. 2 hard-test-7-2 |" in markdown
+    assert [(c["rules"], c["a"], c["b"]) for c in table["comparisons"]] == [
+        (name, "semantic_oracle_cot", "episodic_cot") for name in names
+    ]  # the paired test in each table's column
+    calls = len(engines["zero"].calls)
+    one = ["table3", "--levels", "2", "--lm", "zero", "--limit", "3", "--rows", rows, "--rules", names[1], "--no-report"]
+    assert run(one, tmp_path) == 0  # one of the tables alone: its cells are read back
+    assert len(engines["zero"].calls) == calls
+    single = (tmp_path / "tables" / "table3.md").read_text()
+    assert "Over the" not in single and ", rule table hard-test-7-1" in single
+
+
+def test_checked_memories_say_over_the_tables_how_many_rounds_proposed_nothing_new(tmp_path):
+    def memory(directory, run, counts, rules):
+        directory.mkdir(parents=True, exist_ok=True)
+        record = {"rounds": [{"round": i + 1, "counts": c} for i, c in enumerate(counts)], "rules": rules}
+        (directory / f"memory-run{run}.json").write_text(json.dumps(record))
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    memory(first, 0, [{"new": 4, "verified": 1}, {"new": 0, "verified": 0}], [{"label": "ok"}])
+    memory(first, 1, [{"new": 3, "verified": 0}, {"new": 0}, {"new": 0}], [])
+    memory(second, 0, [{"new": 2, "verified": 2}], [{"label": "ok"}, {"label": "bad"}])
+    assert tables._rounds(first) == {"rounds": {"rounds": 5, "nothing_new": 3, "rules": 1, "memories": 2, "empty": 1}}
+    assert tables._rounds(tmp_path / "none") == {}  # a program without checked memories
+
+    columns = [{"level": 2, "lm": "m", "rules": name} for name in ("t0", "t1")]
+    cells = [
+        {**c, "value": v, "std": 0.0, "cell": "x", **tables._rounds(d)} for c, v, d in zip(columns, (50.0, 70.0), (first, second))
+    ]
+    table = {"table": "table3", "title": "T", "value": "accuracy", "command": "c", "mark_names": [], "columns": columns}
+    table["rows"] = [{"label": "HDR, rules checked by code", "program": "hdr_grounded", "marks": [], "cells": cells}]
+    markdown = tables.render_markdown(table)
+    assert "| HDR, rules checked by code | 60.0 ± 14.1 (50.0 to 70.0) |" in markdown
+    assert (
+        "hdr_grounded, Lv. 2: 3 rules verified in 3 memories over 2 tables (1 verified none); 3 of 6 rounds proposed nothing new."
+        in markdown
+    )
