@@ -149,7 +149,8 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "hdr_grounded",
             "experience_transfer",
             HDRGrounded,
-            "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot); not the paper's",
+            "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot, refine); "
+            "not the paper's",
             **ET,
         ),
         _spec(

@@ -85,6 +85,7 @@ class GroundedConsolidator(StepModule):
         *,
         task_description: TaskDescription = NEUTRAL_TASK,
         group_unexplained: bool = False,
+        refine: bool = True,
     ):
         """
         Args:
@@ -97,6 +98,9 @@ class GroundedConsolidator(StepModule):
             group_unexplained: show the generator the unexplained episodes grouped (:func:`group_episodes`) instead
                 of as a flat list of distinct records (the default: on the embedded model the grouped prompt wrote
                 6 of Table 1's 8 Level-1 rules in three rounds where the flat one wrote all 8).
+            refine: narrow a refuted rule by its counterexamples, and stop once a round brings nothing new (the
+                default); False checks the generator's rules alone and runs the N rounds unless every episode is
+                explained (the loop before 2026-11-26, for comparison; repeats are dropped either way).
         """
         super().__init__()
         self.K, self.N = whole_number("K", K, minimum=0), whole_number("N", N, minimum=1)
@@ -104,6 +108,7 @@ class GroundedConsolidator(StepModule):
         self.extract_factors = FactorExtractor(self.K, task_description=task_description)
         self.perceive = dspy.Predict(task_description.perception_signature())
         self.group_unexplained = bool(group_unexplained)
+        self.refine = bool(refine)
         signature = task_description.grounded_generation_signature()
         if self.group_unexplained:
             signature = signature.with_updated_fields(
@@ -134,7 +139,7 @@ class GroundedConsolidator(StepModule):
             attributes = yield from self._attributes(episode)
             observations.append(LabelledEpisode(i, attributes, episode.label))
         signature = _bounded(self.generate.signature, observations)
-        memory = _Refinement(observations)
+        memory = _Refinement(observations, narrowing=self.refine)
         rounds: list[dict[str, Any]] = []
         stopped = "max_rounds"
         for j in range(1, self.N + 1):
@@ -150,7 +155,7 @@ class GroundedConsolidator(StepModule):
             left = unexplained(memory.verified, observations)
             if not left:
                 stopped = "all_explained"
-            elif not checks and not narrowed:
+            elif not checks and not narrowed and self.refine:
                 stopped = "nothing_new"
             refuted = sum(not c.accepted for c in checks)
             rounds.append(
@@ -177,6 +182,7 @@ class GroundedConsolidator(StepModule):
         record = {
             "K": self.K,
             "N": self.N,
+            **({} if self.refine else {"refine": False}),
             "factors": factors,
             "attributes": [o.as_dict() for o in observations],
             "rules": memory.accepted,
@@ -201,6 +207,7 @@ class _Refinement:
     """What the rounds have found so far, and how one round's proposals change it."""
 
     observations: Sequence[LabelledEpisode]
+    narrowing: bool = True  # narrow a refuted rule by its counterexamples
     verified: list[Rule] = field(default_factory=list)
     accepted: list[dict[str, Any]] = field(default_factory=list)  # each verified rule's check (the episodes never change)
     rejected: list[Rejection] = field(default_factory=list)  # the latest MAX_REJECTED, shown to the generator
@@ -225,6 +232,8 @@ class _Refinement:
                 continue
             bad = [self.observations[i].as_dict() for i in result.counterexamples[:MAX_COUNTEREXAMPLES]]
             self.rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
+            if not self.narrowing:
+                continue
             narrower = narrow(rule, self.observations, values)
             if narrower is None or narrower.key() in self.known:
                 continue

@@ -42,6 +42,7 @@ class HDRGrounded(MemoryProgram):
         perceive: Sequence[str] | None = None,
         task_description: TaskDescription = NEUTRAL_TASK,
         freeze_memory_writers: bool = True,
+        refine: bool = True,
         **reader_knobs: Any,
     ):
         """
@@ -54,11 +55,13 @@ class HDRGrounded(MemoryProgram):
                 default: any task; the registry's ``hdr_grounded`` passes Experience-Transfer's).
             freeze_memory_writers: keep the consolidator's predictors out of optimizers' reach (they run once per
                 memory, never on an optimizer's examples); ``save``, ``load`` and ``set_lm`` still cover them.
+            refine: narrow refuted rules and stop when a round brings nothing new (:class:`GroundedConsolidator`);
+                False gives the earlier loop, for comparison.
             **reader_knobs: the reasoner's knobs (:class:`ReaderKnobs`: ``cot``, default True here, ``signature``,
                 ``per_object``, ``retrieve_k``).
         """
         super().__init__(freeze_memory_writers=freeze_memory_writers, **reader_knobs)
-        self.consolidator = GroundedConsolidator(K=K, N=N, perceive=perceive, task_description=task_description)
+        self.consolidator = GroundedConsolidator(K=K, N=N, perceive=perceive, task_description=task_description, refine=refine)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
         out = yield call(self.consolidator, episodes=episodes)

@@ -122,6 +122,17 @@ def test_episodes_left_unexplained_are_named_and_the_rounds_stop_when_nothing_ne
     assert ran_out["stopped"] == "max_rounds" and [r["stopped"] for r in ran_out["rounds"]] == [None, "max_rounds"]
 
 
+def test_without_refinement_a_refuted_rule_stays_refuted_and_the_rounds_run_on():
+    script = Script(factors={"factors": []}, rules={"rules": [rule("normal", "Everything is normal.")]})
+    program, record, engine = consolidate(script, N=3, refine=False)
+    assert program.hypotheses == [] and record["rules"] == [] and record["refine"] is False
+    assert [r["counts"]["narrowed"] for r in record["rounds"]] == [0, 0, 0]  # refuted, never narrowed
+    assert [r["counts"]["new"] for r in record["rounds"]] == [1, 0, 0]  # a repeat is still dropped unchecked
+    assert len(script.calls_to(engine, "rules")) == 3 and record["stopped"] == "max_rounds"  # no stop on nothing new
+    assert "refine" not in consolidate(script, N=1)[1]  # the default's record is as it was
+    assert build_program("hdr_grounded", refine=False).consolidator.refine is False  # a knob (--config)
+
+
 def test_a_refuted_rule_is_narrowed_by_its_counterexamples_and_kept_as_narrowed_from_it():
     script = Script(factors={"factors": []}, rules={"rules": [rule("normal", "Everything is normal.")]})
     program, record, _ = consolidate(script, N=1)
