@@ -154,6 +154,15 @@ PROGRAMS: dict[str, ProgramSpec] = {
             **ET,
         ),
         _spec(
+            "hdr_grounded_unrefined",
+            "experience_transfer",
+            HDRGrounded,
+            "hdr_grounded with refine=False: refuted rules never narrowed, no stop when a round brings nothing new (the "
+            "earlier loop); a comparison row",
+            refine=False,
+            **ET,
+        ),
+        _spec(
             "rule_learner",
             "experience_transfer",
             RuleLearner,

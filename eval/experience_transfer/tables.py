@@ -136,11 +136,18 @@ EXTRA_LABELS = {
     "two_stage": "Simple two-stage",
     "hdr": "HDR (Ours)",
     "hdr_grounded": "HDR, rules checked by code",
+    "hdr_grounded_unrefined": "HDR, rules checked by code, unrefined",
     "rule_learner": "Rule learner, no LM (reference)",
     "hdr_checked": "HDR, hypotheses checked in code",
 }
 EXTRA_MARKS = {
-    "table5": {"direct_hypothesis": (False, False), "two_stage": (True, False), "hdr": (True, True), "hdr_grounded": (True, True)}
+    "table5": {
+        "direct_hypothesis": (False, False),
+        "two_stage": (True, False),
+        "hdr": (True, True),
+        "hdr_grounded": (True, True),
+        "hdr_grounded_unrefined": (True, True),
+    }
 }
 
 
