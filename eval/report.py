@@ -328,7 +328,34 @@ def _arc(runs, labels) -> list[str]:
         lines += ["### Score after each number of retries (%, 95% CI)", ""] + _table(
             ["run"] + [f"{k} retries" for k in retries], rows
         )
-    return lines + _memory_measures(found)
+    return lines + _programs(found) + _memory_measures(found)
+
+
+def _programs(found: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """How the programs of ARC runs fared on the train inputs (results whose ``programs`` has the tally)."""
+    tallied = [(n, r["programs"]) for n, r in found if isinstance(r.get("programs"), dict) and "ran" in r["programs"]]
+    if not tallied:
+        return []
+    lines = [
+        "### How the programs fared on the train inputs",
+        "",
+        "Every program written (first tries and retries), counted once by what stopped it first; ran: it returned "
+        "a grid for every train input, of which some or all were right. Undefined names: the names whose "
+        "NameError stopped a program most often.",
+        "",
+    ]
+    rows = []
+    for n, t in tallied:
+        raised = sum((t.get("raised") or {}).values())
+        names = ", ".join(f"{name} ({count})" for name, count in (t.get("undefined_names") or [])[:3]) or DASH
+        rows.append(
+            [n, str(t["written"]), str(t.get("stubs", 0)), str(t["did_not_parse"]), str(t["no_transform"]), str(raised)]
+            + [str((t.get("raised") or {}).get("NameError", 0)), str(t["timed_out"] + t["bad_output"])]
+            + [str(t["ran"]), str(t["some_right"]), str(t["all_right"]), names.replace("|", "\\|")]
+        )
+    header = ["run", "programs", "stubs", "did not parse", "no transform", "raised", "of which NameError"]
+    header += ["timed out or not a grid", "ran", "some right", "all right", "undefined names"]
+    return lines + _table(header, rows)
 
 
 def _checked(runs, labels) -> list[str]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 from memreason.datasets.arc import ArcTask
@@ -52,7 +53,8 @@ def summarise(
         by_retries[str(r)].update(_pooled(config, tasks, per_run, r))
     errors, program_failures, failures = Counter(), Counter(), Counter()
     tally = UsageTally()
-    hallucinated = selected = programs = stubs = 0
+    hallucinated = selected = 0
+    fared = ProgramTally()
     for records in per_run:
         for r in records:
             if r.get("failure"):
@@ -64,8 +66,7 @@ def summarise(
                     if step["error"]:
                         errors["LM: " + step["error"].split(":")[0]] += 1
                     elif step.get("program"):
-                        programs += 1
-                        stubs += is_stub(step["program"])
+                        fared.add(step["program"], step["train"])
                     for check in step["train"] + step["test"]:
                         if check["failure"]:
                             program_failures[check["failure"]] += 1
@@ -104,7 +105,7 @@ def summarise(
         "errors": dict(sorted(errors.items())),
         "program_failures": dict(sorted(program_failures.items())),
         "selection": {"selected": selected, "hallucinated": hallucinated},
-        "programs": {"written": programs, "stubs": stubs},  # stubs: a transform that does nothing (pass, return grid)
+        "programs": fared.results(),  # how every program written (first tries and retries) fared on the train inputs
         "memory_measures": memory_measures(per_run),  # selection quality and concept reuse (None: no selection)
         "memory_writes": sum(len(w) for w in writes),  # write points (every k problems), with or without a verified solution
         "memory_solutions_written": written,
@@ -187,6 +188,66 @@ def _verify(task: ArcTask, record: dict[str, Any], retries: int | None) -> tuple
     attempts = [Attempt.from_json(a) for a in record["attempts"]]
     any_step = record["verify"] if retries is None else verify_matrix(task, attempts, retries)
     return any_step, verify_matrix(task, attempts, retries, step="last")
+
+
+UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
+NAMES_KEPT = 10  # the undefined names results.json lists, most called first
+
+
+@dataclass
+class ProgramTally:
+    """How the programs a run wrote fared on their task's train inputs, each counted once by its first failure.
+
+    ``did_not_parse``, ``no_transform``, ``raised`` (by exception class), ``timed_out``, ``bad_output`` (not a
+    grid), else ``ran`` (a grid for every train input), of which ``some_right`` and ``all_right``; ``stubs``: a
+    transform that does nothing; ``undefined_names``: the names whose NameError stopped a program (a concept's
+    title called as a function, say), most frequent first."""
+
+    written: int = 0
+    stubs: int = 0
+    counts: Counter = field(default_factory=Counter)
+    raised: Counter = field(default_factory=Counter)
+    undefined: Counter = field(default_factory=Counter)
+
+    def add(self, program: str, train: list[dict[str, Any]]) -> None:
+        self.written += 1
+        self.stubs += is_stub(program)
+        failures = [check for check in train if check.get("failure")]
+        kinds = {check["failure"] for check in failures}
+        for kind, key in (("SYNTAX_ERROR", "did_not_parse"), ("NO_TRANSFORM", "no_transform")):
+            if kind in kinds:
+                self.counts[key] += 1
+                return
+        raised = next((check for check in failures if check["failure"] == "EXCEPTION"), None)
+        if raised is not None:
+            detail = str(raised.get("detail") or "")
+            self.raised[detail.split(":")[0].strip() or "unknown"] += 1
+            name = UNDEFINED.search(detail)
+            if name:
+                self.undefined[name.group(1)] += 1
+            return
+        for kind, key in (("TIMEOUT", "timed_out"), ("BAD_OUTPUT", "bad_output")):
+            if kind in kinds:
+                self.counts[key] += 1
+                return
+        if failures:  # a kind this tally does not know
+            self.counts["other"] += 1
+            return
+        self.counts["ran"] += 1
+        right = sum(bool(check.get("correct")) for check in train)
+        self.counts["some_right"] += right > 0
+        self.counts["all_right"] += bool(train) and right == len(train)
+
+    def results(self) -> dict[str, Any]:
+        keys = ("did_not_parse", "no_transform", "timed_out", "bad_output", "ran", "some_right", "all_right")
+        return {
+            "written": self.written,
+            "stubs": self.stubs,
+            **{key: self.counts[key] for key in keys},
+            **({"other": self.counts["other"]} if self.counts["other"] else {}),
+            "raised": dict(self.raised.most_common()),
+            "undefined_names": [[name, n] for name, n in self.undefined.most_common(NAMES_KEPT)],
+        }
 
 
 def is_stub(program: str) -> bool:

@@ -240,7 +240,13 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
     assert block["reuse"] == [{"concept": "flip rows", "selected": 2, "solved": 1}]
     assert "| hit@k | hit@k by chance | hit@k most-sourced | precision |" in printed
     assert "| 50.00 | 50.00 | 50.00 | 50.00 |" in printed
+    programs = json.loads((out / "results.json").read_text())["programs"]
+    # the flip ran on both tasks' train inputs: right on every pair of a_flip, on none of b_recolor's
+    assert (programs["written"], programs["ran"], programs["some_right"], programs["all_right"]) == (2, 2, 1, 1)
     report = (out / "report.md").read_text()
+    assert (
+        "### How the programs fared on the train inputs" in report and "| 2 | 0 | 0 | 0 | 0 | 0 | 0 | 2 | 1 | 1 | — |" in report
+    )
     assert "### What memory did" in report and "| flip rows | 2 | 1 |" in report
     assert "| hit@k % | hit@k by chance % | hit@k most-sourced % | precision % |" in report
     assert eval_main(["show", str(out), "--width", "200"]) == 0

@@ -138,3 +138,36 @@ def test_a_stub_is_a_transform_that_does_nothing(program, stub):
     from memreason.eval.arc.summary import is_stub
 
     assert is_stub(program) is stub
+
+
+def test_each_program_is_tallied_once_by_what_stopped_it_first():
+    from memreason.eval.arc.summary import ProgramTally
+
+    def check(failure=None, detail=None, correct=False):
+        return {"output": None if failure else [[1]], "failure": failure, "detail": detail, "correct": correct}
+
+    undefined = "NameError: name 'slide_cells' is not defined (line 3: return slide_cells(grid))"
+    tally = ProgramTally()
+    tally.add("def transform(grid):\n    return slide_cells(grid)", [check("EXCEPTION", undefined)] * 2)
+    tally.add("def transform(grid):\n    return slide_cells(grid, 1)", [check(), check("EXCEPTION", undefined)])
+    tally.add("def transform(grid):\n    return grid[9]", [check("EXCEPTION", "IndexError: list index out of range")])
+    tally.add("def transform(grid)", [check("SYNTAX_ERROR", "expected ':'")] * 2)
+    tally.add("x = 1", [check("NO_TRANSFORM")])
+    tally.add("def transform(grid):\n    while True: pass", [check("EXCEPTION", "ZeroDivisionError"), check("TIMEOUT")])
+    tally.add("def transform(grid):\n    return 3", [check("BAD_OUTPUT")])
+    tally.add("def transform(grid):\n    return grid", [check(), check()])  # a stub that ran
+    tally.add("def transform(grid):\n    return [[1]]", [check(correct=True), check()])
+    tally.add("def transform(grid):\n    return [[1]]", [check(correct=True), check(correct=True)])
+    assert tally.results() == {
+        "written": 10,
+        "stubs": 1,
+        "did_not_parse": 1,
+        "no_transform": 1,
+        "timed_out": 0,  # the looping one raised first: counted there
+        "bad_output": 1,
+        "ran": 3,
+        "some_right": 2,
+        "all_right": 1,
+        "raised": {"NameError": 2, "IndexError": 1, "ZeroDivisionError": 1},
+        "undefined_names": [["slide_cells", 2]],
+    }
