@@ -196,6 +196,9 @@ def _header(run: Run) -> Panel:
     if results:
         if run.task == "arc":
             lines.append(f"official score {100 * (results.get('official_score') or 0):.1f}%")
+            programs = results.get("programs") or {}
+            if "ran" in programs:
+                lines.append(_programs_line(programs))
             measures = results.get("memory_measures") or {}
             if measures.get("tasks"):
                 lines.append(_measures_line(measures))
@@ -209,6 +212,18 @@ def _header(run: Run) -> Panel:
     else:
         lines.append(f"unfinished: {len(run.examples)} examples so far")
     return Panel("\n".join(lines), box=box.ROUNDED)
+
+
+def _programs_line(p: dict[str, Any]) -> str:
+    """How the run's programs fared on the train inputs (results.json's ``programs``)."""
+    raised = p.get("raised") or {}
+    names = ", ".join(f"{escape(str(name))} {n}" for name, n in (p.get("undefined_names") or [])[:3])
+    undefined = f", {raised['NameError']} NameError ({names})" if raised.get("NameError") and names else ""
+    return (
+        f"programs: {p['written']} written; {p['did_not_parse']} did not parse, {p['no_transform']} had no transform, "
+        f"{sum(raised.values())} raised{undefined}, {p['timed_out'] + p['bad_output']} timed out or gave no grid, "
+        f"{p['ran']} ran on every train input ({p['some_right']} with some pair right, {p['all_right']} with all)"
+    )
 
 
 def _measures_line(m: dict[str, Any]) -> str:

@@ -252,6 +252,10 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
     assert eval_main(["show", str(out), "--width", "200"]) == 0
     shown = capsys.readouterr().out
     assert "memory reads: hit@k 50.0%, precision 50.0% over 2 reads" in shown and "1, hit" in shown and "1, miss" in shown
+    assert (
+        "programs: 2 written; 0 did not parse" in shown
+        and "2 ran on every train input (1 with some pair right, 1 with all)" in shown
+    )
     assert eval_main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
     shown = capsys.readouterr().out
     assert "concepts selected: flip rows (from a_flip)" in shown and "a miss at k = 1" in shown
