@@ -231,7 +231,11 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
     repetitions = check_repetitions(options.runs, temperatures, continuing=bool(continuing))
     check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(
-        options, temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens
+        options,
+        slots=options.threads * max(1, options.attempts),  # each task's attempts (and their retries) decode at once
+        temperature=0.0,
+        memory_temperature=options.memory_temperature,
+        memory_max_tokens=options.memory_max_tokens,
     )
     if options.modality == "image" and memory.local:
         raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")

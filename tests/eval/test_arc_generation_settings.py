@@ -315,3 +315,15 @@ def test_a_run_saved_before_the_memory_settings_resumes_with_the_old_ones(tmp_pa
     ((task, memory),) = lms
     assert settings(task) == (0.0, None) and settings(memory) == (0.0, None)  # as the run was made
     assert "memory_temperature" not in json.loads((out / "config.json").read_text())  # its config is kept as it was
+
+
+@pytest.mark.parametrize("threads, attempts, slots", [(5, 2, 10), (2, 2, 8), (3, 1, 8)])
+def test_an_arc_run_asks_the_server_for_a_slot_per_attempt_of_each_task_at_once(
+    tmp_path, tiny, engine, monkeypatch, threads, attempts, slots
+):
+    resolved = []
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolver(engine, resolved))
+    monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
+    argv = ["baseline", "--split", str(tiny), "--threads", str(threads), "--attempts", str(attempts), "--one-prefill"]
+    assert eval_main([*argv, "--out", str(tmp_path / "run"), "--no-progress", "--no-report"]) == 0
+    assert {choose["slots"] for _, choose in resolved} == {slots}  # threads x attempts, never under the default 8
