@@ -54,7 +54,7 @@ from .bounded_json import BoundedJSONAdapter
 from .redact import redact
 from .server import EngineDied
 from .spend import Spend
-from .tokens import Meter, current_meter, current_step, entry_cut, entry_usage
+from .tokens import Meter, current_meter, current_step, current_tallies, entry_cut, entry_usage
 from .traces import answer_of_predictor, call_trace, jsonable, note_answer
 
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection", "engine_died")
@@ -304,6 +304,8 @@ class GuardedLM(dspy.BaseLM):
                 prompt_tokens, completion_tokens = ledger.get("usage") or (0, 0)
             if spend is not None:
                 spend.add_call(prompt_tokens, completion_tokens, self.price)
+            for tally in current_tallies():
+                tally.add(prompt_tokens, completion_tokens)
             if meter is not None:
                 step = current_step(meter.root)
                 meter.add_call(self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry))

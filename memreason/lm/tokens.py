@@ -33,6 +33,7 @@ from typing import Any, Iterator
 import dspy
 
 METER_KEY = "memreason_meter"
+TALLY_KEY = "memreason_tallies"
 
 
 @dataclass
@@ -136,6 +137,31 @@ def metering(meter: Meter) -> Iterator[Meter]:
 
 def current_meter() -> Meter | None:
     return dspy.settings.get(METER_KEY, None)
+
+
+class Tally:
+    """The tokens of the guarded calls answered inside one :func:`tallying` block, replays from the cache included
+    (DSPy's own ``track_usage`` sees no usage on a cache hit), thread-safe."""
+
+    def __init__(self) -> None:
+        self.tokens = Tokens()
+        self._lock = threading.Lock()
+
+    def add(self, prompt: int, completion: int) -> None:
+        with self._lock:
+            self.tokens = self.tokens + Tokens(prompt, completion, 1)
+
+
+@contextmanager
+def tallying(tally: Tally) -> Iterator[Tally]:
+    """Add every guarded LM call answered in the block (and in workers that copy its context) to ``tally``, as well
+    as to the blocks around it and to the meter."""
+    with dspy.context(**{TALLY_KEY: (*current_tallies(), tally)}):
+        yield tally
+
+
+def current_tallies() -> tuple[Tally, ...]:
+    return dspy.settings.get(TALLY_KEY, None) or ()
 
 
 def current_step(root: Any = None) -> str:

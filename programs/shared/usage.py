@@ -11,22 +11,32 @@ from typing import Iterator
 
 import dspy
 
+from memreason.lm.tokens import Tally, tallying
+
 __all__ = ["inside", "usage"]
 
 
 @contextmanager
 def usage() -> Iterator[dict[str, int]]:
-    """``{"prompt", "completion", "calls"}`` of the calls made in the block (this thread), filled on exit."""
+    """``{"prompt", "completion", "calls"}`` of the calls made in the block (this thread), filled on exit.
+
+    Calls through the harness's guarded LMs count what their answers took, from the cache too (a resumed run's
+    records match an uninterrupted one's); calls on a bare ``dspy.LM`` are read from DSPy's usage tracker, which
+    sees no usage on a cache hit."""
     spent = {"prompt": 0, "completion": 0, "calls": 0}
+    tally = Tally()
     try:
-        with dspy.track_usage() as tracker:
+        with dspy.track_usage() as tracker, tallying(tally):
             yield spent
     finally:
-        for entries in tracker.usage_data.values():
-            for entry in entries:
-                spent["prompt"] += entry.get("prompt_tokens") or 0
-                spent["completion"] += entry.get("completion_tokens") or 0
-                spent["calls"] += 1
+        if tally.tokens.calls:
+            spent.update(prompt=tally.tokens.prompt, completion=tally.tokens.completion, calls=tally.tokens.calls)
+        else:
+            for entries in tracker.usage_data.values():
+                for entry in entries:
+                    spent["prompt"] += entry.get("prompt_tokens") or 0
+                    spent["completion"] += entry.get("completion_tokens") or 0
+                    spent["calls"] += 1
 
 
 @contextmanager

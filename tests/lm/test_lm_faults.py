@@ -281,3 +281,19 @@ def test_a_replayed_answer_of_several_completions_counts_its_tokens_on_dspys_eng
     live, replayed = guarded_n2_twice(engine.lm(cache=True))
     assert len(engine.calls) == 2  # DSPy's engine asks once per completion, and only the first time
     assert live.prompt > 0 and replayed == live
+
+
+def test_a_programs_own_record_of_a_calls_tokens_counts_a_replay_from_the_cache(cache_dir):
+    # an ARC attempt's steps keep their tokens through programs.shared.usage; a resumed run replays from the cache
+    from memreason.programs.shared.usage import usage
+
+    engine = ScriptedEngine(lambda call: {"answer": "one two three"})
+    guarded, predict, spent = GuardedLM(engine.lm(cache=True), role="task"), dspy.Predict("question -> answer"), []
+    for _ in range(2):
+        with dspy.context(lm=guarded), metering(Meter()) as meter, usage() as block:
+            predict(question="what?")
+        spent.append((dict(block), meter.tokens()))
+    assert len(engine.calls) == 1  # the second answer came from the cache
+    (live, live_meter), (replayed, replayed_meter) = spent
+    assert live["calls"] == 1 and live["prompt"] > 0 and replayed == live
+    assert (live["prompt"], live["completion"]) == (live_meter.prompt, live_meter.completion) and replayed_meter == live_meter
