@@ -63,7 +63,9 @@ def evaluate_arc(
     )
     if retry_failed:
         finished = {key: r for key, r in finished.items() if not r.get("failure") and not r.get("error")}
-    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True, spend=spend)
+    session = RunSession.start(
+        task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True, spend=spend, run_dir=run_dir
+    )
     writer = JsonlWriter(run_dir / "examples.jsonl")
     stopped = None
     per_run: list[list[dict[str, Any]]] = []
@@ -86,6 +88,7 @@ def evaluate_arc(
         tasks, per_run, writes = stopped.tasks, stopped.per_run, stopped.writes
     finally:
         writer.close()
+        session.note_process()
     return session.finish(
         summarise(config, tasks, per_run, writes, task, memory),
         threads=config.threads,

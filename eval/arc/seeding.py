@@ -70,7 +70,9 @@ def build_memory(
         held = memory_sources(start)
         tasks = [t for t in tasks if t.id not in held]
         began = {"concepts": len(start), "tasks": len(held)}  # counted now: the build writes to this memory
-    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True, spend=spend)
+    session = RunSession.start(
+        task, memory, policy=policy, max_errors=max_errors, unit="tasks", one_adapter=True, spend=spend, run_dir=run_dir
+    )
     writer_program = build_program(
         {"oe": "arcmemo_oe", "ps": "arcmemo_ps", "cheatsheet": "cheatsheet"}[config.format],
         sandbox=sandbox,
@@ -206,6 +208,7 @@ def build_memory(
             raise RunAborted(session.errors.why())
     finally:
         writer.close()
+        session.note_process()
     results = _build_results(config, tasks, records, writer_program, out, session)
     if start is not None:  # what the build began from: its examples are the tasks not already held
         results["extended"] = began

@@ -117,7 +117,7 @@ def evaluate_experience_transfer(
     if retry_failed:
         finished = {key: r for key, r in finished.items() if not r.get("error")}
     resumed = sum((run, s.id) in finished for run in range(config.runs) for s in scenes)
-    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="scenes", spend=spend)
+    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="scenes", spend=spend, run_dir=run_dir)
     writer = JsonlWriter(run_dir / "examples.jsonl")
     stopped = answered = None  # a stop at the spending limit, and the scenes then answered in this process
     per_run: list[list[dict[str, Any]]] = []
@@ -144,6 +144,7 @@ def evaluate_experience_transfer(
         stopped = STOPPED_BY_BUDGET if answered is not None else None
     finally:
         writer.close()
+        session.note_process()
     return session.finish(
         summarise(config, per_run, memories, task, memory, data),
         threads=config.threads,

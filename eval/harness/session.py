@@ -5,6 +5,7 @@
         program(...)
     program.set_lm / set_memory_lm(session.memory_lm)   # the memory LM (role "memory")
     session.finish(results, ...)       # + wall_seconds and results["execution"]: how the run was executed
+    session.note_process()             # in a ``finally``: this process's time, for a resumed run's wall_seconds
 
 Both LMs are wrapped in a :class:`GuardedLM` (transport faults retried and counted) and
 answered through a :class:`ResilientAdapter` (unparseable answers asked again). A local
@@ -14,9 +15,12 @@ unparseable answers are not asked again. ``errors`` is the run's error budget.
 
 from __future__ import annotations
 
+import json
 import time
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import dspy
@@ -43,6 +47,10 @@ class RunSession:
     policy: RetryPolicy
     errors: ErrorBudget
     started: float = field(default_factory=time.perf_counter)
+    run_dir: Path | None = None  # where earlier processes of this run noted their time (PROCESSES_FILE)
+    before: float = 0.0  # their seconds in all
+    processes_before: int = 0
+    noted: list[bool] = field(default_factory=lambda: [False])  # shared by for_run's copies: noted once
 
     @classmethod
     def start(
@@ -55,10 +63,12 @@ class RunSession:
         unit: str = "examples",
         one_adapter: bool = False,
         spend: Spend | None = None,
+        run_dir: Path | None = None,
     ) -> "RunSession":
         """``one_adapter``: both roles share one adapter (JSON under grammar if either LM is local),
         for programs whose memory calls run inside the task LM's context (ARC). ``spend``: the run's spending
-        limit; both LMs add each answered call to it, and the error budget stops the run once it is reached."""
+        limit; both LMs add each answered call to it, and the error budget stops the run once it is reached. ``run_dir``:
+        the run's directory, whose earlier processes' time :meth:`finish` adds to this one's (see :meth:`note_process`)."""
         policy = policy or RetryPolicy()
         if one_adapter:
             shared = ResilientAdapter.around(shared_adapter(task, memory), _parse_policy(task.local or memory.local, policy))
@@ -76,6 +86,8 @@ class RunSession:
             *adapters,
             policy,
             ErrorBudget(max_errors, unit=unit, spend=spend),
+            run_dir=run_dir,
+            **dict(zip(("before", "processes_before"), earlier_processes(run_dir))),
         )
 
     def for_run(self, run: int) -> "RunSession":
@@ -93,15 +105,35 @@ class RunSession:
     def memory_context(self) -> AbstractContextManager:
         return dspy.context(lm=self.memory_lm, adapter=self.memory_adapter)
 
+    def note_process(self) -> None:
+        """Append this process's time so far to the run directory's :data:`PROCESSES_FILE` (once a process; call it
+        in a ``finally``, so a run stopped by Ctrl-C or SIGTERM notes its time too; a process killed outright, or
+        stopped by a second Ctrl-C, leaves its time out)."""
+        if self.run_dir is None or self.noted[0]:
+            return
+        self.noted[0] = True
+        line = {
+            "seconds": round(time.perf_counter() - self.started, 2),
+            "ended": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        try:
+            with open(self.run_dir / PROCESSES_FILE, "a", encoding="utf-8") as file:
+                file.write(json.dumps(line) + "\n")
+        except OSError:  # a full disk or a read-only directory costs the next resume's total, not this run
+            pass
+
     def finish(
         self, results: dict[str, Any], *, threads: int, resumed: int, answered: int, stopped: str | None = None
     ) -> dict[str, Any]:
-        """``results`` with the session's wall time and ``execution``: how the run was executed (not part of
-        its results proper: a resumed run differs from an uninterrupted one here only). ``stopped``: why the run
-        ended before its last item (``"budget"``: its spending limit), recorded with the spend and the caps."""
+        """``results`` with the run's wall time and ``execution``: how the run was executed (not part of
+        its results proper: a resumed run differs from an uninterrupted one here only). ``wall_seconds`` is the
+        time of every process of the run (those noted in the run directory, and this one);
+        ``execution["wall_seconds"]`` this process's, ``execution["processes"]`` how many there were. ``stopped``:
+        why the run ended before its last item (``"budget"``: its spending limit), recorded with the spend and the caps."""
         seconds = round(time.perf_counter() - self.started, 2)
         execution = {
             "wall_seconds": seconds,
+            "processes": self.processes_before + 1,
             "threads": threads,
             "resumed_examples": resumed,
             "answered_examples": answered,
@@ -121,8 +153,26 @@ class RunSession:
         server = getattr(self.task.lm, "server", None)  # the local llama-server: its calls, reused prefix tokens, restarts
         if self.task.local and server is not None:
             execution["engine"] = server.stats.as_dict()
-        results.update(wall_seconds=seconds, execution=execution)
+        results.update(wall_seconds=round(self.before + seconds, 2), execution=execution)
         return results
+
+
+PROCESSES_FILE = "processes.jsonl"  # in a run directory: each process of the run, its seconds and when it ended
+
+
+def earlier_processes(run_dir: Path | None) -> tuple[float, int]:
+    """(seconds, count) of the processes of a run noted in ``run_dir`` (unreadable lines skipped)."""
+    try:
+        lines = (Path(run_dir) / PROCESSES_FILE).read_text(encoding="utf-8").splitlines() if run_dir else []
+    except OSError:
+        return 0.0, 0
+    seconds = []
+    for line in lines:
+        try:
+            seconds.append(float(json.loads(line)["seconds"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return round(sum(seconds), 2), len(seconds)
 
 
 def check_failures(

@@ -97,7 +97,7 @@ def evaluate_inductive(
         finished = {key: r for key, r in finished.items() if not r.get("error")}
     queries = [q.id for p in problems for q in p.queries]
     resumed = sum((run, q) in finished for run in range(config.runs) for q in queries)
-    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="queries", spend=spend)
+    session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="queries", spend=spend, run_dir=run_dir)
     writer = JsonlWriter(run_dir / "examples.jsonl")
     per_run: list[list[dict[str, Any]]] = []
     memories: list[dict[str, Any]] = []
@@ -123,6 +123,7 @@ def evaluate_inductive(
             memories.extend(r for p in problems if (r := _saved_memory(run_dir, run, p)) is not None)
     finally:
         writer.close()
+        session.note_process()
     return session.finish(
         summarise(config, per_run, memories, task, memory),
         threads=config.threads,

@@ -87,6 +87,18 @@ def test_a_resumed_run_restores_its_memory_and_answers_only_what_is_missing(tmp_
     assert again["tokens"]["memory"]["calls"] == 1 and again["execution"]["resumed_examples"] == 5
 
 
+def test_a_resumed_runs_wall_time_counts_every_process_of_the_run(tmp_path):
+    lms, out = Counting(), tmp_path / "run"
+    first = lms.evaluate(out)
+    assert first["execution"]["processes"] == 1 and first["wall_seconds"] == first["execution"]["wall_seconds"]
+    drop_last(out, 3)
+    again = lms.evaluate(out)
+    [before, this] = [json.loads(line)["seconds"] for line in (out / "processes.jsonl").read_text().splitlines()]
+    assert 0 < before <= first["execution"]["wall_seconds"] and again["execution"]["processes"] == 2
+    assert again["wall_seconds"] == pytest.approx(before + again["execution"]["wall_seconds"], abs=0.02)
+    assert again["execution"]["wall_seconds"] >= this
+
+
 def test_a_finished_run_is_read_back_without_any_call(tmp_path):
     lms, out = Counting(), tmp_path / "run"
     first = lms.evaluate(out, runs=2)
@@ -300,6 +312,11 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_how_to_continue(tmp_path, m
         assert 4 <= kept < 12
         assert cli.main(["--resume", str(out), "--api-base", stub.url]) == 0
     assert len(lines(out)) == 12
+    # the stopped process noted its time, and the run's wall time counts both processes
+    noted = [json.loads(line)["seconds"] for line in (out / "processes.jsonl").read_text().splitlines()]
+    done = results(out)
+    assert len(noted) == 2 and noted[0] > 0 and done["execution"]["processes"] == 2
+    assert done["wall_seconds"] == pytest.approx(noted[0] + done["execution"]["wall_seconds"], abs=0.02)
 
 
 def test_a_second_ctrl_c_stops_a_run_without_waiting_for_the_scenes_in_progress(tmp_path, monkeypatch):
