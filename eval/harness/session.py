@@ -70,6 +70,7 @@ class RunSession:
         limit; both LMs add each answered call to it, and the error budget stops the run once it is reached. ``run_dir``:
         the run's directory, whose earlier processes' time :meth:`finish` adds to this one's (see :meth:`note_process`)."""
         policy = policy or RetryPolicy()
+        before, count = earlier_processes(run_dir)
         if one_adapter:
             shared = ResilientAdapter.around(shared_adapter(task, memory), _parse_policy(task.local or memory.local, policy))
             adapters = (shared, shared)
@@ -87,7 +88,8 @@ class RunSession:
             policy,
             ErrorBudget(max_errors, unit=unit, spend=spend),
             run_dir=run_dir,
-            **dict(zip(("before", "processes_before"), earlier_processes(run_dir))),
+            before=before,
+            processes_before=count,
         )
 
     def for_run(self, run: int) -> "RunSession":
