@@ -101,10 +101,14 @@ def test_one_interrupt_waits_for_the_started_items_and_leaves_no_thread_behind(m
     from memreason.eval.harness import loop
 
     monkeypatch.setattr(loop, "_LEFT_RUNNING", threading.Event())
-    finished = []
+    finished, second_started = [], threading.Event()
 
     def work(i):
-        time.sleep(0.3 if i else 0)
+        if i:
+            second_started.set()
+            time.sleep(0.3)
+        else:  # item 1 is running, not queued (a queued item is cancelled by the interrupt), when item 0 ends
+            assert second_started.wait(10)
         finished.append(i)
         return i
 
