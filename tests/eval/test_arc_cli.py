@@ -322,7 +322,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, message, capsys):
                 concepts={"concepts": [{"situation": "s", "suggestion": "x"}]},
             ),
         ),
-        ("cheatsheet", dict(updated_cheatsheet={"updated_cheatsheet": "use row[::-1]"})),
+        ("cheatsheet", dict(updated_cheatsheet={"updated_cheatsheet": ["use row[::-1]"]})),
     ],
 )
 def test_json_mode_as_the_embedded_model_is_driven(tmp_path, tiny, monkeypatch, program, memory_answers):

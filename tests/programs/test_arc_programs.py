@@ -16,6 +16,7 @@ from memreason.programs import (
     use_arc_demos,
 )
 from memreason.programs.arcmemo.arc_program import Feedback
+from memreason.programs.arcmemo.cheatsheet import curated_entries
 from memreason.signatures import OEConcept, PSConcept
 
 from arc_helpers import FLIP, PS_CONCEPT, flip_task, last_given, recolor_task, sandbox  # noqa: F401
@@ -532,12 +533,40 @@ def test_a_memory_of_the_wrong_format_is_refused():
 
 def test_cheatsheet_reads_the_whole_sheet_and_curates_on_writes(sandbox):
     program = build_program("cheatsheet", attempts=1, continual_every=1, sandbox=sandbox)
-    script = Script(program={"program": FLIP}, updated_cheatsheet=lambda call: {"updated_cheatsheet": "flip rows with row[::-1]"})
+    script = Script(
+        program={"program": FLIP}, updated_cheatsheet=lambda call: {"updated_cheatsheet": ["flip rows with row[::-1]"]}
+    )
     engine = ScriptedEngine(script)
     in_context(engine, lambda: program.solve_all([flip_task("a"), flip_task("b")]))
     assert script.asked == ["program", "updated_cheatsheet", "program", "updated_cheatsheet"]
-    assert given(engine.calls[2], "concepts") == "flip rows with row[::-1]"
+    assert given(engine.calls[2], "concepts") == "- flip rows with row[::-1]"
     assert program.memory.sources == ["a", "b"]
+
+
+def test_a_curated_entry_is_dropped_when_it_echoes_the_prompts_field_markers_or_repeats_one():
+    answer = [
+        "[[ ## cheatsheet ## ]]",
+        "- Slide a block with row[k:] + row[:k]",
+        "",
+        "slide a block  with row[k:] + row[:k]",
+        "Fill gaps",
+    ]
+    assert curated_entries(answer) == (["Slide a block with row[k:] + row[:k]", "Fill gaps"], 2)
+    assert curated_entries("- one\n[[ ## puzzle ## ]] Example 1\n* two") == (["one", "two"], 1)
+    assert curated_entries(["-1 fills the last cell"]) == (["-1 fills the last cell"], 0)  # a minus is not a bullet
+
+
+def test_a_curation_of_nothing_but_field_markers_is_refused_and_the_cheatsheet_stays(sandbox):
+    program = build_program("cheatsheet", attempts=1, continual_every=1, sandbox=sandbox)
+    answers = iter([["flip rows with row[::-1]"], ["[[ ## cheatsheet ## ]]", "[[ ## cheatsheet ## ]] [[ ## puzzle ## ]]"]])
+    script = Script(program={"program": FLIP}, updated_cheatsheet=lambda call: {"updated_cheatsheet": next(answers)})
+    writes = []
+    in_context(
+        ScriptedEngine(script),
+        lambda: program.solve_all([flip_task("a"), flip_task("b")], on_write=lambda i, records: writes.append(records)),
+    )
+    assert writes[0][0]["entries"] == 1 and "CurationRefused" in writes[1][0]["error"]
+    assert program.memory.text == "- flip rows with row[::-1]" and program.memory.sources == ["a"]
 
 
 def test_a_failed_write_is_recorded_and_the_loop_goes_on(sandbox):
