@@ -17,10 +17,11 @@ from __future__ import annotations
 import argparse
 
 from memreason.datasets.arc import ArcDataError
-from memreason.lm import LMConfigError, resolve_lm
+from memreason.lm import LMConfigError
 from memreason.sandbox import Limits, Sandbox
 
 from ..arc.config import ArcConfig
+from . import resolve_local
 from .prefill import one_pass
 
 
@@ -49,18 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit < 1 or args.attempts < 1:
         print("error: --limit and --attempts must be at least 1")
         return 2
-    try:
-        choice = resolve_lm(args.lm, cache=False, max_tokens=args.max_tokens, slots=max(args.threads) * args.attempts)
-    except LMConfigError as exc:
-        print(f"error: {exc}")
-        return 2
-    if not choice.local:
-        print("error: this benchmark measures a local model (--lm local:/path, or none for the embedded one)")
-        return 2
     config = dict(program=args.program, split=args.split, limit=args.limit, attempts=args.attempts)
     try:
-        tasks = ArcConfig(**config).load_tasks()
-    except ArcDataError as exc:
+        tasks = ArcConfig(**config).load_tasks()  # bad input fails before the model loads
+        choice = resolve_local(args.lm, cache=False, max_tokens=args.max_tokens, slots=max(args.threads) * args.attempts)
+    except (ArcDataError, LMConfigError) as exc:
         print(f"error: {exc}")
         return 2
     server = choice.lm.server

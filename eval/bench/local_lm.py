@@ -22,9 +22,10 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from memreason.lm import LlamaServer, LMConfigError, resolve_lm
+from memreason.lm import LlamaServer, LMConfigError
 
 from ..experience_transfer import ExperienceTransferConfig, evaluate_experience_transfer
+from . import resolve_local
 
 SLOTS = 16
 
@@ -70,12 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lm", help="local:/path/model.gguf (default: the embedded model)")
     args = parser.parse_args(argv)
     try:
-        choice = resolve_lm(args.lm, cache=False, slots=SLOTS)
+        choice = resolve_local(args.lm, cache=False, slots=SLOTS)
     except LMConfigError as exc:
         print(f"error: {exc}")
-        return 2
-    if not choice.local:
-        print("error: this benchmark measures a local model (--lm local:/path, or none for the embedded one)")
         return 2
     server = choice.lm.server
     print(f"model: {server.model.name}; llama-server with {server.slots} slots, repacking {'on' if server.repack else 'off'}")

@@ -22,11 +22,12 @@ import urllib.request
 from pathlib import Path
 
 from memreason.datasets.arc import ArcDataError
-from memreason.lm import LlamaServer, LMConfigError, resolve_lm
+from memreason.lm import LlamaServer, LMConfigError
 from memreason.sandbox import Limits, Sandbox
 
 from ..arc.config import ArcConfig
 from ..arc.run import evaluate_arc
+from . import resolve_local
 
 
 def evaluated_prompt_tokens(server: LlamaServer) -> float:
@@ -67,14 +68,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory", help="a memory file for a memory program")
     parser.add_argument("--lm", help="local:/path/model.gguf (default: the embedded model)")
     args = parser.parse_args(argv)
-    try:
-        choice = resolve_lm(args.lm, cache=False)
-    except LMConfigError as exc:
-        print(f"error: {exc}")
-        return 2
-    if not choice.local:
-        print("error: this benchmark measures a local model (--lm local:/path, or none for the embedded one)")
-        return 2
     config = {
         "program": args.program,
         "split": args.split,
@@ -83,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         "threads": args.threads,
     }
     try:
-        tasks = ArcConfig(**config).load_tasks()
-    except ArcDataError as exc:
+        tasks = ArcConfig(**config).load_tasks()  # bad input fails before the model loads
+        choice = resolve_local(args.lm, cache=False)
+    except (ArcDataError, LMConfigError) as exc:
         print(f"error: {exc}")
         return 2
     server = choice.lm.server
