@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import argparse
 
-from memreason.datasets.arc import ArcDataError
-from memreason.lm import LMConfigError
 from memreason.sandbox import Limits, Sandbox
 
 from ..arc.config import ArcConfig
-from . import resolve_local
-from .prefill import one_pass
+from .prefill import one_pass, tasks_and_model
 
 
 def threads_list(text: str) -> list[int]:
@@ -51,12 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --limit and --attempts must be at least 1")
         return 2
     config = dict(program=args.program, split=args.split, limit=args.limit, attempts=args.attempts)
-    try:
-        tasks = ArcConfig(**config).load_tasks()  # bad input fails before the model loads
-        choice = resolve_local(args.lm, cache=False, max_tokens=args.max_tokens, slots=max(args.threads) * args.attempts)
-    except (ArcDataError, LMConfigError) as exc:
-        print(f"error: {exc}")
+    loaded = tasks_and_model(config, args.lm, max_tokens=args.max_tokens, slots=max(args.threads) * args.attempts)
+    if loaded is None:
         return 2
+    tasks, choice = loaded
     server = choice.lm.server
     print(f"model: {server.model.name}; llama-server with {server.slots} slots")
     print(

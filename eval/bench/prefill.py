@@ -58,6 +58,16 @@ def one_pass(choice, config: ArcConfig, tasks, sandbox) -> dict:
     }
 
 
+def tasks_and_model(config: dict, lm: str | None, **options) -> tuple[list, object] | None:
+    """An ARC benchmark's tasks (``config``: :class:`ArcConfig` fields) and its local model, the tasks loaded first so
+    bad input fails before the model loads; None, with the error printed in one line, on bad input."""
+    try:
+        return ArcConfig(**config).load_tasks(), resolve_local(lm, cache=False, **options)
+    except (ArcDataError, LMConfigError) as exc:
+        print(f"error: {exc}")
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m memreason.eval.bench prefill", description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="arc1d", help="an ARC split (default arc1d: one-row tasks, short prompts)")
@@ -75,12 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         "attempts": args.attempts,
         "threads": args.threads,
     }
-    try:
-        tasks = ArcConfig(**config).load_tasks()  # bad input fails before the model loads
-        choice = resolve_local(args.lm, cache=False)
-    except (ArcDataError, LMConfigError) as exc:
-        print(f"error: {exc}")
+    loaded = tasks_and_model(config, args.lm)
+    if loaded is None:
         return 2
+    tasks, choice = loaded
     server = choice.lm.server
     print(f"model: {server.model.name}; llama-server with {server.slots} slots")
     print(

@@ -50,7 +50,7 @@ class RunSession:
     run_dir: Path | None = None  # where earlier processes of this run noted their time (PROCESSES_FILE)
     before: float = 0.0  # their seconds in all
     processes_before: int = 0
-    noted: list[bool] = field(default_factory=lambda: [False])  # shared by for_run's copies: noted once
+    noted: bool = False  # this process's time is in PROCESSES_FILE
 
     @classmethod
     def start(
@@ -111,9 +111,9 @@ class RunSession:
         """Append this process's time so far to the run directory's :data:`PROCESSES_FILE` (once a process; call it
         in a ``finally``, so a run stopped by Ctrl-C or SIGTERM notes its time too; a process killed outright, or
         stopped by a second Ctrl-C, leaves its time out)."""
-        if self.run_dir is None or self.noted[0]:
+        if self.run_dir is None or self.noted:
             return
-        self.noted[0] = True
+        self.noted = True
         line = {
             "seconds": round(time.perf_counter() - self.started, 2),
             "ended": datetime.now(timezone.utc).isoformat(timespec="seconds"),
