@@ -35,6 +35,9 @@ from .shared import READER_KNOBS
 
 __all__ = ["INDUCTIVE_TASKS", "PROGRAMS", "ProgramSpec", "build_program"]
 
+# The inductive tasks whose problems give their true rule (``Problem.oracle``): ACRE's experiments settle its blickets.
+ORACLE_TASKS = ("acre",)
+
 ET = {"task_description": EXPERIENCE_TRANSFER_TASK}  # the consolidators' prompts as the paper's task has always had them
 
 # The inductive tasks (memreason.datasets.inductive): the reader's task and the consolidator's words for each.
@@ -104,6 +107,11 @@ def _on_tasks(cls: type, *, described: bool = False, **fixed: Any) -> dict[str, 
     return {task: build(task) for task in INDUCTIVE_TASKS}
 
 
+def _with_oracle(cls: type, **fixed: Any) -> dict[str, Callable[..., dspy.Module]]:
+    """``cls`` built for the inductive tasks whose problems give their true rule (:data:`ORACLE_TASKS`)."""
+    return {task: build for task, build in _on_tasks(cls, **fixed).items() if task in ORACLE_TASKS}
+
+
 PROGRAMS: dict[str, ProgramSpec] = {
     spec.name: spec
     for spec in [
@@ -117,7 +125,14 @@ PROGRAMS: dict[str, ProgramSpec] = {
             cot=True,
         ),
         _spec("semantic_oracle", "experience_transfer", SemanticOracle, "oracle hypotheses only", cot=False),
-        _spec("semantic_oracle_cot", "experience_transfer", SemanticOracle, "oracle hypotheses, chain of thought", cot=True),
+        _spec(
+            "semantic_oracle_cot",
+            "experience_transfer",
+            SemanticOracle,
+            "oracle hypotheses, chain of thought (on ACRE: the true blickets)",
+            inductive=_with_oracle(SemanticOracle, cot=True),
+            cot=True,
+        ),
         _spec(
             "episodic_semantic_oracle", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False
         ),
@@ -125,7 +140,8 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "episodic_semantic_oracle_cot",
             "experience_transfer",
             EpisodicSemanticOracle,
-            "episodes and oracle hypotheses, chain of thought",
+            "episodes and oracle hypotheses, chain of thought (on ACRE: the examples and the true blickets)",
+            inductive=_with_oracle(EpisodicSemanticOracle, cot=True),
             cot=True,
         ),
         _spec(

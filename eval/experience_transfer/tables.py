@@ -34,6 +34,7 @@ from memreason.datasets.experience_transfer import RuleTable
 from memreason.lm import resolve_lm
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
+from memreason.programs.registry import ORACLE_TASKS
 from memreason.programs.shared.atomic_file import write_text
 
 from ..harness.budget import add_recorded, capped, check_prices, new_spend, stopped_by_budget
@@ -114,13 +115,20 @@ TABLES: dict[str, TableSpec] = {
     ),
 }
 
-# Table 3 on an inductive task (--task acre|list_functions): each problem's own memory, no oracle row (neither task
-# gives its true rule: ACRE's entries name no blickets, List Functions' no function).
+# Table 3 on an inductive task (--task acre|list_functions): each problem's own memory; the oracle row where the
+# task gives its true rule (ACRE: the blickets its experiments settle; List Functions names no function).
 INDUCTIVE_ROWS = (
     Row("No memory (the examples only)", "episodic_cot"),
     Row("HDR", "hdr"),
     Row("HDR, hypotheses checked in code", "hdr_checked"),
+    Row("Episodic + Semantic: the true rule (CoT)", "episodic_semantic_oracle_cot"),
 )
+
+
+def inductive_rows(task: str) -> list[Row]:
+    """Table 3's rows on an inductive task: those whose program runs on it."""
+    return [row for row in INDUCTIVE_ROWS if task in PROGRAMS[row.program].inductive]
+
 
 # Labels for rows a user adds with --rows (any Experience-Transfer program may be a row).
 EXTRA_LABELS = {
@@ -196,7 +204,7 @@ class TableOptions(Options):
 def _rows(spec: TableSpec, text: str | None, task: str = "experience_transfer") -> list[Row]:
     inductive = task != "experience_transfer"
     if text is None:
-        return list(INDUCTIVE_ROWS if inductive else spec.rows)
+        return inductive_rows(task) if inductive else list(spec.rows)
     names = [part.strip() for part in text.split(",") if part.strip()]
     if not names:
         raise TableError(f"--rows names no program, got {text!r}")
@@ -210,6 +218,10 @@ def _rows(spec: TableSpec, text: str | None, task: str = "experience_transfer") 
         marks = EXTRA_MARKS.get(spec_name(spec), {}).get(name, tuple(False for _ in spec.mark_names))
         rows.append(paper or Row(EXTRA_LABELS.get(name, name), name, marks))
     return rows
+
+
+def _oracle_words(task: str) -> str:
+    return "" if task in ORACLE_TASKS else "; no oracle row: the task gives no true rule"
 
 
 def spec_name(spec: TableSpec) -> str:
@@ -291,7 +303,7 @@ def reproduce(args: TableOptions, command: str) -> str:
             RuleTable.load(rules)  # a bad rules file or table name fails now, in one line
     title = (
         spec.title
-        + (f", on {args.task} (each problem's own memory; no oracle row: the task gives no true rule)" if inductive else "")
+        + (f", on {args.task} (each problem's own memory{_oracle_words(args.task)})" if inductive else "")
         + (", per-object reasoning" if getattr(args, "per_object", False) else "")
         + (f", each object against its {args.retrieve_k} nearest memory entries" if getattr(args, "retrieve_k", None) else "")
         + (f", rule table {tables[0]}" if tables != [None] and len(tables) == 1 else "")

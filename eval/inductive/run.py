@@ -72,6 +72,11 @@ def problem_episodes(problem: Problem) -> list[Episode]:
     return [Episode(observation=e.text, label=e.label) for e in problem.episodes]
 
 
+def oracle_hypotheses(problem: Problem) -> list[str]:
+    """A problem's true rule as the statements an oracle row reads (none where the task gives no true rule)."""
+    return list((problem.oracle or {}).get("hypotheses", []))
+
+
 def query_inputs(task: InductiveTask, query) -> dict[str, Any]:
     """A query as the program's inputs: ACRE's objects, List Functions' input list."""
     return {"input_list": list(query.input)} if task.answer_type == "int_list" else {"objects": list(query.input)}
@@ -204,7 +209,7 @@ def _solver(config, inductive, session: RunSession, run: int, run_dir: Path, wri
             started = time.perf_counter()
             try:
                 with session.memory_context(), metering(meter):
-                    record = program.memorize(episodes)
+                    record = program.memorize(episodes, oracle_hypotheses(problem))
             except Exception as exc:  # this problem's memory failed: its queries are scored wrong, the run goes on
                 memory_failure = failure_of(exc)
             spent = meter.record()

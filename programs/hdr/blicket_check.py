@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from memreason.datasets.inductive.acre import true_blickets
+
 __all__ = ["RULES", "BlicketCheck", "BlicketHypothesis", "Experiment", "answer", "check", "entailed", "shown"]
 
 RULES = ("any", "all")
@@ -156,8 +158,7 @@ def answer(hypothesis: BlicketHypothesis, experiments: Sequence[Experiment], obj
 
 
 def entailed(experiments: Sequence[Experiment]) -> BlicketHypothesis:
-    """The ``any`` hypothesis the experiments settle: objects of unlit experiments are not blickets, and an object
-    that alone may have lit an experiment is one (a reference for tests; no program answers with it)."""
-    non = frozenset(o for e in experiments if e.light == OFF for o in e.objects)
-    blickets = frozenset(next(iter(left)) for e in experiments if e.light == ON and len(left := set(e.objects) - non) == 1)
-    return BlicketHypothesis(blickets, non, "any")
+    """The ``any`` hypothesis the experiments settle (ACRE's true blickets,
+    :func:`memreason.datasets.inductive.acre.true_blickets`; a reference for tests, no program answers with it)."""
+    truth = true_blickets([(e.objects, e.light) for e in experiments])
+    return BlicketHypothesis(frozenset(truth.blickets), frozenset(truth.non_blickets), "any")

@@ -8,6 +8,7 @@ import pytest
 import reasoning_gym
 
 from memreason.datasets.inductive import TASKS, Example, Problem, Query, TaskError, make_task, parse_question, register_task
+from memreason.datasets.inductive.acre import true_blickets
 
 
 def test_acre_episodes_and_query_are_reasoning_gyms_experiments():
@@ -21,6 +22,53 @@ def test_acre_episodes_and_query_are_reasoning_gyms_experiments():
     assert query.input == ("brown rubber cube",) and query.answer == dataset[0]["answer"] == "off"
     for episode in problem.episodes:  # the prompt reasoning_gym writes shows the same experiments
         assert f"{episode.text} → {episode.label}" in dataset[0]["question"]
+
+
+def test_the_true_blickets_are_what_the_experiments_settle():
+    truth = true_blickets(
+        [
+            (("red cube",), "on"),  # alone: a blicket
+            (("blue ball",), "off"),
+            (("blue ball", "green cone"), "on"),  # the only one left: a blicket
+            (("gray cone", "pink ring"), "on"),  # one of the two, no known blicket among them
+            (("gray cone", "pink ring", "tan box"), "on"),  # a larger set of the same kind is not kept
+            (("red cube", "tan box"), "on"),  # holds a blicket: says nothing of the tan box
+        ]
+    )
+    assert truth.blickets == ("green cone", "red cube") and truth.non_blickets == ("blue ball",)
+    assert truth.undetermined == ("gray cone", "pink ring", "tan box") and truth.one_of == (("gray cone", "pink ring"),)
+    assert truth.statements()[1:] == [
+        "Blickets: green cone, red cube.",
+        "Not blickets: blue ball.",
+        "Not known whether they are blickets: gray cone, pink ring, tan box.",
+        "At least one of gray cone, pink ring is a blicket.",
+    ]
+    with pytest.raises(ValueError, match="lit experiment holds only objects"):
+        true_blickets([(("red cube",), "on"), (("blue ball", "red cube"), "off")])
+
+
+def _light(oracle: dict, objects: tuple[str, ...]) -> str:
+    """ACRE's label of ``objects`` from a problem's true rule: on with a blicket or a whole one-of set, off with
+    non-blickets only, else undetermined."""
+    present = set(objects)
+    if present & set(oracle["blickets"]) or any(set(group) <= present for group in oracle["one_of"]):
+        return "on"
+    return "off" if present <= set(oracle["non_blickets"]) else "undetermined"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_acres_oracle_gives_reasoning_gyms_answer_to_every_query(seed):
+    problems = make_task("acre").problems(seed=seed)
+    assert len(problems) == 200
+    for problem in problems:
+        assert _light(problem.oracle, problem.queries[0].input) == problem.queries[0].answer, problem.id
+        assert problem.oracle["hypotheses"] == true_blickets([(e.input, e.output) for e in problem.episodes]).statements()
+    answers = {p.queries[0].answer for p in problems}
+    assert answers == {"on", "off", "undetermined"}  # every branch of the rule is exercised
+
+
+def test_list_functions_gives_no_oracle():
+    assert make_task("list_functions").problems(seed=0, limit=1)[0].oracle is None
 
 
 def test_acre_scorer_and_answer_types():

@@ -73,6 +73,7 @@ CASES: list[Case] = [
     Case("task-acre-limit-0", "hdr --task acre --limit 0"),
     Case("task-list-functions-limit-negative", "hdr_checked --task list_functions --limit -1"),
     Case("task-acre-program-without-it", "rule_learner --task acre --limit 2"),
+    Case("task-list-functions-no-oracle", "episodic_semantic_oracle_cot --task list_functions --limit 2"),
     Case("task-checked-needs-a-task", "hdr_checked --limit 2"),
     Case("task-acre-with-level", "hdr --task acre --level 1"),
     Case("task-acre-with-per-object", "episodic_cot --task acre --per-object"),

@@ -107,17 +107,42 @@ def test_table3_on_acre_has_the_inductive_rows_intervals_and_paired_tests(tmp_pa
     out = tmp_path / "tables"
     assert eval_main(["table3", "--task", "acre", "--limit", "3", "--out", str(out), "--no-progress"]) == 0
     table = json.loads((out / "table3.json").read_text())
-    assert [r["program"] for r in table["rows"]] == ["episodic_cot", "hdr", "hdr_checked"]
+    assert [r["program"] for r in table["rows"]] == ["episodic_cot", "hdr", "hdr_checked", "episodic_semantic_oracle_cot"]
     assert table["columns"] == [{"level": "acre", "lm": "embedded"}]
     assert all(len(r["cells"][0]["ci"]) == 2 and r["cells"][0]["examples"] == 3 for r in table["rows"])
-    assert [(c["a"], c["b"]) for c in table["comparisons"]] == [("hdr", "episodic_cot"), ("hdr_checked", "episodic_cot")]
+    assert [(c["a"], c["b"]) for c in table["comparisons"]] == [
+        ("hdr", "episodic_cot"),
+        ("hdr_checked", "episodic_cot"),
+        ("episodic_semantic_oracle_cot", "episodic_cot"),
+    ]
     markdown = (out / "table3.md").read_text()
-    assert "| Methods | acre |" in markdown and "no oracle row" in markdown and "Paired tests" in markdown
+    assert "| Methods | acre |" in markdown and "no oracle row" not in markdown and "Paired tests" in markdown
+    assert "Episodic + Semantic: the true rule (CoT)" in markdown
     assert "on the same queries" in markdown and "per query" in markdown and "scene" not in markdown.split("Paired tests")[1]
     assert "bootstrap CI over the queries" in markdown and "scene" not in markdown.split("Command:")[0]
     assert "HDR, hypotheses checked in code" in markdown
     for row in table["rows"]:  # each cell writes its own report, as an Experience-Transfer cell does
         assert f"# Run report: {row['program']} acre" in (Path(row["cells"][0]["cell"]) / "report.md").read_text()
+
+
+def test_the_oracle_rows_read_acres_true_blickets_and_list_functions_has_none(tmp_path, monkeypatch, capsys):
+    from memreason.datasets.inductive import make_task
+    from memreason.eval.experience_transfer.tables import inductive_rows
+
+    engine = _scripted(monkeypatch)
+    run = tmp_path / "oracle"
+    assert eval_main(["semantic_oracle_cot", "--task", "acre", "--limit", "2", "--out", str(run), "--no-progress"]) == 0
+    truth = make_task("acre").problems(seed=0, limit=1)[0].oracle
+    memory = json.loads((run / "memory" / "run0" / "0.json").read_text())
+    assert memory["hypotheses"] == truth["hypotheses"] and memory["tokens"]["calls"] == 0  # no LM builds it
+    readers = [c for c in engine.calls if "undetermined" in c.system]
+    assert len(readers) == 2 and all(f"Blickets: {', '.join(truth['blickets'])}." in c.user_text for c in readers)
+    assert "## episodes ##" not in readers[0].user_text  # semantic memory only: the examples are not shown
+    assert [r.program for r in inductive_rows("list_functions")] == ["episodic_cot", "hdr", "hdr_checked"]
+    capsys.readouterr()
+    code = eval_main(["semantic_oracle_cot", "--task", "list_functions", "--limit", "2", "--out", str(tmp_path / "lf")])
+    err = capsys.readouterr().err
+    assert code == 2 and "list_functions" in err and err.count("\n") == 1
 
 
 def test_table3_task_refuses_what_only_experience_transfer_has(tmp_path, capsys):
