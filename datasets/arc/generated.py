@@ -40,8 +40,14 @@ index), so the same knobs give the same tasks on every machine. Within a task no
 from 10-30 as reasoning-gym's ``Arc1DDataset`` does. A re-ARC task is 3-5 train pairs and one test
 pair at ``difficulty`` :data:`REARC_DIFFICULTY` (at ``(0, 0)``, the lowest, 59 of the 400 generators
 draw grids of four cells or fewer and three cannot draw six distinct pairs), grids over 30x30 or pairs of
-the original ARC task drawn again; a generator that fails :data:`MAX_DRAWS` times or runs past
-:data:`REARC_SECONDS` (checked in the main thread) skips its task with a logged warning.
+the original ARC task drawn again, and so is a test pair whose output is its input (at the lowest
+difficulty some generators draw pairs with nothing to change, which a program that returns its
+input would solve: 6 of the first 60 ``rearc`` tasks at seed 0 drew such a test pair before this
+rule, and the generators of 2 of them, ``253bf280`` and ``42a50994``, draw nothing else, so
+``size=60`` gives 58 tasks); a generator that fails :data:`MAX_DRAWS` times, draws nothing but unchanged pairs, or runs
+past :data:`REARC_SECONDS` (checked in the main thread) skips its task with a logged warning.
+A 1D-ARC test pair may equal its input (``block_touch_dot`` with the block already at the dot:
+4 of the first 100 ``arc1d-transfer`` tasks at seed 0), as reasoning-gym draws it.
 
 The generated splits need reasoning-gym (``pip install -e '.[gym]'``).
 """
@@ -320,12 +326,19 @@ def _task(task_id: str, pairs: list[Pair]) -> ArcTask:
     return ArcTask.from_json(task_id, {"train": data[:-1], "test": data[-1:]})
 
 
-def _distinct(draw: Callable[[], Pair], seen: set[Pair], avoid: frozenset[Pair], what: str) -> Pair:
-    """A pair from ``draw`` not in ``seen`` or ``avoid``; after :data:`MAX_DRAWS` repeats, the last one (warned)."""
+def _distinct(draw: Callable[[], Pair], seen: set[Pair], avoid: frozenset[Pair], what: str, *, changed: bool = False) -> Pair:
+    """A pair from ``draw`` not in ``seen`` or ``avoid``; after :data:`MAX_DRAWS` tries, the last one (warned).
+    ``changed``: the pair's output is not its input, and a draw that gives none raises :class:`ArcDataError`."""
+    unchanged = 0
     for _ in range(MAX_DRAWS):
         pair = draw()
+        if changed and pair[0] == pair[1]:
+            unchanged += 1
+            continue
         if pair not in seen and pair not in avoid:
             return pair
+    if unchanged == MAX_DRAWS:
+        raise ArcDataError(f"{what}: every one of {MAX_DRAWS} draws left its input unchanged")
     log.warning("%s: no new pair in %d draws; keeping a repeat", what, MAX_DRAWS)
     return pair
 
@@ -450,7 +463,9 @@ def rearc_task(
     difficulty: tuple[float, float] = REARC_DIFFICULTY,
 ) -> ArcTask | None:
     """Instance ``index`` of ARC-AGI-1 training task ``arc_id`` from its re-ARC generator: 3-5 train
-    pairs and a test pair, none of them a pair of the original task (None, warned, if the generator fails)."""
+    pairs and a test pair, none of them a pair of the original task, the test pair's output not its input (at the
+    lowest difficulty some generators draw pairs with nothing to change, which a program that returns its input
+    would solve); None, warned, if the generator fails."""
     generators = _rearc_generators()
     if arc_id not in generators:
         raise ArcDataError(f"no re-ARC generator for {arc_id!r}")
@@ -473,8 +488,9 @@ def rearc_task(
     try:
         with _time_limit(REARC_SECONDS):
             pairs: list[Pair] = []
-            for _ in range(rng.randint(*REARC_TRAIN) + 1):
-                pairs.append(_distinct(draw, set(pairs), original, task_id))
+            train = rng.randint(*REARC_TRAIN)
+            for k in range(train + 1):  # the test pair, last, never leaves its input unchanged
+                pairs.append(_distinct(draw, set(pairs), original, task_id, changed=k == train))
             return _task(task_id, pairs)
     except ArcDataError as exc:
         log.warning("skipping %s", exc)

@@ -223,6 +223,30 @@ def test_a_failing_or_looping_rearc_generator_skips_its_task_with_a_warning(monk
     assert "1c786137@s0i0" in caplog.text and "ran past" in caplog.text
 
 
+def test_a_rearc_test_pair_never_leaves_its_input_unchanged(monkeypatch, caplog):
+    tasks = load_split("rearc", size=60, seed=0)
+    assert len(tasks) == 58  # 253bf280 and 42a50994 draw nothing but unchanged pairs at the lowest difficulty
+    assert all(p.input != p.output for t in tasks for p in t.test)
+    assert any(p.input == p.output for t in tasks for p in t.train)  # train pairs may show nothing to change
+    counter = iter(range(10**6))
+
+    def every_other(rng, low, high):  # unchanged, changed, unchanged, ...
+        k = next(counter)
+        return {"input": [[k % 10, 1]], "output": [[k % 10, 1 + k % 2]]}
+
+    def unchanged(rng, low, high):
+        k = next(counter)
+        return {"input": [[k % 10, 1]], "output": [[k % 10, 1]]}
+
+    real = generated._rearc_generators()
+    monkeypatch.setattr(generated, "_rearc_generators", lambda: {**real, "1c786137": every_other, "1e0a9b12": unchanged})
+    with caplog.at_level(logging.WARNING, logger="memreason.datasets.arc.generated"):
+        kept = rearc_task("1c786137")
+        assert rearc_task("1e0a9b12") is None
+    assert kept is not None and kept.test[0].input != kept.test[0].output
+    assert "1e0a9b12@s0i0: every one of 100 draws left its input unchanged" in caplog.text
+
+
 # -- the solutions written for the memory families -------------------------------------------------------
 
 
