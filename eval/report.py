@@ -328,7 +328,22 @@ def _arc(runs, labels) -> list[str]:
         lines += ["### Score after each number of retries (%, 95% CI)", ""] + _table(
             ["run"] + [f"{k} retries" for k in retries], rows
         )
-    return lines + _programs(found) + _memory_measures(found)
+    return lines + _unchanged(found) + _programs(found) + _memory_measures(found)
+
+
+def _unchanged(found: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """A note on the tasks a program that returns its input solves (ARC results with ``unchanged_tests``)."""
+    lines = []
+    for n, r in found:
+        block = r.get("unchanged_tests") or {}
+        if block.get("tasks"):
+            solved = block.get("solved") or []
+            lines.append(
+                f"- {n}: {len(block['tasks'])} of {r.get('examples', '?')} tasks have a test output equal to its input "
+                f"(a program that returns its input solves them: {', '.join(block['tasks'])}); {len(solved)} of them "
+                f"solved{': ' + ', '.join(solved) if solved else ''}."
+            )
+    return (["### Tasks with nothing to change", "", *lines, ""]) if lines else []
 
 
 def _programs(found: list[tuple[str, dict[str, Any]]]) -> list[str]:

@@ -105,6 +105,7 @@ def summarise(
         "errors": dict(sorted(errors.items())),
         "program_failures": dict(sorted(program_failures.items())),
         "selection": {"selected": selected, "hallucinated": hallucinated},
+        "unchanged_tests": unchanged_tests(tasks, per_run),  # tasks a program that returns its input solves
         "programs": fared.results(),  # how every program written (first tries and retries) fared on the train inputs
         "memory_measures": memory_measures(per_run),  # selection quality and concept reuse (None: no selection)
         "memory_writes": sum(len(w) for w in writes),  # write points (every k problems), with or without a verified solution
@@ -112,6 +113,19 @@ def summarise(
         **tally.results(task.spec, memory.spec),
         "config": {k: v for k, v in asdict(config).items() if k != "threads"},
     }
+
+
+def unchanged_tests(tasks: Sequence[ArcTask], per_run: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """The tasks whose every test output equals its input (a program that returns its input solves them), and
+    those of them some run solved: ``{"tasks": [ids], "solved": [ids]}``."""
+    ids = [t.id for t in tasks if all(p.input == p.output for p in t.test)]
+    solved = {
+        tasks[i].id
+        for records in per_run
+        for i, r in enumerate(records)
+        if tasks[i].id in ids and ((r.get("scores") or {}).get("official_score") or 0) > 0
+    }
+    return {"tasks": ids, "solved": [i for i in ids if i in solved]}
 
 
 def _pooled(

@@ -356,3 +356,26 @@ def test_the_progress_bar_shows_the_pass_score_across_continual_batches(tmp_path
     shown = [part.split("%")[0] for part in capsys.readouterr().err.split("official=")[1:]]
     assert shown and shown[-1] == "50"
     assert json.loads((tmp_path / "run" / "results.json").read_text())["official_score"] == 0.5
+
+
+def test_a_run_names_the_tasks_a_program_that_returns_its_input_solves(tmp_path, scripted):
+    from memreason.datasets.arc import ArcTask
+
+    from arc_helpers import flip_task, write_tasks
+
+    same = ArcTask.from_json(  # recolour 1 -> 2, but the test input holds no 1: nothing to change
+        "z_same",
+        {
+            "train": [{"input": [[1, 0]], "output": [[2, 0]]}, {"input": [[0, 1, 1]], "output": [[0, 2, 2]]}],
+            "test": [{"input": [[0, 3]], "output": [[0, 3]]}],
+        },
+    )
+    split = write_tasks(tmp_path / "split", flip_task("a_flip"), same)
+    out = tmp_path / "run"
+    assert eval_main(["baseline", "--split", str(split), "--retries", "0", "--out", str(out), "--no-progress"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["unchanged_tests"] == {"tasks": ["z_same"], "solved": ["z_same"]}  # solved by the identity
+    assert results["official_score"] == 1.0
+    report = (out / "report.md").read_text()
+    assert "### Tasks with nothing to change" in report
+    assert "1 of 2 tasks have a test output equal to its input" in report and "1 of them solved: z_same" in report
