@@ -400,7 +400,7 @@ def _overview(run: Run, records: list[dict[str, Any]]) -> Table:
             ]
             if measured:
                 m = measured.get(id(r))
-                cells.append("" if m is None else f"{m.k}, {'hit' if m.hit else 'miss'}")
+                cells.append("" if m is None else f"{m.k}, {('hit' if m.hit else 'miss') if m.held else 'no source'}")
             table.add_row(*cells)
         return table
     if run.task == "inductive":
@@ -534,7 +534,15 @@ def _arc_example(record: dict[str, Any], calls: list[dict[str, Any]]) -> list[An
             Text(f"concepts selected: {shown or 'none'}" + (f" (read failed: {read['failed']})" if read.get("failed") else ""))
         )
         m = read_measure(record)
-        if m is not None and m.k:
+        if m is not None and m.k and not m.held:
+            parts.append(
+                Text(
+                    f"memory read: k = {m.k}; no concept in memory comes from a task of this task's concept, "
+                    "so hit and precision are not measured",
+                    style="dim",
+                )
+            )
+        elif m is not None and m.k:
             parts.append(
                 Text(
                     f"memory read: {'a hit' if m.hit else 'a miss'} at k = {m.k} (precision {m.precision:.2f}: selected "

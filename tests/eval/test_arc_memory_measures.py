@@ -260,6 +260,15 @@ def test_a_run_says_what_memory_did(tmp_path, tiny, scripted, capsys):  # noqa: 
     shown = capsys.readouterr().out
     assert "concepts selected: flip rows (from a_flip)" in shown and "a miss at k = 1" in shown
     assert "blind to the puzzle: a hit with chance 0.50, a miss naming the 1 most-sourced" in shown
+    # had memory held no concept of b_recolor's (a task that is no seed's), its read is neither a hit nor a miss
+    lines[1]["read"]["label_held"] = False
+    (out / "examples.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert eval_main(["show", str(out), "--width", "200"]) == 0
+    shown = capsys.readouterr().out
+    assert "1, hit" in shown and "1, no source" in shown and "1, miss" not in shown
+    assert eval_main(["show", str(out), "--id", "b_recolor", "--width", "200"]) == 0
+    shown = capsys.readouterr().out
+    assert "hit and precision are not measured" in shown and "a miss at k" not in shown
 
 
 def test_an_execution_ranked_run_is_measured_like_the_others(tmp_path, tiny, scripted, capsys):  # noqa: F811
