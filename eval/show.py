@@ -32,6 +32,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from memreason.eval.arc.checkpoints import _read_writes
 from memreason.programs import PROGRAMS
 from memreason.programs.hdr.grounded_consolidator import STOP_REASONS
 
@@ -256,7 +257,7 @@ def _memory_panel(run: Run, r: int) -> Panel:
     """The memory of repetition ``r``, and what building it cost by step."""
     parts: list[Any] = []
     if run.task == "arc":
-        parts.append(Text("memory: see memory/run{}/ (snapshots) and each task's selected concepts (--id)".format(r)))
+        parts.append(Text(_arc_memory_line(run.dir / "memory" / f"run{r}")))
     elif run.task == "inductive":
         parts.extend(_problem_memories(run, r))
     else:
@@ -274,6 +275,32 @@ def _memory_panel(run: Run, r: int) -> Panel:
     if damaged is not None:
         parts.append(damaged)
     return Panel(Group(*parts), title=f"memory, run {r}", box=box.ROUNDED)
+
+
+def _arc_memory_line(directory: Path) -> str:
+    """An ARC run's memory in one line: its size as loaded and at the end, and where the snapshots are."""
+    snapshots = sorted(directory.glob("*.json")) if directory.is_dir() else []
+    if not snapshots:
+        return "no memory: this program reads none"
+
+    def size(name: str) -> str:
+        path = directory / name
+        if not path.exists():
+            return "-"
+        data = _read_json(path) or {}
+        if data.get("format") == "cheatsheet":
+            return f"a sheet of {len(data.get('text') or '')} characters"
+        return _plural(len(data.get("concepts") or []), "concept")
+
+    wrote = len(_read_writes(directory / "writes.jsonl"))
+    return (
+        f"memory: {size('step-0000.json')} as loaded, {size('final.json')} at the end; {_plural(wrote, 'write')}; "
+        f"{len(snapshots)} snapshots in {directory.parent.name}/{directory.name}/; each task's selected concepts: --id"
+    )
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _problem_memories(run: Run, r: int) -> list[Any]:

@@ -219,6 +219,15 @@ def test_show_an_arc_run_gives_each_attempt_its_failures_and_the_retry_feedback(
     assert "attempt 0, first program: 0/2 train pairs right" in text and "attempt 0, retry 1: 2/2 train pairs right" in text
     assert "feedback given to the next retry:" in text and "return grid" in text
     assert "concepts selected: flip rows" in text and "memory in the solver's prompt:" in text and "mirror left-right" in text
+    assert eval_main(["show", str(out), "--width", "200"]) == 0
+    assert "memory: 1 concept as loaded, 1 concept at the end; 0 writes; 2 snapshots in memory/run0/" in capsys.readouterr().out
+    base = tmp_path / "base"
+    assert (
+        eval_main(["baseline", "--split", str(tiny), "--attempts", "1", "--out", str(base), "--no-progress", "--no-report"]) == 0
+    )
+    capsys.readouterr()
+    assert eval_main(["show", str(base), "--width", "200"]) == 0
+    assert "no memory: this program reads none" in capsys.readouterr().out
 
 
 def test_a_local_model_file_that_is_not_gguf_is_refused_before_any_work(tmp_path, capsys):
