@@ -350,7 +350,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
         default=1.0,
         help="seconds before the first repeat of a rate limit, timeout or server error; doubles each time (default 1)",
     ),
-    "--lm-timeout": dict(type=number("--lm-timeout", 0.001), help="seconds before an LM call counts as timed out"),
+    "--lm-timeout": dict(
+        type=number("--lm-timeout", 0.001),
+        help="seconds before an API model's call counts as timed out (the local server's calls wait while it decodes; a hung one is restarted)",
+    ),
     "--max-errors": dict(
         type=whole("--max-errors", 0), help="stop the run once more than N items have failed in this process (default: never)"
     ),

@@ -22,7 +22,7 @@ import dspy
 
 from .bounded_json import BoundedJSONAdapter
 from .llama_build import ServerBuildError
-from .server import PROVIDER, SLOTS, LlamaServerLM, ServerFailed, local_server, register_provider
+from .server import CALL_TIMEOUT, PROVIDER, SLOTS, LlamaServerLM, ServerFailed, local_server, register_provider
 from .weights import EmbeddedModelMissing, embedded_model_path
 
 EMBEDDED = "embedded"
@@ -146,7 +146,7 @@ def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | N
     except (ServerFailed, ServerBuildError) as exc:
         raise LMConfigError(str(exc)) from None
     kwargs = {"max_tokens": max_tokens} if max_tokens else {}
-    lm = LlamaServerLM(f"llamacpp/{path.stem}", server, temperature=temperature, cache=cache, timeout=900, **kwargs)
+    lm = LlamaServerLM(f"llamacpp/{path.stem}", server, temperature=temperature, cache=cache, timeout=CALL_TIMEOUT, **kwargs)
     return LMChoice(spec, lm, local=True, context=server.context)
 
 

@@ -17,6 +17,12 @@ only the server down, not the run; and the server decodes its slots together
   out of memory, ``kill -9``), :class:`LlamaServerLM` starts a new one on the same port
   and raises :class:`EngineDied`; the harness counts it as the fault ``engine_died`` and
   repeats the call (``memreason.lm.faults``).
+- **Waits for a busy server, restarts a hung one.** A call has no short timeout: on 2 cores
+  with many long prompts queued, an answer can take far longer than any fixed limit, and a
+  call given up is work the server throws away. Instead, while calls are in flight, a
+  watchdog reads the server's decode counter (``/metrics``); when it has not moved for
+  ``stall_seconds`` (default 900; ``MEMREASON_LLAMA_STALL_SECONDS``), the server is hung: it
+  is killed, and the calls waiting on it fail as ``EngineDied`` and are repeated.
 - **Leaves nothing behind.** The server is stopped at exit and on Ctrl-C, and is
   started with ``PR_SET_PDEATHSIG`` from a thread that lives as long as this process,
   so the kernel kills it if this process is killed. Each process picks a free port:
@@ -58,6 +64,9 @@ PROVIDER = "llamacpp"
 SLOTS = 8  # requests decoded together by default
 CONTEXT_PER_SLOT = 8192
 MAX_TOKENS = 1024  # the server's cap when a request names none
+STALL_SECONDS = 900.0  # calls in flight and no decode step for this long: the server is hung
+CALL_TIMEOUT = 6 * 3600.0  # the last resort, for a server whose decode counter cannot be read
+ENV_STALL = "MEMREASON_LLAMA_STALL_SECONDS"
 ENV_REPACK = "MEMREASON_LLAMA_REPACK"  # "1": let llama.cpp repack weights (AMX on Intel): only where it is known to work
 
 
@@ -89,6 +98,7 @@ class EngineStats:
     completion_tokens: int = 0
     seconds: float = 0.0
     restarts: int = 0
+    stalls: int = 0  # restarts because calls were in flight and the server stopped decoding
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, usage: dict[str, Any], seconds: float) -> None:
@@ -179,6 +189,10 @@ class LlamaServer:
         self._process: subprocess.Popen | None = None
         self._slot_files = tempfile.TemporaryDirectory(prefix="llama-slots-")  # KV caches copied between slots
         self._lock = threading.RLock()
+        stall = os.environ.get(ENV_STALL)
+        self.stall_seconds = float(stall) if stall else STALL_SECONDS
+        self._in_flight = 0
+        self._watchdog: threading.Thread | None = None
 
     # -- state ----------------------------------------------------------------------------
 
@@ -243,6 +257,66 @@ class LlamaServer:
         )
         with urllib.request.urlopen(request, timeout=120) as answer:
             return json.load(answer)
+
+    # -- calls in flight, and the watchdog that tells a busy server from a hung one ---------------
+
+    def call_started(self) -> None:
+        """A call is waiting on the server (:meth:`call_ended` when it returns or fails)."""
+        with self._lock:
+            self._in_flight += 1
+            if self._watchdog is None or not self._watchdog.is_alive():
+                self._watchdog = threading.Thread(target=self._watch, name="llama-server-watchdog", daemon=True)
+                self._watchdog.start()
+
+    def call_ended(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def decode_steps(self, timeout: float) -> int | None:
+        """The server's count of decode steps (``llamacpp:n_decode_total``); None if it did not answer within
+        ``timeout`` seconds (it answers between two steps, so a long step delays it); -1 if it answered
+        without the counter (a server of your own without ``/metrics``: it cannot be watched)."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=timeout) as answer:
+                text = answer.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError:
+            return -1
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError, ValueError):
+            return None
+        found = re.search(r"^llamacpp:n_decode_total\s+([0-9.eE+]+)", text, re.M)
+        return int(float(found.group(1))) if found else -1
+
+    def _watch(self) -> None:
+        """While calls are in flight, kill the server if its decode counter stands still, or it does not
+        answer, for ``stall_seconds``; the calls then fail as :class:`EngineDied` and are repeated."""
+        poll = max(0.05, min(30.0, self.stall_seconds / 10))
+        seen: tuple[int, int] | None = None  # (process generation, decode steps) last read
+        since = time.monotonic()  # when the server was last seen to make progress (or to be idle)
+        while True:
+            time.sleep(poll)
+            with self._lock:
+                busy, generation, process = self._in_flight > 0, self.generation, self._process
+            if not busy or process is None or process.poll() is not None:
+                seen, since = None, time.monotonic()
+                continue
+            steps = self.decode_steps(timeout=max(poll, min(120.0, self.stall_seconds / 2)))
+            if steps == -1 or (steps is not None and (generation, steps) != seen):
+                seen, since = (generation, steps), time.monotonic()
+                continue
+            if time.monotonic() - since <= self.stall_seconds:
+                continue
+            with self._lock:
+                if self._process is process and process.poll() is None:
+                    self.stats.stalls += 1
+                    log.warning(
+                        "llama-server (pid %s) made no decode step in %.0f s with calls waiting (its log: %s); "
+                        "killing it: the calls are repeated on a new one",
+                        process.pid,
+                        self.stall_seconds,
+                        self.log_path,
+                    )
+                    process.kill()
+            seen, since = None, time.monotonic()
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -475,6 +549,7 @@ class LlamaServerLM(dspy.LM):
                 self.close()  # kept-alive connections to an earlier process lead nowhere
                 self.server_generation = generation
             _answered.usage = None
+            server.call_started()
             try:  # the URL of the running process (a restart keeps the port unless another program took it)
                 outputs = super().__call__(
                     prompt, messages=messages, **{**kwargs, "api_base": f"http://127.0.0.1:{server.port}/v1"}
@@ -485,6 +560,8 @@ class LlamaServerLM(dspy.LM):
                 if fresh_connection or generation == 1:
                     raise
                 continue  # the server is up and was restarted earlier: a stale pooled connection, once more
+            finally:
+                server.call_ended()
             if _answered.usage:  # the server answered (a DSPy cache hit carries no usage)
                 server.stats.add(_answered.usage, time.perf_counter() - started)
             return outputs
@@ -517,12 +594,16 @@ class LlamaServerLM(dspy.LM):
         twin._warned_zero_temp_rollout = True
         twin.update_history = self.update_history  # GuardedLM reads each call's entry there
         _answered.usage = None
+        generation = server.generation
+        server.call_started()
         try:
             outputs = twin(prompt, messages=messages, **kwargs)
         except LMTransportError as exc:
-            if server.replace_if_dead(server.generation):
+            if server.replace_if_dead(generation):
                 raise EngineDied(f"llama-server died during the call and was restarted ({exc})") from exc
             raise
+        finally:
+            server.call_ended()
         if _answered.usage:
             server.stats.add(_answered.usage, time.perf_counter() - started)
         return outputs

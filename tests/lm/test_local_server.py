@@ -36,7 +36,7 @@ def stub_binary(tmp_path, monkeypatch):
     script.write_text(
         textwrap.dedent(f"""\
         #!/bin/sh
-        exec {sys.executable} -m memreason.lm.stub_server --as-llama-server --latency ${{STUB_LATENCY:-0.05}} --fail-rate 0 --lifetime 120 "$@"
+        exec {sys.executable} -m memreason.lm.stub_server --as-llama-server --latency ${{STUB_LATENCY:-0.05}} ${{STUB_FROZEN:+--frozen}} --fail-rate 0 --lifetime 120 "$@"
         """)
     )
     script.chmod(0o755)
@@ -160,6 +160,41 @@ def test_a_call_in_flight_when_the_server_dies_raises_engine_died(stub_binary, m
         dspy.Predict("question -> count: int")(question="slow one")
     assert fault_kind(caught.value) == "engine_died"
     assert server.alive() and server.pid != pid and server.stats.restarts == 1
+
+
+def test_a_busy_server_is_waited_for_past_the_stall_limit(stub_binary, model_file, monkeypatch):
+    """A call longer than the stall limit is answered while the server's decode counter moves."""
+    monkeypatch.setenv("STUB_LATENCY", "2")
+    monkeypatch.setenv(server_module.ENV_STALL, "0.5")
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    server = choice.lm.server
+    pid = server.pid
+    with dspy.context(lm=choice.lm, adapter=choice.adapter()):
+        answer = dspy.Predict("question -> count: int")(question="slow but working")
+    assert isinstance(answer.count, int)
+    assert server.pid == pid and server.stats.stalls == 0 and server.stats.restarts == 0
+
+
+def test_a_hung_server_is_killed_and_the_call_fails_to_be_repeated(stub_binary, model_file, monkeypatch):
+    """No decode step for the stall limit while a call waits: the server is killed and restarted, the call
+    fails as engine_died (the harness repeats it) long before the call's own timeout."""
+    monkeypatch.setenv("STUB_LATENCY", "30")
+    monkeypatch.setenv("STUB_FROZEN", "1")
+    monkeypatch.setenv(server_module.ENV_STALL, "0.5")
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    server = choice.lm.server
+    pid = server.pid
+    started = time.monotonic()
+    with dspy.context(lm=choice.lm, adapter=choice.adapter()), pytest.raises(EngineDied) as caught:
+        dspy.Predict("question -> count: int")(question="never answered")
+    assert time.monotonic() - started < 15
+    assert fault_kind(caught.value) == "engine_died"
+    assert server.stats.stalls == 1 and server.stats.restarts == 1 and server.alive() and server.pid != pid
+
+
+def test_a_local_call_has_no_short_timeout(stub_binary, model_file):
+    choice = resolve_lm(f"local:{model_file}", cache=False)
+    assert choice.lm.kwargs["timeout"] == server_module.CALL_TIMEOUT >= 3600
 
 
 def test_a_run_survives_kill_9_of_its_server(stub_binary, model_file, tmp_path, monkeypatch):

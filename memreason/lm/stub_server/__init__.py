@@ -32,7 +32,9 @@ A request with ``"n": k`` gets k answers (choice i answers as for the key of the
 i), with llama-server's usage: one answer's completion tokens (``POST /tokenize`` splits text
 into words, so a client can count the others).
 
-It also answers what the library asks of a ``llama-server`` (``GET /health``, ``GET /slots``,
+It also answers what the library asks of a ``llama-server`` (``GET /health``, ``GET /metrics``
+with ``llamacpp:n_decode_total``, a step every 50 ms while a completion is being answered, or
+none with ``frozen``, as a hung server; ``GET /slots``,
 ``POST /slots/N?action=save|restore``, ``POST /tokenize``, recorded in ``/stats``), so a test can stand it in
 for one: ``python -m memreason.lm.stub_server --as-llama-server ... --port P`` takes and ignores
 llama-server's other flags.
@@ -75,12 +77,14 @@ class StubServer:
         faults: tuple[str, ...] = FAULTS,
         port: int = 0,
         slots: int = 4,
+        frozen: bool = False,
     ):
         self.latency, self.fail_rate, self.seed, self.hang = latency, fail_rate, seed, hang
         self.lifetime, self.faults, self.port, self.slots = lifetime, tuple(faults), port, slots
         self.served: dict[str, int] = {kind: 0 for kind in ("ok", *FAULTS, *faults)}
         self.log: list[dict[str, Any]] = []
         self.slot_actions: list[str] = []
+        self.frozen, self.decode_steps = frozen, 0
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
@@ -193,6 +197,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, self.stub.stats())
         elif path == "/health":
             self._send(200, {"status": "ok"})
+        elif path == "/metrics":
+            text = f"# TYPE llamacpp:n_decode_total counter\nllamacpp:n_decode_total {self.stub.decode_steps}\n"
+            self._send_raw(200, text.encode(), "text/plain")
         elif path == "/slots":
             used = len(self.stub.log)
             self._send(
@@ -224,7 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
         kind, key = self.stub.decide(body)
-        time.sleep(self.stub.latency)
+        self._decode(self.stub.latency)
         if kind == "rate_limit":
             self._send(429, {"error": {"message": "rate limit reached, slow down", "type": "rate_limit_error"}})
         elif kind == "server_error":
@@ -247,6 +254,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(_stream_chunks(body, text, key))
             else:
                 self._send(200, _completion(body, text, key))
+
+    def _decode(self, seconds: float) -> None:
+        """Wait ``seconds`` as a server decoding: a step every 50 ms (none when frozen)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(0.05, left))
+            if not self.stub.frozen:
+                with self.stub._lock:
+                    self.stub.decode_steps += 1
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         self._send_raw(status, json.dumps(payload).encode(), "application/json")

@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hang", type=float, default=5.0, help="seconds a timeout fault hangs (default 5)")
     parser.add_argument("--lifetime", type=float, default=600.0, help="stop after this many seconds (default 600)")
     parser.add_argument("--port", type=int, default=0, help="loopback port (default: a free one)")
+    parser.add_argument("--frozen", action="store_true", help="no decode step ever shows in /metrics (a hung server)")
     parser.add_argument("--as-llama-server", action="store_true", help="accept and ignore llama-server's other flags")
     args, unknown = parser.parse_known_args(argv)
     if unknown and not args.as_llama_server:
@@ -32,7 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.as_llama_server:
         print("stub llama-server:", " ".join(sys.argv[1:] if argv is None else argv), flush=True)
     stub = StubServer(
-        latency=args.latency, fail_rate=args.fail_rate, seed=args.seed, hang=args.hang, lifetime=args.lifetime, port=args.port
+        latency=args.latency,
+        fail_rate=args.fail_rate,
+        seed=args.seed,
+        hang=args.hang,
+        lifetime=args.lifetime,
+        port=args.port,
+        frozen=args.frozen,
     ).start()
     print(stub.url, flush=True)
     try:
