@@ -32,7 +32,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from memreason.eval.arc.checkpoints import _read_writes
+from memreason.eval.arc.checkpoints import read_writes
 from memreason.programs import PROGRAMS
 from memreason.programs.hdr.grounded_consolidator import STOP_REASONS
 
@@ -292,7 +292,7 @@ def _arc_memory_line(directory: Path) -> str:
             return f"a sheet of {len(data.get('text') or '')} characters"
         return _plural(len(data.get("concepts") or []), "concept")
 
-    wrote = len(_read_writes(directory / "writes.jsonl"))
+    wrote = len(read_writes(directory / "writes.jsonl"))
     return (
         f"memory: {size('step-0000.json')} as loaded, {size('final.json')} at the end; {_plural(wrote, 'write')}; "
         f"{len(snapshots)} snapshots in {directory.parent.name}/{directory.name}/; each task's selected concepts: --id"

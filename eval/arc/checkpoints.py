@@ -58,7 +58,7 @@ def _restore(program, initial: Memory, snapshots: Path, start: int) -> None:
             stale.unlink()
     log = snapshots / "writes.jsonl"
     if log.exists():
-        entries = [e for e in _read_writes(log) if int(e.get("pass", 0)) == 0 and e["after_problem"] <= start]
+        entries = [e for e in read_writes(log) if int(e.get("pass", 0)) == 0 and e["after_problem"] <= start]
         write_json_lines(log, entries)
 
 
@@ -69,7 +69,7 @@ def _replay_read(program, record: dict[str, Any]) -> None:
         program.memory.use(selected)
 
 
-def _read_writes(path: Path) -> list[dict[str, Any]]:
+def read_writes(path: Path) -> list[dict[str, Any]]:
     """The writes of a run in order, one per write point (pass, problem): a later line for the same point wins."""
     if not path.exists():
         return []
@@ -103,7 +103,7 @@ def restore_pass(program, snapshots: Path, finished: int) -> None:
     program.use_memory(load_memory(snapshots / f"pass-{finished}.json"))
     log = snapshots / "writes.jsonl"
     if log.exists():
-        write_json_lines(log, [e for e in _read_writes(log) if int(e.get("pass", 0)) <= finished])
+        write_json_lines(log, [e for e in read_writes(log) if int(e.get("pass", 0)) <= finished])
 
 
 def write_json_lines(path: Path, entries: list[dict[str, Any]]) -> None:

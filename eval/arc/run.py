@@ -28,7 +28,7 @@ from ..harness.runs import JsonlWriter
 from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit, write_unit
 from .attribution import official
-from .checkpoints import _read_writes, _replay_read, _restore, _resume_point, finish_pass, finished_pass, restore_pass
+from .checkpoints import _replay_read, _restore, _resume_point, finish_pass, finished_pass, read_writes, restore_pass
 from .config import ArcConfig
 from .scoring import lm_failure, task_record
 from .summary import summarise
@@ -116,7 +116,7 @@ def _answered_so_far(config: ArcConfig, tasks: list[ArcTask], run_dir: Path, fin
     per_run = answered_so_far(now, config.runs, [t.id for t in tasks])
     common = {r["id"] for r in per_run[0]} if per_run else set()
     kept = [t for t in tasks if t.id in common]
-    writes = [_read_writes(run_dir / "memory" / f"run{r}" / "writes.jsonl") for r in range(len(per_run))]
+    writes = [read_writes(run_dir / "memory" / f"run{r}" / "writes.jsonl") for r in range(len(per_run))]
     passes = config.retry_mode == "passes" and config.retries > 0  # a later pass may be cut short with every task recorded
     return _SoFar(
         tasks=kept,
@@ -256,7 +256,7 @@ def _run(
     if initial is not None:
         save_memory(program.memory, snapshots / "final.json")
     kept = sum(1 for i, record in kept_records.items() if done[i] is record)
-    return [done[i] for i in range(len(tasks))], _read_writes(snapshots / "writes.jsonl"), kept
+    return [done[i] for i in range(len(tasks))], read_writes(snapshots / "writes.jsonl"), kept
 
 
 def _prediction(record: dict[str, Any]) -> dspy.Prediction:
@@ -271,7 +271,7 @@ def _prediction(record: dict[str, Any]) -> dspy.Prediction:
 
 def _written(log: Path) -> set[str]:
     """The tasks whose solutions a run's memory writes took (each is written once)."""
-    return {r["task"] for entry in _read_writes(log) for r in entry["records"] if "task" in r}
+    return {r["task"] for entry in read_writes(log) for r in entry["records"] if "task" in r}
 
 
 def _stop_if_asked(session: RunSession) -> None:
