@@ -199,7 +199,7 @@ def test_python_m_eval_resume_routes_by_the_saved_program(tmp_path):
 # -- killed for real, against the faulty stub server ------------------------------------------------
 
 
-STUB = dict(latency=0.1, fail_rate=0.2, seed=11, hang=2.0, lifetime=120)
+STUB = dict(latency=0.1, fail_rate=0.2, seed=11, hang=6.0, lifetime=180)
 
 
 def signal_after(process: subprocess.Popen, examples: Path, n: int, sig: int) -> None:
@@ -235,7 +235,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
             "--backoff",
             "0.01",
             "--lm-timeout",
-            "1.0",
+            "3.0",
             "--no-progress",
             "--no-report",
         ]
@@ -244,8 +244,10 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, monke
         return [s.id for r in stub.stats()["requests"] for s in scenes if s.text() in r["user"]]
 
     killed = tmp_path / "killed"
-    # answers take 0.1 s (40 scenes on 4 threads: a second of run, time to kill it midway), hung ones 2 s:
-    # the 1 s timeout tells them apart with room for a loaded machine
+    # answers take 0.1 s (40 scenes on 4 threads: a second of run, time to kill it midway), hung ones 6 s:
+    # the 3 s timeout tells them apart. 1 s was not room enough in a long test session (the stub serves from
+    # this process, so a pause here delays its answers): a late answer counted as a timeout, its retry drew
+    # another fault, and the resumed and uninterrupted runs' fault counts differed
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     with StubServer(**STUB) as first:
         process = subprocess.Popen(

@@ -37,10 +37,11 @@ def lines(out):
 
 def test_a_100_example_run_survives_a_faulty_server(tmp_path, api_key):
     out = tmp_path / "run"
-    # answers take 0.1 s, hung ones 4 s: a 2 s timeout tells them apart with room for a loaded machine (at 0.8 s
-    # the test failed once while the whole suite ran on two cores)
-    with StubServer(latency=0.1, fail_rate=0.2, seed=3, hang=4.0, lifetime=120) as stub:
-        code = cli.main(stub_argv(stub, out, "--limit", "100", "--threads", "8", "--lm-timeout", "2"))
+    # answers take 0.1 s, hung ones 6 s: a 3 s timeout tells them apart with room for a loaded machine and for
+    # pauses of this process, which serves the stub too (at 0.8 s the test failed once while the whole suite ran
+    # on two cores; a resume test with the same margin of 1 s failed the same way)
+    with StubServer(latency=0.1, fail_rate=0.2, seed=3, hang=6.0, lifetime=180) as stub:
+        code = cli.main(stub_argv(stub, out, "--limit", "100", "--threads", "8", "--lm-timeout", "3"))
         served = stub.stats()["served"]
     assert code == 0
     records = lines(out)
