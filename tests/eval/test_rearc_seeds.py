@@ -311,7 +311,7 @@ def test_drafts_run_side_by_side_and_each_write_reads_the_memory_its_predecessor
     assert (r["written"], r["concepts"], r["calls"]) == (2, 2, 4)
     for record in records(tmp_path):  # the draft's call counts in the task's write, under the abstractor
         assert record["write"]["tokens"]["calls"] == 2 and list(record["usage"]["memory"]) == ["concept_abstractor"]
-    assert r["quality"] == {"concepts": 2, "copied_from_demos": 0, "naming_dsl_primitives": 0}
+    assert r["quality"] == {"concepts": 2, "copied_from_demos": 0, "near_copies_of_demos": 0, "naming_dsl_primitives": 0}
     side_by_side = json.loads((tmp_path / "ps.json").read_text())
     serial = ScriptedEngine(answer)
     use(monkeypatch, serial)
@@ -338,7 +338,7 @@ def test_a_draft_that_fails_is_made_again_when_written(tmp_path, monkeypatch, ca
     assert f"drafting the write of {GOOD} failed" in capsys.readouterr().err
 
 
-def test_a_built_memory_counts_concepts_copied_from_the_demonstration_or_naming_dsl_primitives():
+def test_a_built_memory_counts_concepts_copied_or_nearly_copied_from_the_demonstration_or_naming_dsl_primitives():
     from memreason.datasets.arc import dsl_primitives
     from memreason.eval.arc.build_quality import concept_quality
     from memreason.programs import ConceptMemory
@@ -350,14 +350,27 @@ def test_a_built_memory_counts_concepts_copied_from_the_demonstration_or_naming_
     oe.add([OEConcept(situation="isolated cells", suggestion="call `ofcolor` on the rarest colour")], source="b")
     oe.add([OEConcept(situation="isolated cells gain a ring", suggestion="fill(grid, 4, ring)")], source="c")
     oe.add([OEConcept(situation="a shape is filled", suggestion="fill the enclosed cells with yellow")], source="d")
-    assert concept_quality(oe, dsl_primitives()) == {"concepts": 4, "copied_from_demos": 1, "naming_dsl_primitives": 2}
+    reworded = OE_CONCEPTS[1].situation.replace("separate ", "")  # one word left out: nearly the demonstration's
+    oe.add([OEConcept(situation=reworded, suggestion="count the shapes")], source="e")
+    oe.add([OEConcept(situation="lines cross", suggestion=OE_CONCEPTS[1].suggestion.lower())], source="f")  # its suggestion
+    oe.add([OEConcept(situation="The grid holds several lines", suggestion="trace each line")], source="g")  # alike, not near
+    assert concept_quality(oe, dsl_primitives()) == {
+        "concepts": 7,
+        "copied_from_demos": 1,
+        "near_copies_of_demos": 3,
+        "naming_dsl_primitives": 2,
+    }
     ps = ConceptMemory("ps")
     demo = PS_CONCEPTS[1]
     ps.add([PSConcept(title="Palette", kind="routine"), PSConcept(title="fill enclosed regions", kind="routine")], source="a")
     ps.add([demo.model_copy(update={"description": "other words"})], source="b")  # title and first note: a copy
     ps.add([PSConcept(title="find objects", kind="routine", implementation_notes=["scan rows"])], source="c")  # same title only
-    assert concept_quality(ps, dsl_primitives()) == {"concepts": 4, "copied_from_demos": 1, "naming_dsl_primitives": 1}
-    assert concept_quality(ps) == {"concepts": 4, "copied_from_demos": 1}  # no DSL: not counted
+    note = PS_CONCEPTS[0].implementation_notes[0]
+    kept = PSConcept(title="gather cells", kind="routine", implementation_notes=["start here", note])  # a note kept
+    ps.add([kept], source="d")
+    quality = {"concepts": 5, "copied_from_demos": 1, "near_copies_of_demos": 2}
+    assert concept_quality(ps, dsl_primitives()) == {**quality, "naming_dsl_primitives": 1}
+    assert concept_quality(ps) == quality  # no DSL: primitives not counted
 
 
 # -- --extend: a memory file continued where its run directory is gone ----------------------
