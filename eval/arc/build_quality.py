@@ -1,4 +1,4 @@
-"""What a built memory's concepts are made of: two checks of an abstraction that read the memory, not the model.
+"""What a built memory's concepts are made of: checks of an abstraction that read the memory, not the model.
 
     concept_quality(memory, primitives=dsl_primitives())
     # {"concepts": 40, "copied_from_demos": 0, "near_copies_of_demos": 5, "naming_dsl_primitives": 31}
