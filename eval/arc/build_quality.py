@@ -40,20 +40,20 @@ def _copied(concept: Any, format: str) -> bool:
 
 
 NEAR = 0.8  # similarity ratio (difflib) from which a situation counts as the demonstration's, reworded
+# The demonstrations' wording, compared once per concept. A copy is a near copy by these keys too: its
+# situation has ratio 1, its first note is a demonstration note (every PS demonstration concept has one).
+_DEMO_SITUATIONS = [normalise(demo.situation) for demo in OE_CONCEPTS]
+_DEMO_SUGGESTIONS = {normalise(demo.suggestion) for demo in OE_CONCEPTS}
+_DEMO_NOTES = {normalise(note) for demo in PS_CONCEPTS for note in demo.implementation_notes}
 
 
 def _near_copy(concept: Any, format: str) -> bool:
-    if _copied(concept, format):
-        return True
     if format == "oe":
-        situation, suggestion = normalise(concept.situation), normalise(concept.suggestion)
-        return any(
-            suggestion == normalise(demo.suggestion)
-            or SequenceMatcher(None, situation, normalise(demo.situation)).ratio() >= NEAR
-            for demo in OE_CONCEPTS
+        situation = normalise(concept.situation)
+        return normalise(concept.suggestion) in _DEMO_SUGGESTIONS or any(
+            SequenceMatcher(None, situation, demo).ratio() >= NEAR for demo in _DEMO_SITUATIONS
         )
-    notes = {normalise(note) for demo in PS_CONCEPTS for note in demo.implementation_notes}
-    return any(normalise(note) in notes for note in concept.implementation_notes)
+    return any(normalise(note) in _DEMO_NOTES for note in concept.implementation_notes)
 
 
 def _names_primitive(concept: Any, format: str, primitives: Collection[str]) -> bool:
