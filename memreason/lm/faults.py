@@ -20,6 +20,9 @@ Other errors (a bad request, a refused key) are not retried. When the retries ru
 :class:`LMFailure` says which kind of fault won; the harness records it with the example
 (and stops the run on the :data:`FATAL` kinds, which no later example can escape).
 
+With DSPy's cache on, one request is asked once at a time: a thread asking what another is
+asking at that moment waits for that answer, which the cache then hands it.
+
 The DSPy cache makes a resumed run replay answers without calling the provider; for the
 counts to replay too, a :class:`GuardedLM` that needed retries notes their kinds in the
 same cache, keyed by the request, and a later cache hit adds them back.
@@ -33,6 +36,7 @@ import json
 import random
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -273,6 +277,10 @@ class GuardedLM(dspy.BaseLM):
         spend = self.spend
         if spend is not None and spend.refusing():
             raise BudgetReached(spend.why())
+        with _in_flight(self._request_digest(prompt, messages, kwargs)):
+            return self._call(prompt, messages, kwargs, spend)
+
+    def _call(self, prompt, messages, kwargs: dict, spend: Spend | None):
         meter = current_meter()
         pending: list[str] = []  # transport faults since the last answer
         attempt = empties = 0
@@ -356,14 +364,19 @@ class GuardedLM(dspy.BaseLM):
     # before it came, and its usage (DSPy's cache drops the usage of a LiteLLM response, the kind
     # a call with n > 1 to llama-server gets).
 
-    def _ledger_key(self, prompt, messages, kwargs) -> dict[str, str] | None:
+    def _request_digest(self, prompt, messages, kwargs) -> str | None:
+        """A digest of the request as DSPy's cache tells requests apart, or None when the cache is off."""
         if not kwargs.get("cache", getattr(self.inner, "cache", False)):
             return None
         settings = {k: v for k, v in {**self.inner.kwargs, **kwargs}.items() if not k.startswith("api_") and k != "timeout"}
         text = json.dumps(
             {"model": self.inner.model, "prompt": prompt, "messages": messages, "kwargs": settings}, sort_keys=True, default=str
         )
-        return {"memreason_fault_ledger": hashlib.sha256(text.encode()).hexdigest()}
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _ledger_key(self, prompt, messages, kwargs) -> dict[str, str] | None:
+        digest = self._request_digest(prompt, messages, kwargs)
+        return None if digest is None else {"memreason_fault_ledger": digest}
 
     def _remember(self, prompt, messages, kwargs, kinds: list[str], usage: tuple[int, int]) -> None:
         key = self._ledger_key(prompt, messages, kwargs)
@@ -375,6 +388,31 @@ class GuardedLM(dspy.BaseLM):
         key = self._ledger_key(prompt, messages, kwargs)
         record = dspy.cache.get(key) if key is not None else None
         return record if isinstance(record, dict) else {}
+
+
+_flights: dict[str, list] = {}  # request digest -> [its lock, the calls holding or awaiting it]
+_flights_lock = threading.Lock()
+
+
+@contextmanager
+def _in_flight(digest: str | None):
+    """One call at a time per cached request: a thread asking what another is already asking waits for that
+    answer, which DSPy's cache then hands it, instead of asking the LM the same thing twice (threads
+    answering scenes that share objects otherwise do). ``None`` (the cache off): no waiting."""
+    if digest is None:
+        yield
+        return
+    with _flights_lock:
+        flight = _flights.setdefault(digest, [threading.RLock(), 0])
+        flight[1] += 1
+    try:
+        with flight[0]:
+            yield
+    finally:
+        with _flights_lock:
+            flight[1] -= 1
+            if not flight[1]:
+                del _flights[digest]
 
 
 def _capture(lm: dspy.BaseLM):

@@ -5,6 +5,7 @@ DSPy's real OpenAI client; the unit tests use scripted engines.
 """
 
 import json
+import time
 
 import dspy
 import pytest
@@ -298,3 +299,38 @@ def test_a_programs_own_record_of_a_calls_tokens_counts_a_replay_from_the_cache(
     (live, live_meter), (replayed, replayed_meter) = spent
     assert live["calls"] == 1 and live["prompt"] > 0 and replayed == live
     assert (live["prompt"], live["completion"]) == (live_meter.prompt, live_meter.completion) and replayed_meter == live_meter
+
+
+def test_threads_asking_the_same_cached_request_at_once_make_one_call(cache_dir):
+    # threads answering scenes that share an object ask the same thing; the second waits for the first's answer
+    import threading
+
+    from memreason.lm import faults
+
+    entered, release = threading.Event(), threading.Event()
+
+    def respond(call):
+        entered.set()
+        release.wait(5)
+        return {"answer": "one two three"}
+
+    engine = ScriptedEngine(respond)
+    guarded, answers = GuardedLM(engine.lm(cache=True), role="task"), []
+
+    def ask(question):
+        with dspy.context(lm=guarded):
+            answers.append(dspy.Predict("question -> answer")(question=question).answer)
+
+    first = threading.Thread(target=ask, args=("what?",))
+    first.start()
+    assert entered.wait(5)  # the first call is with the LM...
+    second = threading.Thread(target=ask, args=("what?",))
+    second.start()  # ...when the second asks the same
+    time.sleep(0.3)
+    release.set()
+    first.join(5), second.join(5)
+    assert answers == ["one two three"] * 2 and len(engine.calls) == 1
+    assert faults._flights == {}  # nothing held once both are answered
+
+    ask("and now?")  # another request is asked of the LM
+    assert len(engine.calls) == 2
