@@ -91,6 +91,12 @@ def _options(parser: Parser, table: str) -> None:
         default=TableOptions.__dataclass_fields__["out"].default,
         help="where cells and tables go (default runs/tables)",
     )
+    add(
+        parser,
+        "--cache",
+        help="one DSPy response cache directory for every cell, so a request one cell asked (the same scene listed, "
+        "the same memory read) is answered from it in the others (default: each cell's own dspy_cache)",
+    )
     add(parser, "--no-progress")
     add(parser, "--no-report", help="do not write each cell's report.md and plots (the table is written all the same)")
     add_budget_options(parser, scope="the whole table (its cells together)")

@@ -188,6 +188,7 @@ class TableOptions(Options):
     temperature: float = 0.0
     max_tokens: int | None = None
     out: Path = Path("runs/tables")
+    cache: Path | None = None  # one DSPy response cache for every cell (None: each cell's own dspy_cache)
     no_progress: bool = False
     no_report: bool = False  # the cells write no report.md (the table is written all the same)
     mlflow: str | None = None
@@ -469,6 +470,7 @@ def _accuracy_cell(
                 threads=args.threads,
                 temperature=args.temperature,
                 out=directory,
+                cache=args.cache,
                 limit=args.limit,
                 api_base=args.api_base,
                 max_tokens=args.max_tokens,
@@ -571,7 +573,7 @@ def _build_memories(
 ) -> None:
     memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
     directory.mkdir(parents=True, exist_ok=True)
-    use_response_cache(directory / "dspy_cache")
+    use_response_cache(args.cache or directory / "dspy_cache")
     state = args.states.get(program)
     memorize(program, data, memory, directory, runs, program_state=state[0] if state else None, spend=spend)
 

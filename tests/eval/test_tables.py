@@ -239,3 +239,31 @@ def test_checked_memories_say_over_the_tables_how_many_rounds_proposed_nothing_n
         "hdr_grounded, Lv. 2: 3 rules verified in 3 memories over 2 tables (1 verified none); 3 of 6 rounds proposed nothing new."
         in markdown
     )
+
+
+def test_cells_sharing_one_cache_list_each_scene_once(tmp_path, monkeypatch):
+    # per-object rows list the same scenes; with --cache the second cell reads the first one's listing
+    from scripted_answers import first_entry_labeller, perceiver
+
+    script = Script(objects=perceiver, label=first_entry_labeller)
+    engine = ScriptedEngine(script)
+
+    def resolve(spec, **kw):
+        return LMChoice("good", engine.lm(cache=True), local=False)
+
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
+    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    argv = ["table3", "--levels", "2", "--rows", "episodic_cot,semantic_oracle_cot", "--per-object", "--retrieve-k", "2"]
+    argv += ["--limit", "3", "--no-report", "--no-progress"]
+
+    assert eval_main([*argv, "--out", str(tmp_path / "own")]) == 0
+    own = {name: script.asked.count(name) for name in ("objects", "label")}
+    assert own["objects"] == 2 * 3  # each cell lists the 3 scenes
+    assert eval_main([*argv, "--out", str(tmp_path / "shared"), "--cache", str(tmp_path / "cache")]) == 0
+    shared = {name: script.asked.count(name) - own[name] for name in ("objects", "label")}
+    assert shared == {"objects": 3, "label": own["label"]}  # listed once; the rows' memories differ, so each labels
+    assert (tmp_path / "cache").is_dir() and not list((tmp_path / "shared" / "cells").glob("*/dspy_cache"))
+    read = [json.loads((tmp_path / out / "table3.json").read_text()) for out in ("own", "shared")]
+    assert [[c["value"] for c in row["cells"]] for row in read[0]["rows"]] == [
+        [c["value"] for c in row["cells"]] for row in read[1]["rows"]
+    ]
