@@ -328,7 +328,8 @@ def test_threads_asking_the_same_cached_request_at_once_make_one_call(cache_dir)
     second.start()  # ...when the second asks the same
     time.sleep(0.3)
     release.set()
-    first.join(5), second.join(5)
+    first.join(5)
+    second.join(5)
     assert answers == ["one two three"] * 2 and len(engine.calls) == 1
     assert faults._flights == {}  # nothing held once both are answered
 
