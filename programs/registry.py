@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 import dspy
 
-from memreason.signatures import (
-    ACRE_TASK,
-    EXPERIENCE_TRANSFER_TASK,
-    LIST_FUNCTIONS_TASK,
-    AnswerDetector,
-    ApplyListFunction,
-    TaskDescription,
-)
+from memreason.signatures import EXPERIENCE_TRANSFER_TASK, TaskDescription
 
 from .arcmemo import ArcMemoOE, ArcMemoPS, Baseline, Cheatsheet
 from .hdr import (
     HDR,
-    CheckedBlickets,
-    CheckedListFunction,
     DirectHypothesis,
     EpisodicMemory,
     EpisodicSemanticOracle,
@@ -33,137 +24,181 @@ from .hdr import (
 )
 from .shared import READER_KNOBS
 
-__all__ = ["INDUCTIVE_TASKS", "PROGRAMS", "ProgramSpec", "build_program"]
+__all__ = ["GRIDS", "KINDS", "PROBLEMS", "PROGRAMS", "SCENES", "ProblemTaskSpec", "ProgramSpec", "build_program"]
 
-# The inductive tasks whose problems give their true rule (``Problem.oracle``): ACRE's experiments settle its blickets.
-ORACLE_TASKS = ("acre",)
+# What a task feeds a program: the kinds of task a program can be built for. A task says which it is
+# (memreason.eval.tasks); the registry never names a task.
+SCENES = "scenes"  # one memory from a set of labelled episodes, then a count asked of each test scene
+GRIDS = "grids"  # ARC-style problems: train pairs shown, a program written for the test inputs
+PROBLEMS = "problems"  # each problem shows its own labelled episodes and asks its own queries
+KINDS = (SCENES, GRIDS, PROBLEMS)
 
 ET = {"task_description": EXPERIENCE_TRANSFER_TASK}  # the consolidators' prompts as the paper's task has always had them
 
-# The inductive tasks (memreason.datasets.inductive): the reader's task and the consolidator's words for each.
-INDUCTIVE_TASKS: dict[str, tuple[type[dspy.Signature], TaskDescription]] = {
-    "acre": (AnswerDetector, ACRE_TASK),
-    "list_functions": (ApplyListFunction, LIST_FUNCTIONS_TASK),
-}
+
+@runtime_checkable
+class ProblemTaskSpec(Protocol):
+    """What a program built for a task of :data:`PROBLEMS` reads from that task.
+
+    ``signature``: the reader's task (a query's inputs, one output ``answer``); ``description``: the
+    consolidator's words for the task; ``has_oracle``: its problems give their true rule (``Problem.oracle``);
+    ``checked_program``: the factory of its hypothesis-checked program (knobs in, a module out), or None.
+    """
+
+    name: str
+    signature: type[dspy.Signature]
+    description: TaskDescription
+    has_oracle: bool
+    checked_program: Callable[..., dspy.Module] | None
 
 
 @dataclass(frozen=True)
 class ProgramSpec:
-    """A registered program: its name, its task, the factory of its knobs, a one-line summary.
+    """A registered program: everything the library knows of it, in one place.
 
-    ``reader_knobs`` names the knobs of its memory reader (:data:`READER_KNOBS`: ``cot``, ``signature``,
-    ``per_object``, ``retrieve_k``) when it has one (every Experience-Transfer program); ARC programs have none.
-    ``needs_attributes``: it builds memory from the episodes' structured attributes and perceives none, so it
-    runs in text modality only. ``inductive``: the inductive tasks it also runs (``--task acre``), each with the
-    factory that builds it for that task (:meth:`build_for`).
+    ``kind``: the kind of task it is written for (:data:`SCENES`, :data:`GRIDS`, or :data:`PROBLEMS` for a program
+    of problem tasks only); ``build`` makes it for that kind from its knobs. ``on_problems``: how it is built for a
+    task of :data:`PROBLEMS` (given the task, a factory of knobs), when it runs on such tasks at all; ``needs``:
+    what it needs of such a task (``"oracle"``: the true rule; ``"checked_program"``: a checked program of the
+    task's own). ``needs_attributes``: it builds memory from the episodes' structured attributes and perceives
+    none, so it runs in text modality only. ``memory_format``: the concept memory it reads and writes (``"oe"``,
+    ``"ps"``, ``"cheatsheet"``; None: none). ``space``: its knobs' Optuna search space beyond its kind's
+    (name -> ``("int", low, high)``, ``("float", low, high)`` or ``("categorical", choices)``). ``selects``:
+    it reads its memory with an LM call of its own (one more call per problem in a budget's estimate).
     """
 
     name: str
-    task: str  # "experience_transfer", "arc", or "inductive" (a program for the inductive tasks only)
+    kind: str
     build: Callable[..., dspy.Module]
     summary: str
     needs_attributes: bool = False
-    inductive: Mapping[str, Callable[..., dspy.Module]] = field(default_factory=dict)
+    on_problems: Callable[[ProblemTaskSpec], Callable[..., dspy.Module]] | None = None
+    needs: tuple[str, ...] = ()
+    memory_format: str | None = None
+    space: Mapping[str, tuple] = field(default_factory=dict)
+    selects: bool = False
 
-    def build_for(self, task: str, **knobs: Any) -> dspy.Module:
-        """The program built for ``task`` (``experience_transfer`` or an inductive task it runs) with ``knobs``."""
-        if task == self.task and task != "inductive":
+    def runs_on(self, task: Any) -> bool:
+        """Whether it runs on ``task`` (any object with a ``kind``; a :class:`ProblemTaskSpec` for :data:`PROBLEMS`)."""
+        if task.kind != PROBLEMS:
+            return task.kind == self.kind
+        return self.on_problems is not None and all(getattr(task, need, None) for need in self.needs)
+
+    def build_for(self, task: Any, **knobs: Any) -> dspy.Module:
+        """The program built for ``task`` (an object with a ``kind``) with ``knobs``."""
+        if not self.runs_on(task):
+            raise KeyError(f"{self.name} does not run on {task.name}")
+        if task.kind != PROBLEMS:
             return self.build(**knobs)
-        if task not in self.inductive:
-            raise KeyError(f"{self.name} does not run on {task}; it runs on {', '.join(self.tasks)}")
-        return self.inductive[task](**knobs)
-
-    @property
-    def tasks(self) -> tuple[str, ...]:
-        """The tasks it runs on (``--task``)."""
-        return (*((self.task,) if self.task != "inductive" else ()), *self.inductive)
+        return self.on_problems(task)(**knobs)
 
     @property
     def reader_knobs(self) -> tuple[str, ...]:
-        return READER_KNOBS if self.task == "experience_transfer" else ()
+        return READER_KNOBS if self.kind == SCENES else ()
 
 
 def _spec(
     name: str,
-    task: str,
+    kind: str,
     cls: type,
     summary: str,
     *,
     needs_attributes: bool = False,
-    inductive: Mapping[str, Callable[..., dspy.Module]] | None = None,
+    on_problems: Callable[[ProblemTaskSpec], Callable[..., dspy.Module]] | None = None,
+    needs: tuple[str, ...] = (),
+    space: Mapping[str, tuple] | None = None,
+    selects: bool = False,
+    memory_format: str | None = None,
     **fixed: Any,
 ) -> ProgramSpec:
-    return ProgramSpec(name, task, lambda **knobs: cls(**{**fixed, **knobs}), summary, needs_attributes, dict(inductive or {}))
+    return ProgramSpec(
+        name,
+        kind,
+        (lambda **knobs: cls(**{**fixed, **knobs})) if cls is not None else _no_kind(name),
+        summary,
+        needs_attributes,
+        on_problems,
+        needs,
+        memory_format,
+        dict(space or {}),
+        selects,
+    )
 
 
-def _on_tasks(cls: type, *, described: bool = False, **fixed: Any) -> dict[str, Callable[..., dspy.Module]]:
-    """``cls`` built for each inductive task: the task's reader signature (and, ``described``, its task description)."""
+def _no_kind(name: str) -> Callable[..., dspy.Module]:
+    def build(**knobs: Any) -> dspy.Module:
+        raise KeyError(f"{name} is built for a problem task: give the task")
 
-    def build(task: str) -> Callable[..., dspy.Module]:
-        signature, description = INDUCTIVE_TASKS[task]
-        words = {"task_description": description} if described else {}
-        return lambda **knobs: cls(**{**fixed, "signature": signature, **words, **knobs})
-
-    return {task: build(task) for task in INDUCTIVE_TASKS}
+    return build
 
 
-def _with_oracle(cls: type, **fixed: Any) -> dict[str, Callable[..., dspy.Module]]:
-    """``cls`` built for the inductive tasks whose problems give their true rule (:data:`ORACLE_TASKS`)."""
-    return {task: build for task, build in _on_tasks(cls, **fixed).items() if task in ORACLE_TASKS}
+def _on_problems(cls: type, *, described: bool = False, **fixed: Any) -> Callable[[ProblemTaskSpec], Callable[..., dspy.Module]]:
+    """``cls`` built for a problem task: the task's reader signature (and, ``described``, its task description)."""
+
+    def build(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
+        words = {"task_description": task.description} if described else {}
+        return lambda **knobs: cls(**{**fixed, "signature": task.signature, **words, **knobs})
+
+    return build
+
+
+def _checked(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
+    return task.checked_program
 
 
 PROGRAMS: dict[str, ProgramSpec] = {
     spec.name: spec
     for spec in [
-        _spec("episodic", "experience_transfer", EpisodicMemory, "all raw episodes in context", cot=False),
+        _spec("episodic", SCENES, EpisodicMemory, "all raw episodes in context", cot=False),
         _spec(
             "episodic_cot",
-            "experience_transfer",
+            SCENES,
             EpisodicMemory,
             "all raw episodes, chain of thought (on an inductive task: the examples only, no memory built)",
-            inductive=_on_tasks(EpisodicMemory, cot=True),
+            on_problems=_on_problems(EpisodicMemory, cot=True),
             cot=True,
         ),
-        _spec("semantic_oracle", "experience_transfer", SemanticOracle, "oracle hypotheses only", cot=False),
+        _spec("semantic_oracle", SCENES, SemanticOracle, "oracle hypotheses only", cot=False),
         _spec(
             "semantic_oracle_cot",
-            "experience_transfer",
+            SCENES,
             SemanticOracle,
             "oracle hypotheses, chain of thought (on ACRE: the true blickets)",
-            inductive=_with_oracle(SemanticOracle, cot=True),
+            on_problems=_on_problems(SemanticOracle, cot=True),
+            needs=("has_oracle",),
             cot=True,
         ),
-        _spec(
-            "episodic_semantic_oracle", "experience_transfer", EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False
-        ),
+        _spec("episodic_semantic_oracle", SCENES, EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False),
         _spec(
             "episodic_semantic_oracle_cot",
-            "experience_transfer",
+            SCENES,
             EpisodicSemanticOracle,
             "episodes and oracle hypotheses, chain of thought (on ACRE: the examples and the true blickets)",
-            inductive=_with_oracle(EpisodicSemanticOracle, cot=True),
+            on_problems=_on_problems(EpisodicSemanticOracle, cot=True),
+            needs=("has_oracle",),
             cot=True,
         ),
         _spec(
             "hdr",
-            "experience_transfer",
+            SCENES,
             HDR,
             "episodes and verified hypotheses (knobs: K, N, cot, resample)",
-            inductive=_on_tasks(HDR, described=True),
+            on_problems=_on_problems(HDR, described=True),
             **ET,
         ),
         _spec(
             "hdr_checked",
-            "inductive",
-            CheckedBlickets,
-            "inductive tasks only: hypotheses proposed by the LM and checked in code against every example "
+            PROBLEMS,
+            None,
+            "problem tasks only: hypotheses proposed by the LM and checked in code against every example "
             "(ACRE: blickets and a rule; List Functions: a Python f(xs) run in the sandbox), counterexamples fed "
             "back for N rounds, the kept one applied in code (knobs: N, samples); not the paper's",
-            inductive={"acre": CheckedBlickets, "list_functions": CheckedListFunction},
+            on_problems=_checked,
+            needs=("checked_program",),
         ),
         _spec(
             "hdr_grounded",
-            "experience_transfer",
+            SCENES,
             HDRGrounded,
             "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot, refine); "
             "not the paper's",
@@ -171,7 +206,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         ),
         _spec(
             "hdr_grounded_unrefined",
-            "experience_transfer",
+            SCENES,
             HDRGrounded,
             "hdr_grounded with refine=False: refuted rules never narrowed, no stop when a round brings nothing new (the "
             "earlier loop); a comparison row",
@@ -180,7 +215,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         ),
         _spec(
             "rule_learner",
-            "experience_transfer",
+            SCENES,
             RuleLearner,
             "episodes and the fewest general rules consistent with every episode, found by a greedy set cover "
             "with no LM (knob: cot); a reference row, not HDR; text modality only",
@@ -188,65 +223,80 @@ PROGRAMS: dict[str, ProgramSpec] = {
         ),
         _spec(
             "reflexion_individual",
-            "experience_transfer",
+            SCENES,
             ReflexionIndividual,
             "episodes and one reflection per episode (knob: cot)",
         ),
-        _spec("reflexion_all", "experience_transfer", ReflexionAll, "episodes and one reflection on all episodes (knob: cot)"),
+        _spec("reflexion_all", SCENES, ReflexionAll, "episodes and one reflection on all episodes (knob: cot)"),
         _spec(
             "direct_hypothesis",
-            "experience_transfer",
+            SCENES,
             DirectHypothesis,
             "episodes and unverified hypotheses, no factors (knob: cot)",
             **ET,
         ),
+        _spec("two_stage", SCENES, TwoStage, "episodes, factors, then unverified hypotheses (knobs: K, cot)", **ET),
         _spec(
-            "two_stage", "experience_transfer", TwoStage, "episodes, factors, then unverified hypotheses (knobs: K, cot)", **ET
+            "baseline",
+            GRIDS,
+            Baseline,
+            "program synthesis without memory (knobs: attempts, retries, cot)",
         ),
-        _spec("baseline", "arc", Baseline, "program synthesis without memory (knobs: attempts, retries, cot)"),
         _spec(
             "cheatsheet",
-            "arc",
+            GRIDS,
             Cheatsheet,
             "Dynamic Cheatsheet (cumulative), whole cheatsheet in context, frozen unless continual_every",
+            memory_format="cheatsheet",
         ),
         _spec(
-            "arcmemo_oe", "arc", ArcMemoOE, "open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)"
+            "arcmemo_oe",
+            GRIDS,
+            ArcMemoOE,
+            "open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)",
+            memory_format="oe",
+            selects=True,
         ),
         _spec(
             "arcmemo_ps",
-            "arc",
+            GRIDS,
             ArcMemoPS,
             "program-synthesis concepts, reasoning-based selection (knobs: top_k, continual_every, ...)",
+            memory_format="ps",
+            selects=True,
         ),
         _spec(
             "arcmemo_ps_noselect",
-            "arc",
+            GRIDS,
             ArcMemoPS,
             "program-synthesis concepts, all of memory in context (ablation)",
+            memory_format="ps",
             select=False,
         ),
         _spec(
             "arcmemo_ps_oracle",
-            "arc",
+            GRIDS,
             ArcMemoPS,
             "program-synthesis concepts, those abstracted from tasks of the task's own concept (reference, no selection LM)",
+            memory_format="ps",
             select="oracle",
         ),
         _spec(
             "arcmemo_ps_exec",
-            "arc",
+            GRIDS,
             ArcMemoPS,
             "program-synthesis concepts ranked by running their stored programs on the task's train pairs, "
             "no LM call to select (knobs: top_k, default 3, continual_every, ...); not the paper's",
+            memory_format="ps",
             select="execute",
         ),
         _spec(
             "arcmemo_ps_exec_solution",
-            "arc",
+            GRIDS,
             ArcMemoPS,
             "program-synthesis concepts: every concept abstracted with the stored program that comes closest on the "
             "task's train pairs, no LM call to select (knobs: top_k = programs, default 1, continual_every, ...); not the paper's",
+            memory_format="ps",
             select="execute",
             read_by="solution",
         ),
@@ -254,9 +304,10 @@ PROGRAMS: dict[str, ProgramSpec] = {
 }
 
 
-def build_program(name: str, *, task: str | None = None, **knobs: Any) -> dspy.Module:
+def build_program(name: str, *, task: Any = None, **knobs: Any) -> dspy.Module:
     """Build the registered program ``name`` with its knobs (constructor arguments), for ``task`` when given
-    (an inductive task such as ``"acre"``; default: the program's own task)."""
+    (a task object with a ``kind``: a problem task's signature and words go into the program; default: the
+    program built for its own kind)."""
     if name not in PROGRAMS:
         raise KeyError(f"unknown program {name!r}; known: {', '.join(PROGRAMS)}")
     return PROGRAMS[name].build(**knobs) if task is None else PROGRAMS[name].build_for(task, **knobs)

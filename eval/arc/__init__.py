@@ -50,7 +50,7 @@ without solving again (``--solutions``). It continues its run directory the same
 """
 
 from .build import BuildOptions, run_build
-from .config import KNOB_FIELDS, MEMORY_FORMAT, ArcConfig, BuildConfig
+from .config import KNOB_FIELDS, ArcConfig, BuildConfig
 from .evaluate import ArcEvalOptions, run_arc
 from .run import evaluate_arc
 from .scoring import KS, lm_failure, pooled_oracle_at_k, task_record, task_scores, verify_matrix
@@ -60,7 +60,6 @@ from .summary import summarise
 __all__ = [
     "KNOB_FIELDS",
     "KS",
-    "MEMORY_FORMAT",
     "ArcConfig",
     "ArcEvalOptions",
     "BuildConfig",

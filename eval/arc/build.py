@@ -17,46 +17,22 @@ from typing import Any
 
 from memreason.programs.arcmemo.memory_file import load_memory
 
-from ..harness.budget import add_recorded, check_prices, log_estimate, new_spend
+from ..harness.budget import log_estimate
 from ..harness.errors import UsageError
-from ..harness.lms import resolve_lms, retry_policy
+from ..harness.lms import retry_policy
 from ..harness.paths import check_output_dir, check_output_file
 from ..harness.publish import Outcome, publish
-from ..harness.resume import continues, read_examples
-from ..harness.runs import RunConfig, open_run_dir
+from ..harness.resume import identity_keys, read_examples
+from ..harness.setup import RunPlan, open_run
 from ..harness.tracking import check_mlflow
 from . import sandbox
 from .config import BuildConfig
-from .evaluate import DEFAULTS, GENERATION, ArcOptions, arc_rates, split_name
+from .evaluate import DEFAULTS, ArcOptions, arc_rates, split_name
 from .seeding import build_memory
 
 __all__ = ["BUILD_IDENTITY", "BuildOptions", "run_build"]
 
 log = logging.getLogger(__name__)
-
-BUILD_IDENTITY = (
-    "program",
-    "format",
-    "out",
-    "split",
-    "tasks",
-    "limit",
-    "solutions",
-    "unverified",
-    "apart",
-    "extend",
-    "attempts",
-    "retries",
-    "cot",
-    "temperature",
-    "timeout",
-    "lm",
-    "memory_lm",
-    "max_tokens",
-    "memory_temperature",
-    "memory_max_tokens",
-    *GENERATION,  # a generated split's knobs
-)
 
 
 @dataclass(kw_only=True)
@@ -72,6 +48,10 @@ class BuildOptions(ArcOptions):
     apart: bool = False
     extend: bool = False
     run_dir: Path | None = None
+
+
+# What decides a build's results (checked when its run directory is continued).
+BUILD_IDENTITY = identity_keys(BuildConfig, BuildOptions, extra=("program",))
 
 
 def run_build(options: BuildOptions) -> Outcome:
@@ -104,26 +84,24 @@ def run_build(options: BuildOptions) -> Outcome:
         held = load_memory(options.out)
         if held.format != options.format:
             raise UsageError(f"--extend: {options.out} holds a memory of format {held.format!r}, not {options.format!r}")
-    continuing = continues(
-        options.run_dir,
-        RunConfig.of(options, config, program="build_memory").to_json(),
-        keys=BUILD_IDENTITY,
-        defaults={**DEFAULTS, "apart": False, "extend": False},
-        flag="--run-dir",
+    opened = open_run(
+        options,
+        RunPlan(
+            name=f"build_memory-{options.format}-{split_name(options.split)}",
+            config=config,
+            keys=BUILD_IDENTITY,
+            defaults={**DEFAULTS, "apart": False, "extend": False},
+            extra=dict(program="build_memory"),
+            lm_settings=dict(
+                temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens
+            ),
+            out=options.run_dir,
+            flag="--run-dir",
+            written={},
+            dir_key="run_dir",
+        ),
     )
-    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
-    task, memory = resolve_lms(
-        options, temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens
-    )
-    run_dir = open_run_dir(options.run_dir, f"build_memory-{options.format}-{split_name(options.split)}", options.cache)
-    if continuing:
-        log.info("continuing the build in %s", run_dir)
-    else:
-        RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, program="build_memory", run_dir=str(run_dir)).write(
-            run_dir
-        )
-    spend = new_spend(options)
-    add_recorded(spend, run_dir, task.spec, memory.spec)
+    run_dir, task, memory, spend = opened.run_dir, opened.task, opened.memory, opened.spend
     _estimate(config, tasks, given, run_dir, spend, task.spec)
 
     def build() -> dict[str, Any]:

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memreason.datasets.arc import GENERATED_SPLITS, ArcDataError, ArcTask, generation, load_split
 from memreason.programs import PROGRAMS
 from memreason.programs.arcmemo.memory_file import Memory, empty_memory, load_memory
 
+from ..harness.resume import identity_field
 from .solutions import Solution, given_solutions
 
-MEMORY_FORMAT = {
-    "baseline": None,
-    "cheatsheet": "cheatsheet",
-    "arcmemo_oe": "oe",
-    "arcmemo_ps": "ps",
-    "arcmemo_ps_noselect": "ps",
-}
 # ArcConfig fields that are program knobs (a --config's knobs by these names set them, the rest go to the constructor)
 KNOB_FIELDS = (
     "attempts",
@@ -40,34 +34,36 @@ KNOB_FIELDS = (
 class ArcConfig:
     """What one ARC evaluation asks for (written to ``config.json``)."""
 
-    program: str
-    split: str = "val100"
-    tasks: list[str] | None = None
-    limit: int | None = None
-    memory: str | None = None
-    attempts: int = 2
-    retries: int = 0
-    top_k: int | None = None
-    continual_every: int | None = None
-    write_gate: str = "train"
-    cot: bool = False
-    modality: str = "text"
-    temperature: float = 0.7
-    retry_mode: str = "inline"  # or "passes": retries as passes over the tasks (ArcProgram)
-    reselect: bool = False
-    reselect_k: int | None = None
-    one_prefill: bool = False  # a task's first programs from one call with n = attempts
-    answer: str = "code"  # the solver's programs as a fenced code block, or "fields" (the session adapter's format)
-    runs: int = 1
+    program: str = identity_field()
+    split: str = identity_field("val100")
+    tasks: list[str] | None = identity_field(None)
+    limit: int | None = identity_field(None)
+    memory: str | None = identity_field(None)
+    attempts: int = identity_field(2)
+    retries: int = identity_field(0)
+    top_k: int | None = identity_field(None)
+    continual_every: int | None = identity_field(None)
+    write_gate: str = identity_field("train")
+    cot: bool = identity_field(False)
+    modality: str = identity_field("text")
+    temperature: float = identity_field(0.7)
+    retry_mode: str = identity_field("inline")  # or "passes": retries as passes over the tasks (ArcProgram)
+    reselect: bool = identity_field(False)
+    reselect_k: int | None = identity_field(None)
+    one_prefill: bool = identity_field(False)  # a task's first programs from one call with n = attempts
+    answer: str = identity_field(
+        "code"
+    )  # the solver's programs as a fenced code block, or "fields" (the session adapter's format)
+    runs: int = identity_field(1)
     threads: int = 1
-    knobs: dict[str, Any] = field(default_factory=dict)
+    knobs: dict[str, Any] = identity_field(default_factory=dict)
     program_state: str | None = None  # a DSPy state file (demos, instructions) loaded into each run's program
     # a generated split's knobs (memreason.datasets.arc.generated): resolved for a generated split, else None
-    seed: int | None = None
-    size: int | None = None
-    families: list[str] | None = None
-    exclude_families: list[str] | None = None
-    difficulty: list[float] | None = None
+    seed: int | None = identity_field(None)
+    size: int | None = identity_field(None)
+    families: list[str] | None = identity_field(None)
+    exclude_families: list[str] | None = identity_field(None)
+    difficulty: list[float] | None = identity_field(None)
 
     def __post_init__(self) -> None:
         _resolve_generation(self)
@@ -78,7 +74,7 @@ class ArcConfig:
 
     @property
     def memory_format(self) -> str | None:
-        return MEMORY_FORMAT.get(self.program, getattr(PROGRAMS[self.program].build(), "memory_format", None))
+        return PROGRAMS[self.program].memory_format
 
     def load_tasks(self) -> list[ArcTask]:
         tasks = load_split(self.split, ids=self.tasks, limit=self.limit, **self.generation())
@@ -130,26 +126,26 @@ class ArcConfig:
 class BuildConfig:
     """What ``build_memory`` asks for (written to ``config.json``)."""
 
-    format: str
-    out: str
-    split: str = "barc_seeds"
-    tasks: list[str] | None = None
-    limit: int | None = None
-    solutions: str | None = None
-    unverified: bool = False
-    apart: bool = False  # PS: each solution's concepts kept apart (no memory shown, no revision by title)
-    extend: bool = False  # start from the memory in ``out`` and skip the tasks among its sources
-    attempts: int = 2
-    retries: int = 1
-    cot: bool = False
-    temperature: float = 0.7
+    format: str = identity_field()
+    out: str = identity_field()
+    split: str = identity_field("barc_seeds")
+    tasks: list[str] | None = identity_field(None)
+    limit: int | None = identity_field(None)
+    solutions: str | None = identity_field(None)
+    unverified: bool = identity_field(False)
+    apart: bool = identity_field(False)  # PS: each solution's concepts kept apart (no memory shown, no revision by title)
+    extend: bool = identity_field(False)  # start from the memory in ``out`` and skip the tasks among its sources
+    attempts: int = identity_field(2)
+    retries: int = identity_field(1)
+    cot: bool = identity_field(False)
+    temperature: float = identity_field(0.7)
     threads: int = 1
     # a generated split's knobs (as ArcConfig's)
-    seed: int | None = None
-    size: int | None = None
-    families: list[str] | None = None
-    exclude_families: list[str] | None = None
-    difficulty: list[float] | None = None
+    seed: int | None = identity_field(None)
+    size: int | None = identity_field(None)
+    families: list[str] | None = identity_field(None)
+    exclude_families: list[str] | None = identity_field(None)
+    difficulty: list[float] | None = identity_field(None)
 
     def __post_init__(self) -> None:
         _resolve_generation(self)

@@ -19,17 +19,15 @@ from typing import Any
 from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.arcmemo.memory_file import MemoryFileError
+from memreason.programs.registry import GRIDS
 
-from ..harness.budget import add_recorded, chars_to_tokens, check_prices, log_estimate, new_spend, saved_rates
+from ..harness.budget import chars_to_tokens, log_estimate, saved_rates
 from ..harness.errors import UsageError
-from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, resolve_lms, retry_policy
+from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, retry_policy
 from ..harness.options import RunOptions
-from ..harness.paths import check_output_dir
 from ..harness.publish import Outcome, publish
-from ..harness.resume import continues, read_examples
-from ..harness.runs import RunConfig, open_run_dir
-from ..harness.session import check_repetitions
-from ..harness.tracking import check_mlflow
+from ..harness.resume import identity_field, identity_keys, read_examples
+from ..harness.setup import RunPlan, check_run_options, open_run
 from ..harness.tuned import as_paths, config_knobs, state_digest
 from . import sandbox
 from .config import KNOB_FIELDS, ArcConfig
@@ -37,6 +35,7 @@ from .run import evaluate_arc
 
 __all__ = [
     "DEFAULTS",
+    "IDENTITY",
     "GENERATION",
     "IDENTITY",
     "MEMORY_GENERATION",
@@ -53,40 +52,6 @@ log = logging.getLogger(__name__)
 # holds them resolved (seed 0, the default size, re-ARC's default difficulty).
 GENERATION: dict[str, Any] = {"seed": None, "size": None, "families": None, "exclude_families": None, "difficulty": None}
 
-# What decides an ARC run's results (checked when a run directory is continued), with the
-# defaults of configs saved before a key existed; the rest (threads, LM retries, the cache,
-# the server's address) only decides how it runs.
-IDENTITY = (
-    "program",
-    "split",
-    "tasks",
-    "task_ids",
-    "limit",
-    "memory",
-    "attempts",
-    "retries",
-    "top_k",
-    "continual_every",
-    "write_gate",
-    "cot",
-    "modality",
-    "temperature",
-    "timeout",
-    "runs",
-    "lm",
-    "memory_lm",
-    "max_tokens",
-    "knobs",
-    "program_state_sha256",  # the content of --program-state (demos, instructions), not its path
-    "retry_mode",
-    "reselect",
-    "reselect_k",
-    "memory_temperature",
-    "memory_max_tokens",
-    "one_prefill",
-    "answer",
-    *GENERATION,  # a generated split's knobs
-)
 # Before --memory-temperature and --memory-max-tokens, memory calls ran at temperature 0 with the solver's --max-tokens (None).
 MEMORY_GENERATION = {"memory_temperature": 0.0, "memory_max_tokens": None}
 # Before --answer, the solver's programs came back in the session adapter's fields (a JSON string on the embedded model).
@@ -113,7 +78,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 def arc_programs() -> list[str]:
-    return [name for name, spec in PROGRAMS.items() if spec.task == "arc"]
+    return [name for name, spec in PROGRAMS.items() if spec.kind == GRIDS]
 
 
 @dataclass(kw_only=True)
@@ -127,9 +92,9 @@ class ArcOptions(RunOptions):
     retries: int = 0
     cot: bool = False
     temperature: float = 0.7
-    timeout: float = 4.0
-    memory_temperature: float | None = MEMORY_TEMPERATURE
-    memory_max_tokens: int | None = MEMORY_MAX_TOKENS
+    timeout: float = identity_field(4.0)
+    memory_temperature: float | None = identity_field(MEMORY_TEMPERATURE)
+    memory_max_tokens: int | None = identity_field(MEMORY_MAX_TOKENS)
     # a generated split's knobs (memreason.datasets.arc.generated), None: its default
     seed: int | None = None
     size: int | None = None
@@ -168,6 +133,11 @@ class ArcEvalOptions(ArcOptions):
     program_state: Path | None = None
 
 
+# What decides an ARC run's results (checked when a run directory is continued); DEFAULTS: the values of
+# configs saved before a key existed.
+IDENTITY = identity_keys(ArcConfig, ArcEvalOptions, extra=("task_ids", "knobs", "program_state_sha256"))
+
+
 def split_name(split: str) -> str:
     """A split's name in a run's name: the directory's own name for a directory of task files."""
     return split if split in SPLITS or split in GENERATED_SPLITS else Path(split).name
@@ -177,8 +147,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
     """Evaluate ``options.program`` on its ARC tasks (or continue the run in ``options.out``)."""
     if options.program not in arc_programs():
         raise UsageError(f"unknown ARC program {options.program!r}; choose from: {', '.join(arc_programs())}")
-    check_mlflow(options)
-    check_output_dir(options.out)
+    check_run_options(options)
     knobs = _config_knobs(options)
     config = ArcConfig(
         program=options.program,
@@ -207,7 +176,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
     )
     if config.memory_format is None and (options.continual_every or options.top_k):
         raise UsageError(f"{options.program} keeps no memory: --continual-every and --top-k do not apply")
-    if (options.reselect or options.reselect_k) and options.program not in ("arcmemo_oe", "arcmemo_ps"):
+    if (options.reselect or options.reselect_k) and not PROGRAMS[options.program].selects:
         raise UsageError(f"{options.program} does not re-select concepts with an LM: --reselect and --reselect-k do not apply")
     if options.reselect_k and not options.reselect:
         raise UsageError("--reselect-k needs --reselect")
@@ -221,31 +190,29 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
         if isinstance(exc, MemoryFileError):
             raise
         raise UsageError(str(exc)) from None
-    tuned = dict(task_ids=[t.id for t in tasks], knobs=knobs, program_state_sha256=digest)
-    continuing = continues(
-        options.out, RunConfig.of(options, config, **tuned).to_json(), keys=IDENTITY, defaults=DEFAULTS
-    )  # before any model loads
     temperatures = {"--temperature": options.temperature}
     if config.memory_format is not None:  # memory reads and writes sample too
         temperatures["--memory-temperature"] = options.memory_temperature
-    repetitions = check_repetitions(options.runs, temperatures, continuing=bool(continuing))
-    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
-    task, memory = resolve_lms(
+    opened = open_run(
         options,
-        slots=options.threads * max(1, options.attempts),  # each task's attempts (and their retries) decode at once
-        temperature=0.0,
-        memory_temperature=options.memory_temperature,
-        memory_max_tokens=options.memory_max_tokens,
+        RunPlan(
+            name=f"{options.program}-{split_name(options.split)}",
+            config=config,
+            keys=IDENTITY,
+            defaults=DEFAULTS,
+            runs=options.runs,
+            extra=dict(task_ids=[t.id for t in tasks], knobs=knobs, program_state_sha256=digest),
+            temperatures=temperatures,
+            lm_settings=dict(
+                slots=options.threads * max(1, options.attempts),  # each task's attempts (and their retries) decode at once
+                temperature=0.0,
+                memory_temperature=options.memory_temperature,
+                memory_max_tokens=options.memory_max_tokens,
+            ),
+            check_lms=lambda task, memory: _check_modality(options.modality, memory),
+        ),
     )
-    if options.modality == "image" and memory.local:
-        raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")
-    run_dir = open_run_dir(options.out, f"{options.program}-{split_name(options.split)}", options.cache)
-    if continuing:
-        log.info("continuing the run in %s", run_dir)
-    else:
-        RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
-    spend = new_spend(options)
-    add_recorded(spend, run_dir, task.spec, memory.spec)
+    run_dir, task, memory, spend = opened.run_dir, opened.task, opened.memory, opened.spend
     _estimate(options, config, tasks, run_dir, spend, task.spec)
 
     def evaluate() -> dict[str, Any]:
@@ -265,7 +232,12 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
                 spend=spend,
             )
 
-    return publish(options, run_dir, evaluate, repetitions=repetitions)
+    return publish(options, run_dir, evaluate, repetitions=opened.repetitions)
+
+
+def _check_modality(modality: str, memory) -> None:
+    if modality == "image" and memory.local:
+        raise UsageError("the local model reads text only: use --modality text, or a vision model with --memory-lm")
 
 
 def _estimate(options: ArcEvalOptions, config: ArcConfig, tasks: list, run_dir: Path, spend, spec: str) -> None:
@@ -287,7 +259,7 @@ def arc_rates(config: Any, tasks: list, finished: dict) -> dict[str, Any]:
     rates = saved_rates(finished.values())
     if rates is not None:
         return {"calls": rates[0], "prompt": rates[1], "basis": f"from the {len(finished)} tasks the run has"}
-    selects = getattr(config, "program", "") in ("arcmemo_oe", "arcmemo_ps")  # they read memory with a call
+    selects = PROGRAMS[config.program].selects if isinstance(config, ArcConfig) else False  # a call reads memory
     first = tasks[:3]
     return {
         "calls": config.attempts * (1 + config.retries) + (1 if selects else 0),

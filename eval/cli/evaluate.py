@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 
-from memreason.eval.experience_transfer.evaluate import EvaluateOptions, experience_transfer_programs, run_cell, summary_table
+from memreason.eval.experience_transfer.evaluate import summary_table
 from memreason.eval.harness.errors import UsageError
-from memreason.eval.harness.resume import IDENTITY
-from memreason.eval.inductive.evaluate import inductive_programs, run_inductive_cell
-from memreason.programs import PROGRAMS
+from memreason.eval.harness.options import EvaluateOptions
+from memreason.eval.harness.resume import identity_keys
+from memreason.eval.tasks import get_task, task_names
+from memreason.programs.registry import GRIDS
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options
 from .resume import resumed_args
@@ -26,10 +27,18 @@ from .resume import resumed_args
 __all__ = ["register"]
 
 
+def _evaluated() -> list[str]:
+    """The programs ``python -m eval <program>`` evaluates: those of every registered task but ARC's grids (which
+    have their own command, with ``--split``)."""
+    tasks = [get_task(name) for name in task_names()]
+    return list(dict.fromkeys(p for task in tasks if task.kind != GRIDS for p in task.programs()))
+
+
 def register(commands: argparse._SubParsersAction) -> None:
-    for name in [*experience_transfer_programs(), *(p for p in inductive_programs() if p not in experience_transfer_programs())]:
-        where = "Experience-Transfer" if name in experience_transfer_programs() else "an inductive task (--task)"
-        parser = commands.add_parser(name, help=f"evaluate {name} on {where}", description=f"Evaluate {name} on {where}.")
+    for name in _evaluated():
+        tasks = [t for t in task_names() if name in get_task(t).programs()]
+        where = " or ".join(tasks)
+        parser = commands.add_parser(name, help=f"evaluate {name} (--task {where})", description=f"Evaluate {name} on {where}.")
         _options(parser)
         parser.set_defaults(program=name, handler=lambda args, parser=parser: run(args, parser))
 
@@ -61,24 +70,15 @@ def run(args: argparse.Namespace, parser: Parser) -> int:
         args = resumed_args(
             parser,
             args,
-            IDENTITY,
-            kind="an Experience-Transfer run (or an inductive task's)",
-            programs=[*experience_transfer_programs(), *inductive_programs()],
+            identity_keys(EvaluateOptions, extra=("program", "knobs", "program_state_sha256")),
+            kind="an evaluation of a program on a task",
+            programs=_evaluated(),
         )
-    if args.task != "experience_transfer":
-        cell = run_inductive_cell(EvaluateOptions.from_args(args))
-        print(summary_table([cell.results]))
-        if cell.report is not None:
-            print(f"report: {cell.report}")
-        print(f"\nrun directory: {cell.run_dir}")
-        return 0
-    if args.program not in experience_transfer_programs():
-        raise UsageError(
-            f"{args.program} runs on an inductive task: give --task {' or --task '.join(PROGRAMS[args.program].tasks)}"
-        )
-    if args.level is None:
-        raise UsageError(f"{args.program} needs --level {{1,2,3}}")
-    cell = run_cell(EvaluateOptions.from_args(args))
+    task = get_task(args.task)
+    if args.program not in task.programs():
+        on = [t for t in task_names() if args.program in get_task(t).programs()]
+        raise UsageError(f"{args.program} does not run on {task.name}: give --task {' or --task '.join(on)}")
+    cell = task.run(EvaluateOptions.from_args(args))
     print(summary_table([cell.results]))
     if cell.report is not None:
         print(f"report: {cell.report}")

@@ -13,51 +13,35 @@ demo call :func:`run_cell` once per cell.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
+from memreason.programs.registry import SCENES
 
-from ..harness.budget import add_recorded, chars_to_tokens, check_prices, log_estimate, new_spend, saved_rates
+from ..harness.budget import chars_to_tokens, log_estimate, saved_rates
 from ..harness.errors import UsageError
-from ..harness.lms import resolve_lms, retry_policy
-from ..harness.options import RunOptions
-from ..harness.paths import check_output_dir
+from ..harness.lms import retry_policy
+from ..harness.options import EvaluateOptions
 from ..harness.publish import Outcome, publish
-from ..harness.resume import continues, read_examples
-from ..harness.runs import RunConfig, open_run_dir
-from ..harness.session import check_repetitions
-from ..harness.tracking import check_mlflow
+from ..harness.resume import identity_keys, read_examples
+from ..harness.setup import RunPlan, check_run_options, open_run
 from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
 from .run import ExperienceTransferConfig, evaluate_experience_transfer
 
-__all__ = ["EvaluateOptions", "experience_transfer_programs", "run_cell", "summary_table"]
+__all__ = ["IDENTITY", "SAVED_BEFORE", "EvaluateOptions", "experience_transfer_programs", "run_cell", "summary_table"]
 
 log = logging.getLogger(__name__)
 
 
 def experience_transfer_programs() -> list[str]:
-    return [name for name, spec in PROGRAMS.items() if spec.task == "experience_transfer"]
+    return [name for name, spec in PROGRAMS.items() if spec.kind == SCENES]
 
 
-@dataclass(kw_only=True)
-class EvaluateOptions(RunOptions):
-    """What one evaluation of an Experience-Transfer program asks for (``python -m eval <program>``)."""
-
-    program: str
-    level: int | None = None  # Experience-Transfer only
-    task: str = "experience_transfer"  # or an inductive task (memreason.eval.inductive)
-    modality: str = "text"
-    rules: str | None = None
-    limit: int | None = None
-    seed: int = 0
-    runs: int = 1
-    config: Path | None = None  # a best.json whose "knobs" build the program
-    program_state: Path | None = None  # a DSPy state loaded into the program
-    per_object: bool = False
-    retrieve_k: int | None = None
+# What decides an Experience-Transfer run's results, and what configs saved before a key existed held.
+IDENTITY = identity_keys(ExperienceTransferConfig, EvaluateOptions, extra=("knobs", "program_state_sha256"))
+SAVED_BEFORE: dict[str, Any] = {"task": "experience_transfer", "modality": "text", "seed": 0, "runs": 1, "temperature": 0.0}
 
 
 def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome:
@@ -75,8 +59,9 @@ def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome
         raise UsageError(
             f"{options.program} learns from the episodes' attributes, which images do not carry: use --modality text"
         )
-    check_mlflow(options)
-    check_output_dir(options.out)
+    if options.level is None:
+        raise UsageError(f"{options.program} needs --level {{1,2,3}}")
+    check_run_options(options)
     knobs, digest = _knobs_and_state(options)
     config = ExperienceTransferConfig(
         program=options.program,
@@ -91,24 +76,21 @@ def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome
         program_state=str(options.program_state) if options.program_state else None,
     )
     data = config.load_data()  # bad rules files fail here, before any model loads
-
-    tuned = dict(knobs=knobs, program_state_sha256=digest)
-    continuing = continues(options.out, RunConfig.of(options, config, **tuned).to_json())  # before any model loads
-    repetitions = check_repetitions(options.runs, {"--temperature": options.temperature}, continuing=bool(continuing))
-    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
-
-    task, memory = resolve_lms(options)
-    if options.modality == "image" and (task.local or memory.local):
-        raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
-
-    run_dir = open_run_dir(options.out, f"{options.program}-L{options.level}", options.cache)
-    if continuing:
-        log.info("continuing the run in %s", run_dir)
-    else:
-        RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None, **tuned).write(run_dir)
-    if spend is None:
-        spend = new_spend(options)
-        add_recorded(spend, run_dir, task.spec, memory.spec)
+    opened = open_run(
+        options,
+        RunPlan(
+            name=f"{options.program}-L{options.level}",
+            config=config,
+            keys=IDENTITY,
+            defaults=SAVED_BEFORE,
+            runs=options.runs,
+            extra=dict(knobs=knobs, program_state_sha256=digest),
+            temperatures={"--temperature": options.temperature},
+            check_lms=lambda task, memory: _check_modality(options.modality, task, memory),
+        ),
+        spend=spend,
+    )
+    run_dir, task, memory, spend = opened.run_dir, opened.task, opened.memory, opened.spend
     _estimate(options, config, data, run_dir, spend, task.spec)
 
     return publish(
@@ -126,8 +108,13 @@ def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome
             retry_failed=options.retry_failed,
             spend=spend,
         ),
-        repetitions=repetitions,
+        repetitions=opened.repetitions,
     )
+
+
+def _check_modality(modality: str, task, memory) -> None:
+    if modality == "image" and (task.local or memory.local):
+        raise UsageError("the local model reads text only: use --modality text, or a vision model with --lm")
 
 
 def _estimate(options: EvaluateOptions, config: ExperienceTransferConfig, data, run_dir: Path, spend, spec: str) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from memreason.signatures import Episode
 
 from ..harness.budget import STOPPED_BY_BUDGET, answered_so_far
 from ..harness.loop import finish_example, run_each
-from ..harness.resume import read_examples
+from ..harness.resume import identity_field, read_examples
 from ..harness.runs import JsonlWriter, read_json, write_json
 from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit, memory_unit
@@ -55,15 +55,15 @@ MODALITIES = ("text", "image")
 class ExperienceTransferConfig:
     """What one evaluation asks for (written to ``config.json``)."""
 
-    program: str
-    level: int
-    modality: str = "text"
-    limit: int | None = None
-    runs: int = 1
+    program: str = identity_field()
+    level: int = identity_field()
+    modality: str = identity_field("text")
+    limit: int | None = identity_field(None)
+    runs: int = identity_field(1)
     threads: int = 1
-    seed: int = 0
-    rules: str | None = None
-    knobs: dict[str, Any] = field(default_factory=dict)
+    seed: int = identity_field(0)
+    rules: str | None = identity_field(None)
+    knobs: dict[str, Any] = identity_field(default_factory=dict)
     program_state: str | None = None  # a DSPy state file (``program.save``) loaded into each run's program
 
     def load_data(self) -> ExperienceTransferLevel:

@@ -34,7 +34,6 @@ from memreason.datasets.experience_transfer import RuleTable
 from memreason.lm import resolve_lm
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
-from memreason.programs.registry import ORACLE_TASKS
 from memreason.programs.shared.atomic_file import write_text
 
 from ..harness.budget import add_recorded, capped, check_prices, new_spend, stopped_by_budget
@@ -42,11 +41,11 @@ from ..harness.errors import UsageError
 from ..harness.options import Options
 from ..harness.runs import use_response_cache, write_json
 from ..harness.tuned import TunedError, reader_knobs, state_digest
-from ..inductive.evaluate import run_inductive_cell
 from ..metrics import mean_std
 from ..paired import compare_items, format_p, headline_ci, run_items
 from ..stats import RESAMPLES, SEED
-from .evaluate import EvaluateOptions, run_cell
+from ..tasks import get_task
+from .evaluate import EvaluateOptions
 from .hypothesis_scoring import F1_MODES, memory_f1
 from .run import ExperienceTransferConfig, memorize
 
@@ -127,7 +126,7 @@ INDUCTIVE_ROWS = (
 
 def inductive_rows(task: str) -> list[Row]:
     """Table 3's rows on an inductive task: those whose program runs on it."""
-    return [row for row in INDUCTIVE_ROWS if task in PROGRAMS[row.program].inductive]
+    return [row for row in INDUCTIVE_ROWS if row.program in get_task(task).programs()]
 
 
 # Labels for rows a user adds with --rows (any Experience-Transfer program may be a row).
@@ -211,9 +210,9 @@ def _rows(spec: TableSpec, text: str | None, task: str = "experience_transfer") 
         raise TableError(f"--rows names no program, got {text!r}")
     rows = []
     for name in names:
-        if inductive and (name not in PROGRAMS or task not in PROGRAMS[name].inductive):
+        if inductive and name not in get_task(task).programs():
             raise TableError(f"--rows: {name!r} does not run on {task}")
-        if not inductive and (name not in PROGRAMS or PROGRAMS[name].task != "experience_transfer"):
+        if not inductive and name not in get_task(task).programs():
             raise TableError(f"--rows: {name!r} is not an Experience-Transfer program")
         paper = next((row for row in spec.rows if row.program == name), None)
         marks = EXTRA_MARKS.get(spec_name(spec), {}).get(name, tuple(False for _ in spec.mark_names))
@@ -222,7 +221,7 @@ def _rows(spec: TableSpec, text: str | None, task: str = "experience_transfer") 
 
 
 def _oracle_words(task: str) -> str:
-    return "" if task in ORACLE_TASKS else "; no oracle row: the task gives no true rule"
+    return "" if get_task(task).has_oracle else "; no oracle row: the task gives no true rule"
 
 
 def spec_name(spec: TableSpec) -> str:
@@ -425,12 +424,10 @@ def _table_spend(args: TableOptions, todo: list[tuple[Row, str | None, int, str]
 
 def _check_inductive_table(args: TableOptions) -> None:
     """Table 3 on an inductive task: one column, the task; what only Experience-Transfer has is refused."""
-    from memreason.datasets.inductive import TASKS
-
     if args.table != "table3":
         raise TableError(f"--task runs table3 only; {args.table} is Experience-Transfer's")
-    if args.task not in TASKS:
-        raise TableError(f"unknown task {args.task!r}; choose from: experience_transfer, {', '.join(sorted(TASKS))}")
+    if not hasattr(get_task(args.task), "problems"):
+        raise TableError(f"--task {args.task}: table3 runs on Experience-Transfer or a problem task")
     for flag, value in (("--rules", args.rules), ("--per-object", args.per_object), ("--retrieve-k", args.retrieve_k)):
         if value not in (None, False):
             raise TableError(f"{flag} is an Experience-Transfer option; --task {args.task} does not take it")
@@ -458,7 +455,7 @@ def _accuracy_cell(
     if not _finished(directory):
         state = args.states.get(program)
         inductive = not isinstance(level, int)
-        (run_inductive_cell if inductive else run_cell)(
+        get_task(level if inductive else "experience_transfer").run(
             EvaluateOptions(
                 program=program,
                 level=None if inductive else level,

@@ -14,7 +14,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["LMOptions", "Options", "RunOptions"]
+from .resume import identity_field
+
+__all__ = ["EvaluateOptions", "LMOptions", "Options", "RunOptions"]
 
 T = TypeVar("T", bound="Options")
 
@@ -38,13 +40,15 @@ class Options:
 class LMOptions(Options):
     """Which language models answer, and how their calls are made and retried."""
 
-    lm: str | None = None  # task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (None: the embedded model)
-    memory_lm: str | None = None  # LM for memory reads and writes (None: the task LM)
+    lm: str | None = identity_field(
+        None
+    )  # task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (None: the embedded model)
+    memory_lm: str | None = identity_field(None)  # LM for memory reads and writes (None: the task LM)
     api_base: str | None = None
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    memory_temperature: float | None = None  # the memory role's own sampling (None: as the task LM)
-    memory_max_tokens: int | None = None
+    temperature: float = identity_field(0.0)
+    max_tokens: int | None = identity_field(None)
+    memory_temperature: float | None = identity_field(None)  # the memory role's own sampling (None: as the task LM)
+    memory_max_tokens: int | None = identity_field(None)
     no_cache: bool = False
     cache: Path | None = None  # DSPy response cache directory (None: the run directory's dspy_cache)
     lm_retries: int = 3
@@ -67,3 +71,24 @@ class RunOptions(LMOptions):
     fail_share: float = 1.0  # exit 1 once this share of the items answered in this process failed (1: all of them)
     retry_failed: bool = False
     mlflow: str | None = None  # None: no tracking; "": a SQLite store beside the run; else a tracking URI
+
+
+@dataclass(kw_only=True)
+class EvaluateOptions(RunOptions):
+    """What one evaluation of a program on a task asks for (``python -m eval <program> --task T``).
+
+    ``level``, ``modality``, ``rules``, ``per_object``, ``retrieve_k`` and ``program_state`` mean something on
+    Experience-Transfer only; a task that takes none of them refuses them in one line."""
+
+    program: str = identity_field()
+    task: str = identity_field("experience_transfer")
+    level: int | None = identity_field(None)
+    modality: str = identity_field("text")
+    rules: str | None = identity_field(None)
+    limit: int | None = identity_field(None)
+    seed: int = identity_field(0)
+    runs: int = identity_field(1)
+    config: Path | None = None  # a best.json whose "knobs" build the program
+    program_state: Path | None = None  # a DSPy state loaded into the program
+    per_object: bool = False
+    retrieve_k: int | None = None

@@ -12,36 +12,36 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import MISSING, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
 from memreason.datasets.json_file import read_json_file
 
-# The config keys that decide a run's results; the rest only decide how it runs.
-IDENTITY = (
-    "program",
-    "task",
-    "level",
-    "modality",
-    "rules",
-    "limit",
-    "seed",
-    "runs",
-    "lm",
-    "memory_lm",
-    "temperature",
-    "max_tokens",
-    "knobs",
-    "program_state_sha256",
-)  # the content of --program-state (demos, instructions), not its path
-DEFAULTS: dict[str, Any] = {
-    "task": "experience_transfer",
-    "modality": "text",
-    "seed": 0,
-    "runs": 1,
-    "temperature": 0.0,
-    "knobs": {},
-}
+# Keys of every run's config that are not fields of a config class: identity() fills in the models' defaults.
+MODEL_KEYS = ("lm", "memory_lm")
+
+
+def identity_field(default: Any = MISSING, **kwargs: Any) -> Any:
+    """A dataclass field that decides a run's results: a run directory holding another value is another run
+    (checked on ``--resume``); other fields only decide how a run runs (threads, retries, the cache)."""
+    if "default_factory" not in kwargs:
+        kwargs["default"] = default
+    return field(metadata={"identity": True}, **kwargs)
+
+
+def identity_keys(*classes: type, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The names of the fields marked :func:`identity_field` in ``classes`` (dataclasses), then ``extra``, in
+    order, once each."""
+    keys: dict[str, None] = {}
+    for cls in classes:
+        for f in fields(cls):
+            if f.metadata.get("identity"):
+                keys[f.name] = None
+    keys.update(dict.fromkeys(extra))
+    return tuple(keys)
+
+
 # The memory records a continued run reads back: Experience-Transfer's per run, ARC's snapshots.
 MEMORY_RECORDS = ("memory-run*.json", "memory/run*/*.json")
 
@@ -95,10 +95,10 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def identity(config: dict[str, Any], keys: tuple[str, ...] = IDENTITY, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+def identity(config: dict[str, Any], keys: tuple[str, ...], defaults: dict[str, Any] | None = None) -> dict[str, Any]:
     """The part of a saved or requested config that decides results (``keys``), with ``defaults`` filled in."""
-    defaults = DEFAULTS if defaults is None else defaults
-    out = {key: config.get(key, defaults.get(key)) for key in keys}
+    defaults = defaults or {}
+    out = {key: config.get(key, defaults.get(key)) for key in (*keys, *(k for k in MODEL_KEYS if k not in keys))}
     out["lm"] = out["lm"] or "embedded"
     out["memory_lm"] = out["memory_lm"] or out["lm"]
     if "knobs" in out and out["knobs"] is None:
@@ -111,12 +111,13 @@ def check_same_config(
     requested: dict[str, Any],
     run_dir: Path,
     *,
-    keys: tuple[str, ...] = IDENTITY,
+    keys: tuple[str, ...],
     defaults: dict[str, Any] | None = None,
 ) -> None:
     """Raise :class:`RunDirError` naming every difference between the saved run and the request.
 
-    ``keys`` and ``defaults`` name what decides another harness's results (the ARC harness passes its own)."""
+    ``keys`` name what decides the run's results (:func:`identity_keys` of its task's config), ``defaults`` the
+    values of keys missing from configs saved before they existed."""
     old, new = identity(saved, keys, defaults), identity(requested, keys, defaults)
     diffs = [f"{key} {old[key]!r} != {new[key]!r}" for key in keys if _norm(old[key]) != _norm(new[key])]
     if diffs:
@@ -171,7 +172,7 @@ def continues(
     run_dir: Path | None,
     requested: dict[str, Any],
     *,
-    keys: tuple[str, ...] = IDENTITY,
+    keys: tuple[str, ...],
     defaults: dict[str, Any] | None = None,
     flag: str = "--out",
 ) -> bool:

@@ -1,42 +1,36 @@
-"""One evaluation on an inductive task from its options to its run directory: ``python -m eval <program> --task T``.
+"""One evaluation on a problem task from its options to its run directory: ``python -m eval <program> --task T``.
 
     options = EvaluateOptions(program="hdr", task="acre", limit=20, lm="openai/gpt-4o-mini")
-    cell = run_inductive_cell(options)      # the same options again continue the run; another config is refused
+    cell = run_inductive_cell(options, benchmark=get_task("acre"))   # the same options again continue the run
 
-The options are Experience-Transfer's (``memreason.eval.experience_transfer.evaluate.EvaluateOptions``, taken as
-any object with its fields, so this package does not import that one); those that only mean something
-there (``--level``, ``--rules``, ``--modality image``, ``--per-object``, ``--retrieve-k``,
-``--program-state``) are refused in one line, as is a program that does not run on the task. ``--config``
-gives the program's knobs (``{"knobs": {"samples": 5}}``), checked by building the program.
+The options are every evaluation's (:class:`memreason.eval.harness.options.EvaluateOptions`); those that only
+mean something on Experience-Transfer (``--level``, ``--rules``, ``--modality image``, ``--per-object``,
+``--retrieve-k``, ``--program-state``) are refused in one line, as is a program that does not run on the task.
+``--config`` gives the program's knobs (``{"knobs": {"samples": 5}}``), checked by building the program.
 """
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
 from typing import Any
 
-from memreason.datasets.inductive import TASKS
 from memreason.lm.spend import Spend
-from memreason.programs import PROGRAMS, build_program
+from memreason.programs import build_program
 
-from ..harness.budget import add_recorded, check_prices, new_spend
 from ..harness.errors import UsageError
-from ..harness.lms import resolve_lms, retry_policy
-from ..harness.paths import check_output_dir
+from ..harness.lms import retry_policy
+from ..harness.options import EvaluateOptions
 from ..harness.publish import Outcome, publish
-from ..harness.resume import continues
-from ..harness.runs import RunConfig, open_run_dir
-from ..harness.session import check_repetitions
-from ..harness.tracking import check_mlflow
+from ..harness.resume import identity_keys
+from ..harness.setup import RunPlan, check_run_options, open_run
 from ..harness.tuned import config_knobs
 from .run import InductiveConfig, evaluate_inductive
 
-__all__ = ["check_inductive", "inductive_programs", "run_inductive_cell"]
+__all__ = ["IDENTITY", "check_inductive", "run_inductive_cell"]
 
-log = logging.getLogger(__name__)
+IDENTITY = identity_keys(InductiveConfig, EvaluateOptions, extra=("knobs", "program_state_sha256"))
+SAVED_BEFORE: dict[str, Any] = {"modality": "text", "seed": 0, "runs": 1, "temperature": 0.0}
 
-EXPERIENCE_TRANSFER_ONLY = {
+SCENES_ONLY = {
     "level": "--level",
     "rules": "--rules",
     "per_object": "--per-object",
@@ -45,76 +39,70 @@ EXPERIENCE_TRANSFER_ONLY = {
 }
 
 
-def inductive_programs(task: str | None = None) -> list[str]:
-    """The programs that run on ``task`` (any inductive task: ``None``)."""
-    return [name for name, spec in PROGRAMS.items() if (spec.inductive and task is None) or task in spec.inductive]
-
-
-def check_inductive(options: Any) -> None:
-    """Refuse, in one line, what an evaluation on an inductive task cannot do."""
-    if options.task not in TASKS:
-        raise UsageError(f"unknown task {options.task!r}; choose from: experience_transfer, {', '.join(sorted(TASKS))}")
-    if options.program not in inductive_programs(options.task):
+def check_inductive(options: EvaluateOptions, benchmark: Any) -> None:
+    """Refuse, in one line, what an evaluation on ``benchmark`` (a problem task) cannot do."""
+    if options.program not in benchmark.programs():
         raise UsageError(
-            f"{options.program} does not run on {options.task}; programs that do: {', '.join(inductive_programs(options.task))}"
+            f"{options.program} does not run on {benchmark.name}; programs that do: {', '.join(benchmark.programs())}"
         )
-    for key, flag in EXPERIENCE_TRANSFER_ONLY.items():
-        if getattr(options, key, None) not in (None, False):
-            raise UsageError(f"{flag} is an Experience-Transfer option; --task {options.task} does not take it")
+    given = options.as_dict()
+    for key, flag in SCENES_ONLY.items():
+        if given.get(key) not in (None, False):
+            raise UsageError(f"{flag} is an Experience-Transfer option; --task {benchmark.name} does not take it")
     if options.modality != "text":
-        raise UsageError(f"--task {options.task} is text only: leave out --modality {options.modality}")
+        raise UsageError(f"--task {benchmark.name} is text only: leave out --modality {options.modality}")
 
 
-def _knobs(options: Any) -> dict[str, Any]:
+def _knobs(options: EvaluateOptions, benchmark: Any) -> dict[str, Any]:
     """The program's knobs from ``--config``, checked by building the program with them (one line, exit 2)."""
-    config = getattr(options, "config", None)
-    knobs = config_knobs(Path(config) if config is not None else None, options.program)  # TunedError: exit 2
+    knobs = config_knobs(options.config, options.program)  # TunedError: exit 2
     try:
-        build_program(options.program, task=options.task, **knobs)
+        build_program(options.program, task=benchmark, **knobs)
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"--config {config}: {exc}") from None
+        raise UsageError(f"--config {options.config}: {exc}") from None
     return knobs
 
 
-def run_inductive_cell(options: Any, *, spend: Spend | None = None) -> Outcome:
-    """Evaluate ``options.program`` on ``options.task`` (or continue the run in ``options.out``)."""
-    check_inductive(options)
-    check_mlflow(options)
-    check_output_dir(options.out)
+def run_inductive_cell(options: EvaluateOptions, *, benchmark: Any, spend: Spend | None = None) -> Outcome:
+    """Evaluate ``options.program`` on ``benchmark`` (a :class:`memreason.eval.tasks.ProblemTask`), or continue
+    the run in ``options.out``."""
+    check_inductive(options, benchmark)
+    check_run_options(options)
     config = InductiveConfig(
         program=options.program,
-        task=options.task,
+        task=benchmark.name,
         limit=options.limit,
         runs=options.runs,
         threads=options.threads,
         seed=options.seed,
-        knobs=_knobs(options),
+        knobs=_knobs(options, benchmark),
     )
-    continuing = continues(options.out, RunConfig.of(options, config).to_json())  # before any model loads
-    repetitions = check_repetitions(options.runs, {"--temperature": options.temperature}, continuing=bool(continuing))
-    check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
-    task, memory = resolve_lms(options)
-    run_dir = open_run_dir(options.out, f"{options.program}-{options.task}", options.cache)
-    if continuing:
-        log.info("continuing the run in %s", run_dir)
-    else:
-        RunConfig.of(options, config, lm=task.spec, memory_lm=memory.spec, out=str(run_dir), resume=None).write(run_dir)
-    if spend is None:
-        spend = new_spend(options)
-        add_recorded(spend, run_dir, task.spec, memory.spec)
+    opened = open_run(
+        options,
+        RunPlan(
+            name=f"{options.program}-{benchmark.name}",
+            config=config,
+            keys=IDENTITY,
+            defaults=SAVED_BEFORE,
+            runs=options.runs,
+            temperatures={"--temperature": options.temperature},
+        ),
+        spend=spend,
+    )
     return publish(
         options,
-        run_dir,
+        opened.run_dir,
         lambda: evaluate_inductive(
             config,
-            task=task,
-            memory=memory,
-            run_dir=run_dir,
+            benchmark,
+            task=opened.task,
+            memory=opened.memory,
+            run_dir=opened.run_dir,
             progress=not options.no_progress,
             policy=retry_policy(options),
             max_errors=options.max_errors,
             retry_failed=options.retry_failed,
-            spend=spend,
+            spend=opened.spend,
         ),
-        repetitions=repetitions,
+        repetitions=opened.repetitions,
     )

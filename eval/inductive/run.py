@@ -24,13 +24,13 @@ import json
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from memreason.datasets.inductive import InductiveTask, Problem, make_task
+from memreason.datasets.inductive import Problem
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.spend import Spend
@@ -39,7 +39,7 @@ from memreason.programs import build_program
 from memreason.signatures import Episode
 
 from ..harness.loop import finish_example, run_each
-from ..harness.resume import read_examples
+from ..harness.resume import identity_field, read_examples
 from ..harness.runs import JsonlWriter, read_json, write_json
 from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit
@@ -47,24 +47,20 @@ from ..harness.usage import UsageTally
 from ..metrics import mean_std
 from ..stats import ci_method, intervals
 
-__all__ = ["InductiveConfig", "evaluate_inductive", "problem_episodes", "query_inputs"]
+__all__ = ["InductiveConfig", "evaluate_inductive", "problem_episodes"]
 
 
 @dataclass
 class InductiveConfig:
     """What one evaluation on an inductive task asks for (written to ``config.json``)."""
 
-    program: str
-    task: str
-    limit: int | None = None
-    runs: int = 1
+    program: str = identity_field()
+    task: str = identity_field()
+    limit: int | None = identity_field(None)
+    runs: int = identity_field(1)
     threads: int = 1
-    seed: int = 0
-    knobs: dict[str, Any] = field(default_factory=dict)
-
-    def load_task(self) -> tuple[InductiveTask, list[Problem]]:
-        task = make_task(self.task)
-        return task, task.problems(seed=self.seed, limit=self.limit)
+    seed: int = identity_field(0)
+    knobs: dict[str, Any] = identity_field(default_factory=dict)
 
 
 def problem_episodes(problem: Problem) -> list[Episode]:
@@ -77,13 +73,9 @@ def oracle_hypotheses(problem: Problem) -> list[str]:
     return list((problem.oracle or {}).get("hypotheses", []))
 
 
-def query_inputs(task: InductiveTask, query) -> dict[str, Any]:
-    """A query as the program's inputs: ACRE's objects, List Functions' input list."""
-    return {"input_list": list(query.input)} if task.answer_type == "int_list" else {"objects": list(query.input)}
-
-
 def evaluate_inductive(
     config: InductiveConfig,
+    benchmark: Any,
     *,
     task: LMChoice,
     memory: LMChoice,
@@ -94,8 +86,9 @@ def evaluate_inductive(
     retry_failed: bool = False,
     spend: Spend | None = None,
 ) -> dict[str, Any]:
-    """Evaluate ``config`` into ``run_dir``, continuing whatever that directory already holds."""
-    inductive, problems = config.load_task()
+    """Evaluate ``config`` on ``benchmark`` (a :class:`memreason.eval.tasks.ProblemTask`) into ``run_dir``,
+    continuing whatever that directory already holds."""
+    inductive, problems = benchmark, benchmark.problems(seed=config.seed, limit=config.limit)
     run_dir.mkdir(parents=True, exist_ok=True)
     finished = read_examples(run_dir / "examples.jsonl")
     if retry_failed:
@@ -180,7 +173,7 @@ def _solver(config, inductive, session: RunSession, run: int, run_dir: Path, wri
         key = _episodes_key(episodes)
         with guard:
             lock = locks.setdefault(key, threading.Lock())
-        program = build_program(config.program, task=config.task, **config.knobs)
+        program = build_program(config.program, task=inductive, **config.knobs)
         with lock:  # problems with the same episodes build one memory, the others wait for it
             memory_failure = _memory(program, problem, episodes, key)
         records = []
@@ -233,7 +226,7 @@ def _answer(program, inductive, problem, query, session, run, traces, writer, me
     if failure is None:
         with session.task_context(), metering(meter):
             try:
-                out = program(**query_inputs(inductive, query))
+                out = program(**inductive.query_inputs(query))
             except Exception as exc:  # one bad answer must not stop the run
                 failure = failure_of(exc)
     prediction = None

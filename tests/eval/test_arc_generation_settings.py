@@ -307,10 +307,10 @@ def test_a_run_saved_before_the_memory_settings_resumes_with_the_old_ones(tmp_pa
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert "memory_temperature 0.0 != 0.3" in err and "memory_max_tokens None != 1000" in err
     lms = []
-    import memreason.eval.arc.evaluate as arc_evaluate
+    import memreason.eval.harness.setup as run_setup
 
-    real = arc_evaluate.resolve_lms
-    monkeypatch.setattr(arc_evaluate, "resolve_lms", lambda *a, **kw: lms.append(real(*a, **kw)) or lms[-1])
+    real = run_setup.resolve_lms
+    monkeypatch.setattr(run_setup, "resolve_lms", lambda *a, **kw: lms.append(real(*a, **kw)) or lms[-1])
     assert eval_main(["--resume", str(out), "--no-progress", "--no-report"]) == 0
     ((task, memory),) = lms
     assert settings(task) == (0.0, None) and settings(memory) == (0.0, None)  # as the run was made

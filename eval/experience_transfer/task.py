@@ -1,0 +1,45 @@
+"""Experience-Transfer (the HDR paper's task) as a registered :class:`memreason.eval.tasks.Task`."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from memreason.programs.registry import SCENES
+
+from ..tasks.task import Task
+from .evaluate import run_cell
+
+__all__ = ["TASKS", "ExperienceTransfer"]
+
+
+class ExperienceTransfer(Task):
+    """Synthetic shape scenes: one memory from the level's labelled episodes, then the count of anomalous objects
+    asked of each test scene (``--level``, ``--rules``, ``--modality``, ``--per-object``, ``--retrieve-k``)."""
+
+    name: ClassVar[str] = "experience_transfer"
+    kind: ClassVar[str] = SCENES
+    unit: ClassVar[str] = "scenes"
+    item: ClassVar[str] = "scene"
+    right: ClassVar[str] = "count right"
+    summary: ClassVar[str] = "the HDR paper's Experience-Transfer scenes: count the anomalous objects (--level 1-3)"
+
+    def run(self, options: Any, *, spend: Any = None) -> Any:
+        return run_cell(options, spend=spend)
+
+    def claims(self, record: dict[str, Any]) -> bool:
+        return record.get("task") in (None, self.name) and "split" not in record and "format" not in record
+
+    def item_key(self, record: dict[str, Any], config: dict[str, Any]) -> str:
+        """A scene's id; with the seed and rule table when they are not the paper's (another table's scene 3 is
+        another scene)."""
+        seed, rules = config.get("seed") or 0, config.get("rules")
+        return str(record["id"]) if (seed, rules) == (0, None) else f"{record['id']} (seed {seed}, rules {rules})"
+
+    def row_label(self, results: dict[str, Any]) -> str:
+        return f"{results.get('program', '?')} L{results.get('level', '?')}"
+
+    def describe_item(self, record: dict[str, Any]) -> str:
+        return f"{record.get('objects')} objects: counted {record.get('prediction')!r}, target {record.get('target')!r}"
+
+
+TASKS = [ExperienceTransfer()]

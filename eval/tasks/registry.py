@@ -1,0 +1,114 @@
+"""The registry of tasks: ``--task NAME`` finds its :class:`Task` here.
+
+    @register_task
+    class Tiny(ProblemTask): ...          # or register_task(Tiny()) with an instance
+    get_task("tiny")                      # UsageError (one line, exit 2) naming the known tasks for an unknown name
+    task_of(results)                      # the task a run's results.json or config.json belongs to
+
+Tasks of the library register when this package is imported. Tasks of your own register when their module
+is imported: from Python, import it before running; from the command line, name the module (a dotted name,
+or a ``.py`` file) in ``MEMREASON_TASKS`` (several: separated by commas), or publish it as an entry point of
+the group ``memreason.tasks`` in your package's metadata. Each is imported once, the first time a task is looked up.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..harness.errors import UsageError
+from .task import Task
+
+__all__ = ["TASKS", "PLUGINS_VARIABLE", "get_task", "register_task", "task_names", "task_of"]
+
+PLUGINS_VARIABLE = "MEMREASON_TASKS"  # modules (or .py files) that register tasks of their own
+ENTRY_POINTS = "memreason.tasks"
+
+TASKS: dict[str, Task] = {}
+_loaded: set[str] = set()
+
+T = TypeVar("T", Task, type)
+
+
+def register_task(task: T) -> T:
+    """Register ``task`` (an instance, or a :class:`Task` subclass, instantiated with no arguments) under its
+    name; returns what it was given, so it works as a class decorator. A second task of the same name replaces
+    the first."""
+    instance = task() if isinstance(task, type) else task
+    if not isinstance(instance, Task):
+        raise TypeError(f"register_task takes a Task, got {type(instance).__name__}")
+    if not getattr(instance, "name", None):
+        raise TypeError(f"{type(instance).__name__} has no name")
+    TASKS[instance.name] = instance
+    return task
+
+
+def load_plugins() -> None:
+    """Register the library's tasks, then import the modules named in ``MEMREASON_TASKS`` and the
+    ``memreason.tasks`` entry points (each once)."""
+    for name in BUILTIN:
+        if name not in _loaded:
+            _loaded.add(name)
+            for task in importlib.import_module(name).TASKS:
+                TASKS.setdefault(task.name, task)
+    wanted = [part.strip() for part in os.environ.get(PLUGINS_VARIABLE, "").split(",") if part.strip()]
+    for name in wanted:
+        if name not in _loaded:
+            _loaded.add(name)
+            _import(name)
+    for point in entry_points(group=ENTRY_POINTS):
+        if f"entry point {point.name}" not in _loaded:
+            _loaded.add(f"entry point {point.name}")
+            found = point.load()
+            if isinstance(found, Task) or (isinstance(found, type) and issubclass(found, Task)):
+                register_task(found)
+
+
+def _import(name: str) -> None:
+    try:
+        if name.endswith(".py"):
+            path = Path(name)
+            spec = importlib.util.spec_from_file_location(f"memreason_task_{path.stem}", path)
+            if spec is None or spec.loader is None or not path.is_file():
+                raise UsageError(f"{PLUGINS_VARIABLE}: no such file {name}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(name)
+    except UsageError:
+        raise
+    except ImportError as exc:
+        raise UsageError(f"{PLUGINS_VARIABLE}: cannot import {name}: {exc}") from None
+
+
+def get_task(name: str) -> Task:
+    """The registered task ``name``; :class:`UsageError` naming the known ones."""
+    load_plugins()
+    if name not in TASKS:
+        raise UsageError(f"unknown task {name!r}; choose from: {', '.join(task_names())}")
+    return TASKS[name]
+
+
+def task_names() -> list[str]:
+    """The names of the registered tasks, in the order they registered."""
+    load_plugins()
+    return list(TASKS)
+
+
+def task_of(record: dict[str, Any]) -> Task | None:
+    """The task a run's ``config.json`` or ``results.json`` (``record``) belongs to, None when none claims it."""
+    load_plugins()
+    named = record.get("task")
+    if isinstance(named, str) and named in TASKS:
+        return TASKS[named]
+    return next((task for task in TASKS.values() if task.claims(record)), None)
+
+
+# The library's own tasks: each module's ``TASKS`` (a list of Task instances) registers on first look-up.
+BUILTIN = ("memreason.eval.experience_transfer.task", "memreason.eval.arc.task", "memreason.eval.inductive.task")
