@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from ..harness.options import RunOptions
 from ..harness.publish import Outcome, publish
 from ..harness.resume import identity_field, identity_keys, read_examples
 from ..harness.setup import RunPlan, check_run_options, open_run
-from ..harness.tuned import as_paths, config_knobs, state_digest
+from ..harness.tuned import config_knobs, state_digest
 from . import sandbox
 from .config import KNOB_FIELDS, ArcConfig
 from .run import evaluate_arc
@@ -148,7 +148,7 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
     if options.program not in arc_programs():
         raise UsageError(f"unknown ARC program {options.program!r}; choose from: {', '.join(arc_programs())}")
     check_run_options(options)
-    knobs = _config_knobs(options)
+    options, knobs = _config_knobs(options)
     config = ArcConfig(
         program=options.program,
         split=options.split,
@@ -268,15 +268,12 @@ def arc_rates(config: Any, tasks: list, finished: dict) -> dict[str, Any]:
     }
 
 
-def _config_knobs(options: ArcEvalOptions) -> dict[str, Any]:
-    """Apply ``config``'s knobs: those named like an option (``KNOB_FIELDS``) set it; the others are returned,
-    for the program's constructor."""
-    as_paths(options)
+def _config_knobs(options: ArcEvalOptions) -> tuple[ArcEvalOptions, dict[str, Any]]:
+    """``config``'s knobs: the options with those named like an option (``KNOB_FIELDS``) in place of the given
+    values (a new options object: the given one is left as it was), and the others, for the program's constructor."""
     knobs = config_knobs(options.config, options.program)
-    for name in KNOB_FIELDS:
-        if name in knobs:
-            setattr(options, name, knobs.pop(name))
-    return knobs
+    named = {name: knobs.pop(name) for name in KNOB_FIELDS if name in knobs}
+    return (replace(options, **named) if named else options), knobs
 
 
 def _check_state(config: ArcConfig, state: Path | None) -> str | None:

@@ -50,12 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; its exit code (0 done, 1 a run stopped with its work kept, 2 bad input, 130 interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     log_to_stderr()
-    parser = build_parser()
-
     args = None
 
     def parse() -> int:
         nonlocal args
+        parser = build_parser()  # tasks of your own (MEMREASON_TASKS) are imported here: a bad one is one line
         saved = resumed_program(argv)  # python -m eval --resume RUN_DIR: the run's own program decides the command
         if argv and argv[0].startswith("--resume") and saved is None:
             given = argv[0].partition("=")[2] or (argv[1] if len(argv) > 1 else "")

@@ -27,7 +27,7 @@ from ..harness.options import EvaluateOptions
 from ..harness.publish import Outcome, publish
 from ..harness.resume import identity_keys, read_examples
 from ..harness.setup import RunPlan, check_run_options, open_run
-from ..harness.tuned import as_paths, config_knobs, reader_knobs, state_digest
+from ..harness.tuned import config_knobs, reader_knobs, state_digest
 from .run import ExperienceTransferConfig, evaluate_experience_transfer
 
 __all__ = ["IDENTITY", "SAVED_BEFORE", "EvaluateOptions", "experience_transfer_programs", "run_cell", "summary_table"]
@@ -143,8 +143,7 @@ def _estimate(options: EvaluateOptions, config: ExperienceTransferConfig, data, 
 
 def _knobs_and_state(options: EvaluateOptions) -> tuple[dict[str, Any], str | None]:
     """The knobs of ``config`` and the digest of ``program_state``, checked by building the program and loading it."""
-    as_paths(options)
-    knobs = {**config_knobs(options.config, options.program), **reader_knobs(options)}
+    knobs = {**config_knobs(options.config, options.program), **reader_knobs(options.per_object, options.retrieve_k)}
     if options.retrieve_k is not None and not knobs.get("per_object"):
         raise UsageError("--retrieve-k labels objects one by one: give --per-object too")
     try:

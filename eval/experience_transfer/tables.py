@@ -22,11 +22,10 @@ right/wrong per scene, and the accuracy difference with its paired bootstrap CI 
 
 from __future__ import annotations
 
-import copy
 import logging
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +194,7 @@ class TableOptions(Options):
     budget_usd: float | None = None
     # two rows (programs; table4: memory LMs) tested against each other (None: each row against the first)
     compare: list[str] | None = None
-    states: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)  # program: (state path, sha256)
+    states: dict[str, tuple[str, str]] = field(default_factory=dict)  # program: (state path, sha256), set by reproduce
 
 
 # -- planning --------------------------------------------------------------------------------
@@ -250,9 +249,7 @@ def _on_table(args: TableOptions, rules: str | None) -> TableOptions:
     """``args`` for the cells of one rule table."""
     if (str(args.rules) if args.rules is not None else None) == rules:
         return args
-    one = copy.copy(args)
-    one.rules = None if rules is None else Path(rules)
-    return one
+    return replace(args, rules=None if rules is None else Path(rules))
 
 
 def _key(column: dict[str, Any]) -> tuple[Any, str, str | None]:
@@ -266,13 +263,13 @@ def cell_name(program: str, level: int | str, task: str, memory: str, args: Tabl
     name = f"{program}-L{level}-{slug(task)}" if isinstance(level, int) else f"{program}-{level}-{slug(task)}"
     if memory != task:
         name += f"-mem-{slug(memory)}"
-    if getattr(args, "rules", None) is not None:
+    if args.rules is not None:
         name += f"-rules-{slug(Path(args.rules).stem)}"
-    if getattr(args, "per_object", False):
+    if args.per_object:
         name += "-per-object"
-    if getattr(args, "retrieve_k", None) is not None:
+    if args.retrieve_k is not None:
         name += f"-k{args.retrieve_k}"
-    state = getattr(args, "states", {}).get(program)
+    state = args.states.get(program)
     if state is not None:
         name += f"-state-{state[1][:8]}"  # the state file's sha256: another state, another cell
     for flag, value, default in (
@@ -304,8 +301,8 @@ def reproduce(args: TableOptions, command: str) -> str:
     title = (
         spec.title
         + (f", on {args.task} (each problem's own memory{_oracle_words(args.task)})" if inductive else "")
-        + (", per-object reasoning" if getattr(args, "per_object", False) else "")
-        + (f", each object against its {args.retrieve_k} nearest memory entries" if getattr(args, "retrieve_k", None) else "")
+        + (", per-object reasoning" if args.per_object else "")
+        + (f", each object against its {args.retrieve_k} nearest memory entries" if args.retrieve_k else "")
         + (f", rule table {tables[0]}" if tables != [None] and len(tables) == 1 else "")
         + (f", {len(tables)} rule tables ({', '.join(tables)})" if len(tables) > 1 else "")
     )
@@ -321,7 +318,12 @@ def reproduce(args: TableOptions, command: str) -> str:
     else:
         column_lms = _lms(args.lm)
         plan = [(row, args.memory_lm) for row in rows]
-    args.states = _states(args.program_state, [row.program for row, _ in plan], reader_knobs(args) if spec.value != "f1" else {})
+    states = _states(
+        args.program_state,
+        [row.program for row, _ in plan],
+        reader_knobs(args.per_object, args.retrieve_k) if spec.value != "f1" else {},
+    )
+    args = replace(args, states=states)
     pairs = _pairs(args, [row for row, _ in plan]) if spec.value == "accuracy" else []
     judge = [args.judge_lm or column_lms[0]] if args.table == "table5" and args.f1 != "parse" else []
     check_prices(args.budget_usd, [*column_lms, *(m for _, m in plan if m), *judge])  # before any model work

@@ -31,6 +31,7 @@ from memreason.lm.spend import Spend
 from memreason.lm.tokens import Tokens
 
 from .errors import UsageError
+from .options import LMOptions
 from .resume import read_examples
 from .usage import UsageTally
 
@@ -56,9 +57,9 @@ CHARS_PER_TOKEN = 4  # the estimate's rule of thumb
 _MEMORY_RECORD = re.compile(r"memory-run\d+\.json")
 
 
-def new_spend(options: Any, *, refuse: bool = False) -> Spend | None:
+def new_spend(options: LMOptions, *, refuse: bool = False) -> Spend | None:
     """The spending limit ``options`` asks for (``budget_tokens``, ``budget_usd``), or None without one."""
-    tokens, usd = getattr(options, "budget_tokens", None), getattr(options, "budget_usd", None)
+    tokens, usd = options.budget_tokens, options.budget_usd
     if tokens is None and usd is None:
         return None
     return Spend(max_tokens=tokens, max_usd=usd, refuse=refuse)

@@ -8,7 +8,7 @@ from memreason.lm import SLOTS, LMChoice, resolve_lm
 from memreason.lm.faults import RetryPolicy
 from memreason.lm.resolve import with_generation
 
-from .options import LMOptions
+from .options import LMOptions, RunOptions
 
 __all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "memory_chars", "resolve_lms", "retry_policy"]
 
@@ -19,7 +19,7 @@ MEMORY_MAX_TOKENS = 1000
 
 
 def resolve_lms(
-    args: LMOptions,
+    args: RunOptions,
     *,
     slots: int | None = None,
     temperature: float | None = None,
@@ -40,9 +40,9 @@ def resolve_lms(
         max_tokens=args.max_tokens,
         cache=not args.no_cache,
         temperature=args.temperature if temperature is None else temperature,
-        slots=max(SLOTS, slots if slots is not None else getattr(args, "threads", 1)),
+        slots=max(SLOTS, slots if slots is not None else args.threads),
     )
-    if getattr(args, "lm_timeout", None) is not None:
+    if args.lm_timeout is not None:
         choose["timeout"] = args.lm_timeout
     task = resolve(args.lm, **choose)
     if memory_temperature is None and memory_max_tokens is None:
@@ -57,7 +57,7 @@ def resolve_lms(
 
 
 def retry_policy(args: LMOptions) -> RetryPolicy:
-    return RetryPolicy(retries=args.lm_retries, backoff=getattr(args, "backoff", 1.0))
+    return RetryPolicy(retries=args.lm_retries, backoff=args.backoff)
 
 
 def memory_chars(choice: LMChoice) -> int | None:

@@ -16,9 +16,14 @@ from typing import Any, TypeVar
 
 from .resume import identity_field
 
-__all__ = ["EvaluateOptions", "LMOptions", "Options", "RunOptions"]
+__all__ = ["EvaluateOptions", "LMOptions", "Options", "RunOptions", "as_path"]
 
 T = TypeVar("T", bound="Options")
+
+
+def as_path(value: str | Path | None) -> Path | None:
+    """A path given as text (a resumed run's saved config holds paths as text) as a :class:`Path`; None stays None."""
+    return None if value is None else Path(value)
 
 
 @dataclass(kw_only=True)
@@ -92,3 +97,6 @@ class EvaluateOptions(RunOptions):
     program_state: Path | None = None  # a DSPy state loaded into the program
     per_object: bool = False
     retrieve_k: int | None = None
+
+    def __post_init__(self) -> None:
+        self.config, self.program_state = as_path(self.config), as_path(self.program_state)

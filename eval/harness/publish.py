@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .budget import check_stopped
+from .options import RunOptions
 from .runs import write_json
 from .session import check_failures
 from .tracking import tracking
@@ -41,7 +42,7 @@ def save_results(run_dir: Path, results: dict[str, Any], *, report: bool = True)
 
 
 def publish(
-    options: Any,
+    options: RunOptions,
     run_dir: Path,
     evaluate: Callable[[], dict[str, Any]],
     *,

@@ -28,7 +28,7 @@ from memreason.lm.response_cache import open_response_cache
 from memreason.programs.shared.atomic_file import DiskFull, is_disk_full, write_atomically
 
 from .errors import UsageError
-from .options import Options
+from .options import LMOptions
 
 # What depends on the process that produced the results (timings, threads, resumption).
 TIMING_KEYS = ("wall_seconds", "execution")
@@ -59,11 +59,11 @@ class RunConfig:
 
     @classmethod
     def of(
-        cls, options: Options, harness: Any, *, lm: str | None = None, memory_lm: str | None = None, **extra: Any
+        cls, options: LMOptions, harness: Any, *, lm: str | None = None, memory_lm: str | None = None, **extra: Any
     ) -> "RunConfig":
         """The config of a run started with ``options`` (models default to what the options name)."""
-        lm = lm or getattr(options, "lm", None) or "embedded"
-        return cls(harness, lm, memory_lm or getattr(options, "memory_lm", None) or lm, options.as_dict(), extra)
+        lm = lm or options.lm or "embedded"
+        return cls(harness, lm, memory_lm or options.memory_lm or lm, options.as_dict(), extra)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.options, **asdict(self.harness), "lm": self.lm, "memory_lm": self.memory_lm, **self.extra}

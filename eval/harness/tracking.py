@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 from memreason.lm.redact import redact
 
@@ -36,9 +36,15 @@ RUN_ARTIFACTS = ("report.md", "*.png", "results.json", "config.json")
 REMOTE = ("http://", "https://", "databricks")
 
 
-def check_mlflow(args: Any) -> None:
+class Tracked(Protocol):
+    """What tracking reads of a command's options: where ``--mlflow`` tracks (None: no tracking)."""
+
+    mlflow: str | None
+
+
+def check_mlflow(args: Tracked) -> None:
     """Refuse ``--mlflow`` in one line when MLflow is not installed (call before any model work)."""
-    if getattr(args, "mlflow", None) is None:
+    if args.mlflow is None:
         return
     try:
         import mlflow  # noqa: F401
@@ -70,7 +76,7 @@ def artifact_root(uri: str, home: Path) -> str | None:
 
 @contextmanager
 def tracking(
-    args: Any,
+    args: Tracked,
     run_dir: Path,
     *,
     name: str | None = None,
@@ -81,7 +87,7 @@ def tracking(
 
     ``params`` default to ``run_dir/config.json``; at the end the metrics of ``run_dir/results.json``
     and the files matching ``artifacts`` in ``run_dir`` are logged."""
-    if getattr(args, "mlflow", None) is None:
+    if args.mlflow is None:
         yield None
         return
     import dspy

@@ -18,13 +18,6 @@ class TunedError(ValueError):
     """A ``--config`` or ``--program-state`` that cannot be used (reported as one line, exit 2)."""
 
 
-def as_paths(args) -> None:
-    """``args.config`` and ``args.program_state`` as paths (a resumed run's saved config holds them as text)."""
-    for key in ("config", "program_state"):
-        if getattr(args, key, None) is not None:
-            setattr(args, key, Path(getattr(args, key)))
-
-
 def config_knobs(path: Path | None, program: str) -> dict[str, Any]:
     """The ``knobs`` object of a best.json (or compile's config.json) written for ``program``; {} without one."""
     if path is None:
@@ -40,11 +33,11 @@ def config_knobs(path: Path | None, program: str) -> dict[str, Any]:
     return dict(saved.get("knobs", {}))
 
 
-def reader_knobs(args) -> dict[str, Any]:
+def reader_knobs(per_object: bool, retrieve_k: int | None) -> dict[str, Any]:
     """The reader knobs the flags ``--per-object`` and ``--retrieve-k`` give; {} where neither is given."""
-    knobs: dict[str, Any] = {"per_object": True} if getattr(args, "per_object", False) else {}
-    if getattr(args, "retrieve_k", None) is not None:
-        knobs["retrieve_k"] = args.retrieve_k
+    knobs: dict[str, Any] = {"per_object": True} if per_object else {}
+    if retrieve_k is not None:
+        knobs["retrieve_k"] = retrieve_k
     return knobs
 
 
