@@ -18,7 +18,7 @@ from memreason.eval.experience_transfer.evaluate import summary_table
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.options import EvaluateOptions
 from memreason.eval.harness.resume import identity_keys
-from memreason.eval.tasks import get_task, task_names
+from memreason.eval.tasks import default_task, get_task, task_names
 from memreason.programs.registry import GRIDS
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options
@@ -74,11 +74,11 @@ def run(args: argparse.Namespace, parser: Parser) -> int:
             kind="an evaluation of a program on a task",
             programs=_evaluated(),
         )
-    task = get_task(args.task)
+    task = get_task(args.task) if args.task is not None else default_task(args.program)
     if args.program not in task.programs():
         on = [t for t in task_names() if args.program in get_task(t).programs()]
         raise UsageError(f"{args.program} does not run on {task.name}: give --task {' or --task '.join(on)}")
-    cell = task.run(EvaluateOptions.from_args(args))
+    cell = task.run(EvaluateOptions.from_args(args, task=task.name))
     print(summary_table([cell.results]))
     if cell.report is not None:
         print(f"report: {cell.report}")

@@ -283,8 +283,8 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "--levels": dict(type=levels("--levels"), default=[1, 2, 3], help="comma-separated levels (default 1,2,3)"),
     "--task": dict(
         type=text("--task"),
-        default="experience_transfer",
-        help="experience_transfer (default), or an inductive task: acre, list_functions",
+        help="a registered task (python -m eval tasks lists them; default: the program's own, Experience-Transfer "
+        "for the HDR paper's programs), such as acre or list_functions",
     ),
     "--modality": dict(default="text", choices=("text", "image"), help="text (structured descriptions) or image (rendered PNGs)"),
     "--rules": dict(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from memreason.programs.registry import SCENES
@@ -24,7 +25,7 @@ class ExperienceTransfer(Task):
     summary: ClassVar[str] = "the HDR paper's Experience-Transfer scenes: count the anomalous objects (--level 1-3)"
 
     def run(self, options: Any, *, spend: Any = None) -> Any:
-        return run_cell(options, spend=spend)
+        return run_cell(replace(options, task=self.name) if options.task != self.name else options, spend=spend)
 
     def claims(self, record: dict[str, Any]) -> bool:
         return record.get("task") in (None, self.name) and "split" not in record and "format" not in record

@@ -10,7 +10,7 @@ A benchmark of your own: subclass :class:`ProblemTask` (problems with labelled e
 """
 
 from .problem_task import ProblemTask
-from .registry import PLUGINS_VARIABLE, TASKS, get_task, register_task, task_names, task_of
+from .registry import PLUGINS_VARIABLE, TASKS, default_task, get_task, register_task, task_names, task_of
 from .task import Task, identity_field, identity_keys
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "ProblemTask",
     "TASKS",
     "Task",
+    "default_task",
     "get_task",
     "identity_field",
     "identity_keys",

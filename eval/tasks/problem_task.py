@@ -17,6 +17,7 @@ memory is built from its episodes alone, then its queries are answered (:mod:`me
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, ClassVar
 
 import dspy
@@ -108,6 +109,7 @@ class ProblemTask(Task):
     # -- running ---------------------------------------------------------------------------------
 
     def run(self, options: Any, *, spend: Any = None) -> Any:
+        options = replace(options, task=self.name) if options.task != self.name else options
         return run_inductive_cell(options, benchmark=self, spend=spend)
 
     def describe_item(self, record: dict[str, Any]) -> str:

@@ -21,10 +21,13 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memreason.programs import PROGRAMS
+from memreason.programs.registry import PROBLEMS
+
 from ..harness.errors import UsageError
 from .task import Task
 
-__all__ = ["TASKS", "PLUGINS_VARIABLE", "get_task", "register_task", "task_names", "task_of"]
+__all__ = ["TASKS", "PLUGINS_VARIABLE", "default_task", "get_task", "register_task", "task_names", "task_of"]
 
 PLUGINS_VARIABLE = "MEMREASON_TASKS"  # modules (or .py files) that register tasks of their own
 ENTRY_POINTS = "memreason.tasks"
@@ -99,6 +102,18 @@ def task_names() -> list[str]:
     """The names of the registered tasks, in the order they registered."""
     load_plugins()
     return list(TASKS)
+
+
+def default_task(program: str) -> Task:
+    """The task ``program`` runs on when no ``--task`` is given: the first registered task of its own kind (a
+    program written for problem tasks has none: :class:`UsageError` naming the tasks it runs on)."""
+    spec = PROGRAMS[program]
+    if spec.kind != PROBLEMS:
+        for name in task_names():
+            if TASKS[name].kind == spec.kind:
+                return TASKS[name]
+    runs_on = [name for name in task_names() if program in TASKS[name].programs()]
+    raise UsageError(f"{program} runs on a problem task: give --task {' or --task '.join(runs_on)}")
 
 
 def task_of(record: dict[str, Any]) -> Task | None:
