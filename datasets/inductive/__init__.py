@@ -1,7 +1,7 @@
 """Inductive-reasoning tasks nobody here wrote (``reasoning_gym``'s ACRE and List Functions), through one interface.
 
-    from memreason.datasets.inductive import make_task
-    task = make_task("acre")
+    from memreason.datasets.inductive import ACRE
+    task = ACRE()
     problem = task.problems(seed=0, limit=1)[0]     # .episodes, .queries
     task.score(problem.queries[0], "off")
 
@@ -10,19 +10,16 @@ See :mod:`.task` for the interface; ``reasoning_gym`` is imported when a task's 
 
 from .acre import ACRE
 from .list_functions import ListFunctions, parse_question
-from .task import INT_LIST, TASKS, Example, InductiveTask, Problem, Query, TaskError, make_task, register_task
+from .task import INT_LIST, Example, InductiveTask, Problem, Query, TaskError
 
 __all__ = [
     "ACRE",
     "INT_LIST",
-    "TASKS",
     "Example",
     "InductiveTask",
     "ListFunctions",
     "Problem",
     "Query",
     "TaskError",
-    "make_task",
     "parse_question",
-    "register_task",
 ]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .task import Example, Problem, Query, prefix, register_task
+from .task import Example, Problem, Query, prefix
 
 __all__ = ["ACRE", "LABELS", "SIZE", "TrueBlickets", "object_name", "true_blickets"]
 
@@ -123,6 +123,3 @@ class ACRE:
 
     def score(self, query: Query, answer: str) -> float:
         return float(self.dataset(0).score_answer(answer, query.entry))  # reads the entry alone
-
-
-register_task("acre", ACRE)

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .task import INT_LIST, Example, Problem, Query, TaskError, prefix, register_task
+from .task import INT_LIST, Example, Problem, Query, TaskError, prefix
 
 __all__ = ["LIST_FUNCTIONS", "ListFunctions", "parse_question"]
 
@@ -84,6 +84,3 @@ class ListFunctions:
 
     def score(self, query: Query, answer: str) -> float:
         return float(self.dataset(0).score_answer(answer, query.entry))  # reads the entry alone
-
-
-register_task(LIST_FUNCTIONS, ListFunctions)

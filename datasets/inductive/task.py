@@ -1,12 +1,13 @@
 """One interface for inductive-reasoning tasks: a task yields problems; a problem shows labelled episodes and asks queries.
 
-    task = make_task("acre")                        # or "list_functions", or any InductiveTask of your own
+    task = ACRE()                                   # or ListFunctions(), or any InductiveTask of your own
     for problem in task.problems(seed=0, limit=5):  # seeded, deterministic
         problem.episodes[0].input, problem.episodes[0].output, problem.episodes[0].text
         query = problem.queries[0]
         task.score(query, task.answer_text(answer))  # 1.0 right, 0.0 wrong (reasoning_gym's score_answer where it has one)
 
-Every problem is solved on its own: a program builds its memory from that problem's
+The command line runs a task through its registered :class:`memreason.eval.tasks.ProblemTask`, which holds
+the data. Every problem is solved on its own: a program builds its memory from that problem's
 episodes only, then answers that problem's queries. ``answer_type`` says what an answer is:
 a tuple of labels (one of them is the answer) or ``"int_list"`` (a list of integers).
 """
@@ -14,15 +15,15 @@ a tuple of labels (one of them is the answer) or ``"int_list"`` (a list of integ
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
-__all__ = ["INT_LIST", "Example", "InductiveTask", "Problem", "Query", "TaskError", "TASKS", "make_task", "register_task"]
+__all__ = ["INT_LIST", "Example", "InductiveTask", "Problem", "Query", "TaskError"]
 
 INT_LIST = "int_list"  # the answer type of a task whose answers are lists of integers
 
 
 class TaskError(ValueError):
-    """An unknown task or a bad request of one (reported as one line)."""
+    """A bad request of a task's data (reported as one line)."""
 
 
 @dataclass(frozen=True)
@@ -73,21 +74,6 @@ class InductiveTask(Protocol):
     def score(self, query: Query, answer: str) -> float:
         """The score of ``answer`` (text) to ``query``: 1.0 right, 0.0 wrong."""
         ...
-
-
-TASKS: dict[str, Callable[[], InductiveTask]] = {}
-
-
-def register_task(name: str, factory: Callable[[], InductiveTask]) -> None:
-    """Make ``make_task(name)`` build the task ``factory`` returns."""
-    TASKS[name] = factory
-
-
-def make_task(name: str) -> InductiveTask:
-    """The registered task ``name``; :class:`TaskError` names the known ones."""
-    if name not in TASKS:
-        raise TaskError(f"unknown task {name!r}; known: {', '.join(sorted(TASKS))}")
-    return TASKS[name]()
 
 
 def prefix(items: Sequence[Any], limit: int | None) -> list[Any]:

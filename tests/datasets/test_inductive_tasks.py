@@ -7,12 +7,12 @@ from dataclasses import dataclass
 import pytest
 import reasoning_gym
 
-from memreason.datasets.inductive import TASKS, Example, Problem, Query, TaskError, make_task, parse_question, register_task
+from memreason.datasets.inductive import ACRE, Example, ListFunctions, Problem, Query, TaskError, parse_question
 from memreason.datasets.inductive.acre import true_blickets
 
 
 def test_acre_episodes_and_query_are_reasoning_gyms_experiments():
-    problem = make_task("acre").problems(seed=0, limit=2)[0]
+    problem = ACRE().problems(seed=0, limit=2)[0]
     dataset = reasoning_gym.create_dataset("acre", seed=0, size=200)
     structured = dataset.questions[0]
     assert [e.input for e in problem.episodes] == [tuple(" ".join(o) for o in e["input"]) for e in structured["examples"]]
@@ -58,7 +58,7 @@ def _light(oracle: dict, objects: tuple[str, ...]) -> str:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_acres_oracle_gives_reasoning_gyms_answer_to_every_query(seed):
-    problems = make_task("acre").problems(seed=seed)
+    problems = ACRE().problems(seed=seed)
     assert len(problems) == 200
     for problem in problems:
         assert _light(problem.oracle, problem.queries[0].input) == problem.queries[0].answer, problem.id
@@ -68,18 +68,18 @@ def test_acres_oracle_gives_reasoning_gyms_answer_to_every_query(seed):
 
 
 def test_list_functions_gives_no_oracle():
-    assert make_task("list_functions").problems(seed=0, limit=1)[0].oracle is None
+    assert ListFunctions().problems(seed=0, limit=1)[0].oracle is None
 
 
 def test_acre_scorer_and_answer_types():
-    task = make_task("acre")
+    task = ACRE()
     query = task.problems(seed=0, limit=1)[0].queries[0]
     assert task.answer_type == ("on", "off", "undetermined")
     assert task.score(query, task.answer_text(" OFF ")) == 1.0 and task.score(query, "on") == 0.0
 
 
 def test_list_functions_pairs_and_query_are_parsed_from_the_question():
-    task = make_task("list_functions")
+    task = ListFunctions()
     problem = task.problems(seed=0, limit=2)[1]
     entry = reasoning_gym.create_dataset("list_functions", seed=0, size=200)[1]
     pairs, query = parse_question(entry["question"])
@@ -93,23 +93,17 @@ def test_list_functions_pairs_and_query_are_parsed_from_the_question():
 
 
 def test_every_list_functions_question_of_two_seeds_parses():
-    task = make_task("list_functions")
+    task = ListFunctions()
     for seed in (0, 1):
         assert all(p.episodes and p.queries for p in task.problems(seed=seed))
 
 
 def test_problems_are_seeded_and_the_limit_takes_a_prefix():
-    for name in ("acre", "list_functions"):
-        task = make_task(name)
+    for task in (ACRE(), ListFunctions()):
         assert task.problems(seed=3, limit=5) == task.problems(seed=3, limit=5) == task.problems(seed=3)[:5]
         assert task.problems(seed=3, limit=5) != task.problems(seed=4, limit=5)
         with pytest.raises(TaskError, match="at least 1"):
             task.problems(seed=0, limit=0)
-
-
-def test_an_unknown_task_is_named():
-    with pytest.raises(TaskError, match="unknown task 'nope'; known: acre, list_functions"):
-        make_task("nope")
 
 
 @dataclass
@@ -135,10 +129,8 @@ class Parity:
         return float(answer == query.answer)
 
 
-def test_a_toy_task_uses_the_interface(monkeypatch):
-    monkeypatch.setitem(TASKS, "parity", Parity)
-    register_task("parity", Parity)
-    task = make_task("parity")
+def test_a_toy_task_uses_the_interface():
+    task = Parity()
     problems = task.problems(seed=1, limit=2)
     assert [e.label for e in problems[0].episodes] == ["odd", "even", "odd"]
     assert task.score(problems[0].queries[0], task.answer_text("even")) == 1.0

@@ -126,13 +126,13 @@ def test_table3_on_acre_has_the_inductive_rows_intervals_and_paired_tests(tmp_pa
 
 
 def test_the_oracle_rows_read_acres_true_blickets_and_list_functions_has_none(tmp_path, monkeypatch, capsys):
-    from memreason.datasets.inductive import make_task
+    from memreason.datasets.inductive import ACRE
     from memreason.eval.experience_transfer.tables import inductive_rows
 
     engine = _scripted(monkeypatch)
     run = tmp_path / "oracle"
     assert eval_main(["semantic_oracle_cot", "--task", "acre", "--limit", "2", "--out", str(run), "--no-progress"]) == 0
-    truth = make_task("acre").problems(seed=0, limit=1)[0].oracle
+    truth = ACRE().problems(seed=0, limit=1)[0].oracle
     memory = json.loads((run / "memory" / "run0" / "0.json").read_text())
     assert memory["hypotheses"] == truth["hypotheses"] and memory["tokens"]["calls"] == 0  # no LM builds it
     readers = [c for c in engine.calls if "undetermined" in c.system]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dspy
 import pytest
 
-from memreason.datasets.inductive import make_task
+from memreason.datasets.inductive import ACRE
 from memreason.eval.inductive.run import problem_episodes
+from memreason.eval.tasks import get_task
 from memreason.lm import ScriptedEngine
 from memreason.programs import build_program
 from memreason.programs.hdr.blicket_check import BlicketHypothesis, Experiment, answer, check, entailed
@@ -44,7 +45,7 @@ def test_the_hypothesis_the_experiments_settle_passes_and_answers_three_ways():
 
 
 def test_on_acres_problems_the_entailed_hypothesis_passes_and_gives_reasoning_gyms_answers():
-    for problem in make_task("acre").problems(seed=0, limit=60):
+    for problem in ACRE().problems(seed=0, limit=60):
         experiments = experiments_of(problem_episodes(problem))
         hypothesis = entailed(experiments)
         assert check(hypothesis, experiments).accepted
@@ -64,12 +65,12 @@ def _proposals(*hypotheses):
 
 
 def test_checked_blickets_feeds_counterexamples_back_and_keeps_the_first_that_passes():
-    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    problem = ACRE().problems(seed=0, limit=1)[0]
     episodes = problem_episodes(problem)
     right = entailed(experiments_of(episodes)).as_dict()
     wrong = {"blickets": ["brown rubber cube"], "rule": "any"}
     engine = ScriptedEngine(_proposals(wrong, right))
-    program = build_program("hdr_checked", task="acre", N=3)
+    program = build_program("hdr_checked", task=get_task("acre"), N=3)
     with dspy.context(lm=engine.lm()):
         record = program.memorize(episodes)
         out = program(objects=list(problem.queries[0].input))
@@ -80,10 +81,10 @@ def test_checked_blickets_feeds_counterexamples_back_and_keeps_the_first_that_pa
 
 
 def test_checked_blickets_falls_back_to_the_reasoner_and_says_so():
-    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    problem = ACRE().problems(seed=0, limit=1)[0]
     wrong = {"blickets": ["brown rubber cube"], "rule": "any"}
     engine = ScriptedEngine(_proposals(wrong))
-    program = build_program("hdr_checked", task="acre", N=1)
+    program = build_program("hdr_checked", task=get_task("acre"), N=1)
     with dspy.context(lm=engine.lm()):
         record = program.memorize(problem_episodes(problem))
         out = program(objects=["brown rubber cube"])
@@ -92,10 +93,10 @@ def test_checked_blickets_falls_back_to_the_reasoner_and_says_so():
 
 
 def test_the_proposer_is_shown_the_objects_and_the_experiments_without_numbers_to_mistake_for_objects():
-    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    problem = ACRE().problems(seed=0, limit=1)[0]
     engine = ScriptedEngine(_proposals({"blickets": ["gray rubber cube"], "rule": "any"}))
     with dspy.context(lm=engine.lm()):
-        build_program("hdr_checked", task="acre", N=1).memorize(problem_episodes(problem))
+        build_program("hdr_checked", task=get_task("acre"), N=1).memorize(problem_episodes(problem))
     prompt = engine.calls[0].user_text
     objects = prompt.split("[[ ## objects ## ]]")[1].split("[[ ##")[0]
     assert all(f'"{o}"' in objects for e in problem.episodes for o in e.input)
@@ -121,11 +122,11 @@ def test_a_refuted_hypothesis_is_narrowed_by_its_counterexamples_and_recorded_as
     assert narrow(completed((), "any", EXPERIMENTS), EXPERIMENTS) is None
     assert narrow(completed(("blue ball",), "all", EXPERIMENTS), EXPERIMENTS) is None
 
-    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    problem = ACRE().problems(seed=0, limit=1)[0]
     episodes = problem_episodes(problem)
     lit = sorted({o for e in problem.episodes if e.output == "on" for o in e.input})
     engine = ScriptedEngine(_proposals({"blickets": lit, "rule": "any"}))
-    program = build_program("hdr_checked", task="acre", N=3)
+    program = build_program("hdr_checked", task=get_task("acre"), N=3)
     with dspy.context(lm=engine.lm()):
         record = program.memorize(episodes)
         out = program(objects=list(problem.queries[0].input))
@@ -137,10 +138,10 @@ def test_a_refuted_hypothesis_is_narrowed_by_its_counterexamples_and_recorded_as
 
 
 def test_the_rounds_stop_when_nothing_new_is_proposed():
-    problem = make_task("acre").problems(seed=0, limit=1)[0]
+    problem = ACRE().problems(seed=0, limit=1)[0]
     wrong = {"blickets": ["gray rubber cube"], "rule": "all"}
     engine = ScriptedEngine(_proposals(wrong, wrong, wrong))
-    program = build_program("hdr_checked", task="acre", N=3)
+    program = build_program("hdr_checked", task=get_task("acre"), N=3)
     with dspy.context(lm=engine.lm()):
         record = program.memorize(problem_episodes(problem))
     assert record["stopped"] == "nothing_new" and [len(r["checked"]) for r in record["rounds"]] == [1, 0]
@@ -173,7 +174,7 @@ def _checked(runner, *sources, N, query=None):
     """The List Functions checked program memorizing EPISODES from the scripted ``sources``: its record, its answer
     to ``query`` (None: not asked) and the engine."""
     engine = ScriptedEngine(_functions(*sources))
-    program = build_program("hdr_checked", task="list_functions", N=N, runner=runner)
+    program = build_program("hdr_checked", task=get_task("list_functions"), N=N, runner=runner)
     with dspy.context(lm=engine.lm()):
         record = program.memorize(EPISODES)
         out = program(input_list=query) if query is not None else None
@@ -195,14 +196,14 @@ def test_the_checked_list_function_applies_the_kept_function_in_the_sandbox(runn
     wrong = "def f(xs):\n    return xs\n"
     right = "```python\ndef f(xs):\n    return [x + 1 for x in xs]\n```"
     engine = ScriptedEngine(_functions(wrong, right))
-    program = build_program("hdr_checked", task="list_functions", N=3, runner=runner)
+    program = build_program("hdr_checked", task=get_task("list_functions"), N=3, runner=runner)
     with dspy.context(lm=engine.lm()):
         record = program.memorize(EPISODES)
         out = program(input_list=[7, -1])
     assert record["rounds"][0]["checked"][0]["why"] == ["f([1, 2]) gave [1, 2]; expected [2, 3]", "f([5]) gave [5]; expected [6]"]
     assert record["kept"] == "def f(xs):\n    return [x + 1 for x in xs]\n"
     assert out.answer == [8, 0] and out.source == "hypothesis" and len(engine.calls) == 2
-    again = build_program("hdr_checked", task="list_functions", runner=runner)
+    again = build_program("hdr_checked", task=get_task("list_functions"), runner=runner)
     again.restore(EPISODES, record)  # a resumed run answers from the saved memory, no LM call
     assert again(input_list=[1]).answer == [2]
 
@@ -212,7 +213,7 @@ def test_samples_draw_several_functions_from_one_request_and_check_each(runner, 
     identity = "def f(xs):\n    return xs\n"
     right = "def f(xs):\n    return [x + 1 for x in xs]\n"
     engine = ScriptedEngine(_functions(identity, identity, right))  # one request, answered three times
-    program = build_program("hdr_checked", task="list_functions", N=3, samples=3, runner=runner)
+    program = build_program("hdr_checked", task=get_task("list_functions"), N=3, samples=3, runner=runner)
     with dspy.context(lm=engine.lm()):
         record = program.memorize(EPISODES)
     assert [(c["n"], c["temperature"]) for c in seen] == [(3, 0.7)]
@@ -220,9 +221,9 @@ def test_samples_draw_several_functions_from_one_request_and_check_each(runner, 
     assert [c["accepted"] for c in checks] == [False, True]  # the repeat of the identity is not run again
     assert record["kept"] == right and record["stopped"] == "verified"
     with pytest.raises(ValueError, match="samples"):
-        build_program("hdr_checked", task="list_functions", samples=0, runner=runner)
+        build_program("hdr_checked", task=get_task("list_functions"), samples=0, runner=runner)
     with pytest.raises(ValueError, match="sample_temperature"):
-        build_program("hdr_checked", task="acre", samples=2, sample_temperature=float("nan"))
+        build_program("hdr_checked", task=get_task("acre"), samples=2, sample_temperature=float("nan"))
 
 
 def test_a_lambda_or_a_function_of_another_name_is_taken_as_f(runner):

@@ -13,6 +13,7 @@ from memreason.datasets.experience_transfer import RuleTable, make_level
 from memreason.eval.experience_transfer.run import ExperienceTransferConfig, evaluate_experience_transfer
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import HDR, PROGRAMS, build_program
+from memreason.programs.registry import SCENES
 from memreason.signatures import Episode, LabelObject, LabelObjects, ReasonWithMemory
 
 from custom_table import CUSTOM
@@ -161,7 +162,7 @@ def test_two_stage_extracts_factors_then_generates_once_unverified(tmp_path):
 
 # -- the programs as DSPy programs -------------------------------------------------------------
 
-MEMORY_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.task == "experience_transfer"]
+MEMORY_PROGRAMS = [name for name, spec in PROGRAMS.items() if spec.kind == SCENES]
 
 # What every registered program sends (memory build, then one scene; text and image; Chat and JSON adapters):
 # the response cache of saved runs depends on these prompts, so a change must be deliberate. The memory
