@@ -151,3 +151,12 @@ def test_bad_task_requests_are_refused_in_one_line(argv, message, capsys, monkey
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert not list(tmp_path.iterdir())  # nothing made
+
+
+def test_a_spending_limit_counts_a_problem_tasks_runs(tmp_path, capsys, capitals):
+    out = tmp_path / "study"
+    argv = ["hdr", "--task", "capitals", "--trials", "3", "--limit", "1", "--lm", LM, "--out", str(out)]
+    argv += ["--param", "K=1", "--param", "N=1:3", "--sampler", "grid", "--budget-tokens", "1"]
+    assert cli.main(argv) == 1  # the first trial's memory and answers pass the cap: no second trial starts
+    assert [t.state.name for t in trials_of(out, "hdr-capitals")] == ["COMPLETE"]
+    assert "budget" in capsys.readouterr().err.lower()
