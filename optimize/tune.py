@@ -1,20 +1,25 @@
 """A study from its options to its directory: what ``python -m optimize <program>`` does.
 
     options = StudyOptions(program="hdr", level=1, trials=8, limit=30, lm="openai/gpt-4o-mini")
+    options = StudyOptions(program="hdr_checked", task="acre", trials=8, limit=20)   # any registered task
     outcome = run_study(options)       # the same options again continue the study; ``trials`` is its total
     outcome.best[0].params, outcome.written["best"]
 
 The study lives in ``runs/optimize/<program>-<study>/`` (``out``): ``study.db`` (the
 default storage), ``configs/`` (one directory per configuration tried, the files a
 ``python -m eval`` run writes), ``memories/`` (consolidated memories shared across
-trials), ``dspy_cache/``, and the outputs (:mod:`memreason.optimize.outputs`). Running the
-same options again continues a stopped study. How workers on several processes or hosts
-share one study: see :mod:`memreason.optimize.study`.
+trials), ``dspy_cache/``, and the outputs (:mod:`memreason.optimize.outputs`). What a
+trial does depends on the kind of its task (:data:`PREPARE`): Experience-Transfer's and
+ARC's objectives, or a problem task's own evaluation
+(:mod:`memreason.optimize.problem_objective`). Running the same options again continues a
+stopped study. How workers on several processes or hosts share one study: see
+:mod:`memreason.optimize.study`.
 
-Bad input (unknown program, bad space spec, bad storage URL, unknown LM, unknown ARC split,
-unreadable or mismatched memory file) raises :class:`UsageError`, :class:`SpaceError`,
-:class:`StudyError` or :class:`RuleTableError` before the study directory is made or any
-model loads. Progress goes to this module's logger.
+Bad input (unknown program, unknown task or one the program does not run on, bad space
+spec, bad storage URL, unknown LM, unknown ARC split, unreadable or mismatched memory file)
+raises :class:`UsageError`, :class:`SpaceError`, :class:`StudyError` or
+:class:`RuleTableError` before the study directory is made or any model loads. Progress
+goes to this module's logger.
 """
 
 from __future__ import annotations

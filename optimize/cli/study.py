@@ -11,9 +11,9 @@ The study lives in ``runs/optimize/<program>-<study>/`` (``--out``); rerun the s
 to continue a stopped study; ``--trials`` is the study's total. The work is
 :func:`memreason.optimize.tune.run_study`; how workers share a study: :mod:`memreason.optimize.study`.
 
-Bad input (unknown program, bad space spec, bad storage URL, unknown LM, unknown ARC split,
-unreadable or mismatched memory file) gets one line on stderr starting with "error: " and
-exit code 2.
+Bad input (unknown program, unknown task or one the program does not run on, bad space
+spec, bad storage URL, unknown LM, unknown ARC split, unreadable or mismatched memory file)
+gets one line on stderr starting with "error: " and exit code 2.
 """
 
 from __future__ import annotations
