@@ -39,6 +39,7 @@ from memreason.lm import LMChoice
 from memreason.lm.faults import RunAborted
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
+from memreason.programs.registry import GRIDS, SCENES
 from memreason.programs.shared.atomic_file import save_via
 
 from .demos import arc_training_tasks, scene_examples, strip_memory, training_level
@@ -122,8 +123,12 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
     input, before any model loads)."""
     if options.program not in PROGRAMS:
         raise UsageError(f"unknown program {options.program!r}; choose from: {', '.join(PROGRAMS)}")
-    if PROGRAMS[options.program].task == "inductive":
-        raise UsageError(f"{options.program} runs on the inductive tasks only, which compiling does not cover")
+    kind = PROGRAMS[options.program].kind
+    if kind not in (SCENES, GRIDS):
+        raise UsageError(
+            f"{options.program} runs on problem tasks only; compiling covers programs of Experience-Transfer and ARC "
+            "(tune it with a study: python -m optimize PROGRAM --task T)"
+        )
     if options.optimizer not in OPTIMIZERS:
         raise UsageError(f"unknown optimizer {options.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
     knobs = parse_knobs(options)
@@ -131,7 +136,7 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
         program = build_program(options.program, **knobs)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{options.program} does not take these knobs {knobs}: {exc}") from None
-    arc = PROGRAMS[options.program].task == "arc"
+    arc = kind == GRIDS
     if not arc and options.level not in LEVELS:
         raise UsageError(f"{options.program} needs --level {{1,2,3}}")
     # the data, read before any model loads: bad rules, splits and memory files fail here

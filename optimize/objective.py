@@ -73,6 +73,7 @@ class Setup:
     memory_file: str | None = None  # ARC: the concept memory the program reads
     program_state: str | None = None  # a DSPy state every trial's program starts from (a compiled consolidator)
     program_state_sha256: str | None = None
+    task: str | None = None  # a problem task's name (None: Experience-Transfer or ARC, as studies have always had)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -84,7 +85,8 @@ class Setup:
         out = asdict(self)
         for key in ("threads", "chunks", "objectives"):
             out.pop(key)
-        for key in ("program_state", "program_state_sha256"):  # absent unless given: studies from before keep their digests
+        # absent unless given: studies from before keep their digests
+        for key in ("program_state", "program_state_sha256", "task"):
             if out[key] is None:
                 out.pop(key)
         out.pop("program_state", None)  # the state's content (its sha256) decides, not where the file lies
@@ -98,7 +100,7 @@ def chunk_limits(total: int, chunks: int) -> list[int]:
 
 
 class Objective:
-    """Shared by the tasks' objectives: the trial loop around ``evaluate(params, trial)``."""
+    """Shared by the objectives of every kind of task: the trial loop around ``evaluate(params, trial)``."""
 
     def __init__(
         self,

@@ -1,6 +1,7 @@
 """The search space of a study: which knobs vary, over which values, declared per program and overridable.
 
     space = default_space("hdr")                       # K 1-4, N 1-5, cot and per_object on/off, demos 0-8
+    space = default_space("hdr", PROBLEMS)             # on a problem task: K 1-4, N 1-5, cot on/off
     space = space.override(["K=1:3", "cot=false"])     # --param K=1:3 --param cot=false
     space = space.override(read_space_file("s.json"))  # --space s.json: {"K": "1:3", "cot": [true], "demos": 0}
     params = space.suggest(trial)                      # {"K": 2, "N": 3, "cot": True, "per_object": False, "demos": 4}
@@ -9,6 +10,8 @@ A value spec is ``LOW:HIGH`` (whole numbers, both ends included), a comma list o
 choices (``true,false`` or ``1,3,5``), or one value (the knob is fixed). In a JSON
 file a spec may also be a list of choices, ``{"low": 1, "high": 4}``, or a bare value.
 
+The spaces are declared in the program registry (:mod:`memreason.programs.registry`): each entry's
+own ``space``, then the one every program shares on a kind of task (``KIND_SPACES``).
 ``demos`` is not a constructor argument: it is the number of demonstrations placed on
 the program's per-example predictor (:mod:`memreason.optimize.demos`). Every other name is a
 knob, passed to the program's constructor, so a study sets knobs the way a user does.
@@ -23,6 +26,7 @@ from typing import Any, Iterable, Mapping
 
 from memreason.datasets.json_file import read_json_file
 from memreason.programs import PROGRAMS
+from memreason.programs.registry import KIND_SPACES
 
 DEMOS = "demos"  # the one parameter that is not a constructor argument
 
@@ -169,30 +173,26 @@ def read_space_file(path: str | Path) -> dict[str, Any]:
 
 # -- the declared spaces -------------------------------------------------------------------------
 
-BOOL = (True, False)
-_ET_EXTRA = {"hdr": {"K": (1, 4), "N": (1, 5)}, "hdr_grounded": {"K": (0, 4), "N": (1, 5)}, "two_stage": {"K": (1, 4)}}
-_ARC = {
-    "baseline": ["attempts", "retries"],
-    "cheatsheet": ["attempts", "retries"],
-    "arcmemo_oe": ["top_k", "attempts", "retries"],
-    "arcmemo_ps": ["top_k", "attempts", "retries"],
-    "arcmemo_ps_noselect": ["attempts", "retries"],
-    "arcmemo_ps_exec": ["top_k", "attempts", "retries"],
-    "arcmemo_ps_exec_solution": ["top_k", "attempts", "retries"],
-}
-_ARC_RANGES = {"top_k": (1, 10), "attempts": (1, 3), "retries": (0, 2)}
 
-
-def default_space(program: str) -> Space:
-    """The declared space of a registered program (see the module docstring)."""
+def default_space(program: str, kind: str | None = None) -> Space:
+    """The declared space of a registered program on a task of ``kind`` (default: the program's own kind): the
+    program's own dimensions (``ProgramSpec.space``), then those every program shares on that kind of task
+    (:data:`memreason.programs.registry.KIND_SPACES`)."""
     if program not in PROGRAMS:
         raise SpaceError(f"unknown program {program!r}; choose from: {', '.join(PROGRAMS)}")
-    if PROGRAMS[program].task == "experience_transfer":
-        params = [Param(name, low=lo, high=hi) for name, (lo, hi) in _ET_EXTRA.get(program, {}).items()]
-        return Space((*params, Param("cot", choices=BOOL), Param("per_object", choices=BOOL), Param(DEMOS, low=0, high=8)))
-    names = _ARC.get(program, ["attempts", "retries"])
-    params = [Param(name, low=_ARC_RANGES[name][0], high=_ARC_RANGES[name][1]) for name in names]
-    return Space((*params, Param(DEMOS, low=0, high=2)))
+    spec = PROGRAMS[program]
+    declared = {**spec.space, **KIND_SPACES[kind or spec.kind]}
+    return Space(tuple(declared_param(name, value) for name, value in declared.items()))
+
+
+def declared_param(name: str, declared: tuple) -> Param:
+    """A dimension from a registry entry's ``("int", low, high)`` or ``("categorical", choices)``."""
+    match declared:
+        case ("int", low, high):
+            return Param(name, low=low, high=high)
+        case ("categorical", choices):
+            return Param(name, choices=tuple(choices))
+    raise SpaceError(f"{name}: a declared dimension is ('int', low, high) or ('categorical', choices), got {declared!r}")
 
 
 def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], int]:

@@ -1,20 +1,25 @@
 """A study from its options to its directory: what ``python -m optimize <program>`` does.
 
     options = StudyOptions(program="hdr", level=1, trials=8, limit=30, lm="openai/gpt-4o-mini")
+    options = StudyOptions(program="hdr_checked", task="acre", trials=8, limit=20)   # any registered task
     outcome = run_study(options)       # the same options again continue the study; ``trials`` is its total
     outcome.best[0].params, outcome.written["best"]
 
 The study lives in ``runs/optimize/<program>-<study>/`` (``out``): ``study.db`` (the
 default storage), ``configs/`` (one directory per configuration tried, the files a
 ``python -m eval`` run writes), ``memories/`` (consolidated memories shared across
-trials), ``dspy_cache/``, and the outputs (:mod:`memreason.optimize.outputs`). Running the
-same options again continues a stopped study. How workers on several processes or hosts
-share one study: see :mod:`memreason.optimize.study`.
+trials), ``dspy_cache/``, and the outputs (:mod:`memreason.optimize.outputs`). What a
+trial does depends on the kind of its task (:data:`PREPARE`): Experience-Transfer's and
+ARC's objectives, or a problem task's own evaluation
+(:mod:`memreason.optimize.problem_objective`). Running the same options again continues a
+stopped study. How workers on several processes or hosts share one study: see
+:mod:`memreason.optimize.study`.
 
-Bad input (unknown program, bad space spec, bad storage URL, unknown LM, unknown ARC split,
-unreadable or mismatched memory file) raises :class:`UsageError`, :class:`SpaceError`,
-:class:`StudyError` or :class:`RuleTableError` before the study directory is made or any
-model loads. Progress goes to this module's logger.
+Bad input (unknown program, unknown task or one the program does not run on, bad space
+spec, bad storage URL, unknown LM, unknown ARC split, unreadable or mismatched memory file)
+raises :class:`UsageError`, :class:`SpaceError`, :class:`StudyError` or
+:class:`RuleTableError` before the study directory is made or any model loads. Progress
+goes to this module's logger.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from optuna.trial import FrozenTrial
 
@@ -36,20 +41,25 @@ from memreason.eval.harness.runs import read_json, use_response_cache
 from memreason.eval.harness.tracking import check_mlflow, tracking
 from memreason.eval.harness.tuned import TunedError, state_digest
 from memreason.eval.harness.usage import UsageTally
+from memreason.eval.tasks import Task, get_task, task_names
 from memreason.lm.cost import price
 from memreason.lm.faults import RunAborted
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
+from memreason.programs.registry import GRIDS, PROBLEMS, SCENES
 
 from .lms import resolve
+from .objective import Objective, Setup
 from .space import Space, SpaceError, _value, default_space, read_space_file, split_params
 from .study import Budget, load_study, make_pruner, make_sampler, open_storage, run_workers, sqlite_url
 from .tracking import trial_runs
 
 if TYPE_CHECKING:
     from memreason.datasets.arc import ArcTask
+    from memreason.lm import LMChoice
+    from memreason.lm.faults import RetryPolicy
 
-__all__ = ["OBJECTIVES", "StudyOptions", "StudyOutcome", "run_study"]
+__all__ = ["OBJECTIVES", "StudyData", "StudyOptions", "StudyOutcome", "run_study", "study_task"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +72,7 @@ class StudyOptions(LMOptions):
 
     program: str
     # data
+    task: str | None = None  # a registered task (None: the first of the program's kind; required for problem programs)
     level: int | None = None  # Experience-Transfer
     modality: str = "text"
     rules: str | None = None  # a rule table as JSON (None: the HDR paper's Table 1)
@@ -72,7 +83,7 @@ class StudyOptions(LMOptions):
     limit: int | None = None  # each configuration on the first N examples
     # study
     trials: int = 20  # the study's total, all workers together
-    study: str | None = None  # study name (None: L<level> or the split's name)
+    study: str | None = None  # study name (None: L<level>, the split's name, or the problem task's)
     storage: str | None = None  # an Optuna RDB URL (None: sqlite in the study directory)
     out: Path | None = None  # the study directory (None: runs/optimize/<program>-<study>)
     objectives: str = "accuracy"  # one of OBJECTIVES
@@ -109,46 +120,17 @@ def run_study(options: StudyOptions) -> StudyOutcome:
     exists), then write its outputs."""
     if options.program not in PROGRAMS:
         raise UsageError(f"unknown program {options.program!r}; choose from: {', '.join(PROGRAMS)}")
-    if PROGRAMS[options.program].task == "inductive":
-        raise UsageError(f"{options.program} runs on the inductive tasks only, which studies do not cover")
+    benchmark = study_task(options)
     check_mlflow(options)
-    task_kind = PROGRAMS[options.program].task
     objectives = parse_objectives(options.objectives)
-    space = resolve_space(options.program, options.param, options.space)
-    check_program(options.program, space)
+    space = resolve_space(options.program, options.param, options.space, kind=benchmark.kind)
+    check_program(options.program, space, benchmark)
     enqueue = [parse_enqueue(text, space) for text in options.enqueue]
     multi = len(objectives) > 1
     sampler = make_sampler(options.sampler, space_grid=space.grid(), seed=options.sampler_seed, multi=multi)
     pruner = make_pruner(options.pruner, multi=multi)
-    from .objective import Setup
-
-    if task_kind == "experience_transfer":
-        if options.level not in LEVELS:
-            raise UsageError(
-                f"{options.program} needs --level {{1,2,3}}"
-                if options.level is None
-                else f"--level must be 1, 2 or 3, got {options.level}"
-            )
-        if options.modality == "image" and PROGRAMS[options.program].needs_attributes:
-            raise UsageError(
-                f"{options.program} learns from the episodes' attributes, which images do not carry: use --modality text"
-            )
-        rules = RuleTable.load(options.rules)
-        data = make_level(options.level, seed=options.seed, rules=rules)
-        default_name = f"L{options.level}"
-        state = consolidation_digest(options.program, options.program_state)  # a bad state fails now
-    else:
-        from memreason.eval.arc.evaluate import split_name
-
-        if options.level is not None:
-            raise UsageError(f"{options.program} is an ARC program: use --split, not --level")
-        if options.program_state is not None:
-            raise UsageError("--program-state starts Experience-Transfer studies only")
-        state = None
-        data = None
-        tasks = load_arc(options)  # bad splits and memory files fail here, before the study directory is made
-        default_name = split_name(options.split or "val100")
-    study_name = f"{options.program}-{options.study or default_name}"
+    data = PREPARE[benchmark.kind](options, benchmark)  # bad data, memory files and states fail here
+    study_name = f"{options.program}-{options.study or data.default_name}"
     study_dir = options.out or Path("runs") / "optimize" / study_name
     remote = options.storage and not options.storage.startswith("sqlite")  # a SQLite file may live in the study directory
     storage = open_storage(options.storage, heartbeat=options.heartbeat) if remote else None  # a bad URL fails now
@@ -180,29 +162,23 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         max_tokens=options.max_tokens,
         memory_file=options.memory,
         program_state=str(options.program_state) if options.program_state else None,
-        program_state_sha256=state,
+        program_state_sha256=data.state,
+        task=data.task,
     )
-    policy = retry_policy(options)
-    if task_kind == "experience_transfer":
-        from .objective import ExperienceTransferObjective
-
-        objective = ExperienceTransferObjective(setup, space, study_dir, task, memory, policy, data=data)
-    else:
-        from .arc_objective import ArcObjective
-
-        objective = ArcObjective(setup, space, study_dir, task, memory, policy, tasks=tasks)
+    objective = data.objective(setup, space, study_dir, task, memory, retry_policy(options))
 
     study = load_study(study_name, storage, objectives, sampler, pruner)
     study.set_user_attr("space", space.describe())
     log.info("study %s in %s: %s trials over %s", study_name, study_dir, options.trials, space.describe())
     limit = StudyLimit(options, study, study_dir, task.spec, memory.spec) if new_spend(options) else None
     if limit is not None:
-        _estimate(options, study, study_dir, task.spec, memory.spec, data if data is not None else tasks)
+        _estimate(options, study, study_dir, task.spec, memory.spec, data)
 
     from .outputs import best_trials, write_outputs
 
     setup_record = {
         "program": options.program,
+        "task": benchmark.name,
         "level": options.level,
         "split": options.split,
         "memory": options.memory,
@@ -247,15 +223,156 @@ def run_study(options: StudyOptions) -> StudyOutcome:
     )
 
 
+def study_task(options: StudyOptions) -> Task:
+    """The task a study runs on: ``options.task``, else the first registered task of the program's own kind (the
+    paper's benchmark: Experience-Transfer for programs of scenes, ARC for programs of grids); a program of problem
+    tasks only needs ``--task``. :class:`UsageError` for a task the program does not run on."""
+    spec = PROGRAMS[options.program]
+    if options.task is not None:
+        benchmark = get_task(options.task)
+    else:
+        own = [get_task(name) for name in task_names() if get_task(name).kind == spec.kind]
+        if spec.kind == PROBLEMS or not own:
+            runs_on = [name for name in task_names() if spec.runs_on(get_task(name))]
+            raise UsageError(f"{options.program} runs on problem tasks: give --task ({', '.join(runs_on)})")
+        benchmark = own[0]
+    if not spec.runs_on(benchmark):
+        raise UsageError(
+            f"{options.program} does not run on {benchmark.name}; programs that do: {', '.join(benchmark.programs())}"
+        )
+    if benchmark.kind not in PREPARE:
+        raise UsageError(f"studies run on tasks of kind {', '.join(PREPARE)}; {benchmark.name} is of kind {benchmark.kind}")
+    return benchmark
+
+
+ObjectiveFactory = Callable[["Setup", Space, Path, "LMChoice", "LMChoice", "RetryPolicy"], Objective]
+
+
+@dataclass
+class StudyData:
+    """What a study needs of its task, read before the study directory is made (bad input fails here).
+
+    ``default_name``: the study's name without ``--study``; ``objective``: makes the trial objective from the
+    setup, space, study directory, LMs and retry policy; ``examples``: the items a trial answers (for the budget's
+    estimate) and ``first_rates``: (LM calls an item, prompt tokens a call, basis) before the study has records;
+    ``state``: the sha256 of a state every trial starts from; ``task``: the task's name where it is part of a
+    configuration's identity (None: the study's kind of task has always had one task)."""
+
+    default_name: str
+    objective: ObjectiveFactory
+    examples: int
+    first_rates: Callable[[], tuple[float, float, str]]
+    state: str | None = None
+    task: str | None = None
+
+
+def _scenes(options: StudyOptions, benchmark: Task) -> StudyData:
+    """Experience-Transfer: the level's scenes; memories shared by trials whose consolidation knobs match."""
+    from .objective import ExperienceTransferObjective
+
+    if options.level not in LEVELS:
+        raise UsageError(
+            f"{options.program} needs --level {{1,2,3}}"
+            if options.level is None
+            else f"--level must be 1, 2 or 3, got {options.level}"
+        )
+    if options.modality == "image" and PROGRAMS[options.program].needs_attributes:
+        raise UsageError(
+            f"{options.program} learns from the episodes' attributes, which images do not carry: use --modality text"
+        )
+    data = make_level(options.level, seed=options.seed, rules=RuleTable.load(options.rules))
+    state = consolidation_digest(options.program, options.program_state)  # a bad state fails now
+
+    def first_rates() -> tuple[float, float, str]:
+        context = " ".join(e.text() for e in data.episodes)
+        prompt = chars_to_tokens([s.text() for s in data.test[:3]], context)
+        return 1.0, prompt, "the first 3 scenes' text and the level's episodes, 4 characters a token"
+
+    return StudyData(
+        default_name=f"L{options.level}",
+        objective=lambda *args: ExperienceTransferObjective(*args, data=data),
+        examples=min(options.limit or len(data.test), len(data.test)),
+        first_rates=first_rates,
+        state=state,
+    )
+
+
+def _grids(options: StudyOptions, benchmark: Task) -> StudyData:
+    """ARC: the split's tasks, the concept memory frozen."""
+    from memreason.eval.arc.evaluate import split_name
+
+    from .arc_objective import ArcObjective
+
+    if options.level is not None:
+        raise UsageError(f"{options.program} is an ARC program: use --split, not --level")
+    if options.program_state is not None:
+        raise UsageError("--program-state starts Experience-Transfer studies only")
+    tasks = load_arc(options)  # bad splits and memory files fail here, before the study directory is made
+
+    def first_rates() -> tuple[float, float, str]:
+        from memreason.eval.arc import ArcConfig
+        from memreason.eval.arc.evaluate import arc_rates
+
+        rates = arc_rates(ArcConfig(program=options.program, memory=options.memory), tasks, {})
+        return rates["calls"], rates["prompt"], rates["basis"]
+
+    return StudyData(
+        default_name=split_name(options.split or "val100"),
+        objective=lambda *args: ArcObjective(*args, tasks=tasks),
+        examples=len(tasks),
+        first_rates=first_rates,
+    )
+
+
+NOT_ON_PROBLEMS = {"level": "--level", "rules": "--rules", "program_state": "--program-state", "split": "--split"}
+
+
+def _problems(options: StudyOptions, benchmark: Task) -> StudyData:
+    """A problem task (ACRE, List Functions, one of your own): each trial the task's own run with the trial's knobs."""
+    from .problem_objective import ProblemObjective
+
+    for key, flag in {**NOT_ON_PROBLEMS, "memory": "--memory"}.items():
+        if getattr(options, key) is not None:
+            raise UsageError(f"{flag} is not an option of a study on {benchmark.name}")
+    if options.modality != "text":
+        raise UsageError(f"--task {benchmark.name} is text only: leave out --modality {options.modality}")
+    problems = benchmark.problems(seed=options.seed, limit=options.limit)
+    queries = [(p, q) for p in problems for q in p.queries]
+
+    def first_rates() -> tuple[float, float, str]:
+        first = queries[:3]
+        texts = [" ".join(e.text for e in p.episodes) + " " + q.text for p, q in first]
+        return 1.0, chars_to_tokens(texts), "the first 3 queries' text and their problems' episodes, 4 characters a token"
+
+    return StudyData(
+        default_name=benchmark.name,
+        objective=lambda *args: ProblemObjective(*args, benchmark=benchmark),
+        examples=len(queries),
+        first_rates=first_rates,
+        task=benchmark.name,
+    )
+
+
+# How a study reads a task of each kind (what its trials do: memreason.optimize.objective, arc_objective,
+# problem_objective).
+PREPARE: dict[str, Callable[[StudyOptions, Task], StudyData]] = {SCENES: _scenes, GRIDS: _grids, PROBLEMS: _problems}
+
+
+def example_files(study_dir: Path) -> list[Path]:
+    """Every configuration's example records: in its directory, or in its run's (a problem task's trials)."""
+    return sorted(study_dir.glob("configs/*/examples.jsonl")) + sorted(study_dir.glob("configs/*/run/examples.jsonl"))
+
+
 def study_spend(options: StudyOptions, study_dir: Path, task_spec: str, memory_spec: str) -> Spend:
     """What the study has spent against its limit: its configurations' example records (every trial, every worker
-    on this host) and the memories it built (each once, whatever number of trials read it)."""
+    on this host) and the memories it built (each once, whatever number of trials read it; on a problem task, each
+    trial's own)."""
     spend = new_spend(options) or Spend()
     tally = UsageTally()
-    for path in sorted(study_dir.glob("configs/*/examples.jsonl")):
+    for path in example_files(study_dir):
         for record in read_examples(path, repair=False).values():
             tally.add(record, role="task")
-    for path in sorted(study_dir.glob("memories/*.json")):
+    for path in sorted(study_dir.glob("memories/*.json")) + sorted(study_dir.glob("configs/*/run/memory/run*/*.json")):
         tally.add(read_json(path), role="memory")
     roles = tally.roles()
     spend.add(roles["task"], price(task_spec), earlier=True)
@@ -284,30 +401,20 @@ class StudyLimit:
         return self.stopped
 
 
-def _estimate(options: StudyOptions, study, study_dir: Path, task_spec: str, memory_spec: str, data) -> None:
+def _estimate(options: StudyOptions, study, study_dir: Path, task_spec: str, memory_spec: str, data: StudyData) -> None:
     """Log the study's rough spend against its cap: trials left x examples a trial x calls x prompt tokens a call
-    (from the study's records, else from the first examples' inputs; ``data``: the level, or the ARC tasks)."""
+    (from the study's records, else from the first examples' inputs)."""
     left = max(0, options.trials - Budget(options.trials).finished(study))
-    available = len(data.test) if hasattr(data, "test") else len(data)
-    examples = min(options.limit or available, available)
-    records = [r for path in study_dir.glob("configs/*/examples.jsonl") for r in read_examples(path, repair=False).values()]
+    records = [r for path in example_files(study_dir) for r in read_examples(path, repair=False).values()]
     rates = saved_rates(records)
     if rates is not None:
         (calls, prompt), basis = rates, f"from the {len(records)} examples the study has"
-    elif hasattr(data, "test"):
-        context = " ".join(e.text() for e in data.episodes)
-        calls, prompt = 1.0, chars_to_tokens([s.text() for s in data.test[:3]], context)
-        basis = "the first 3 scenes' text and the level's episodes, 4 characters a token"
     else:
-        from memreason.eval.arc import ArcConfig
-        from memreason.eval.arc.evaluate import arc_rates
-
-        rates = arc_rates(ArcConfig(program=options.program, memory=options.memory), data, {})
-        calls, prompt, basis = rates["calls"], rates["prompt"], rates["basis"]
+        calls, prompt, basis = data.first_rates()
     log_estimate(
         study_spend(options, study_dir, task_spec, memory_spec),
-        unit=f"examples ({left} trials left, {examples} examples a trial, memory builds besides)",
-        todo=left * examples,
+        unit=f"examples ({left} trials left, {data.examples} examples a trial, memory builds besides)",
+        todo=left * data.examples,
         done=0,
         calls=calls,
         prompt=prompt,
@@ -324,9 +431,10 @@ def parse_objectives(text: str) -> tuple[str, ...]:
     return objectives
 
 
-def resolve_space(program: str, params: list[str], space_file: str | None) -> Space:
-    """The declared space of ``program``, overridden by a space file, then by ``NAME=SPEC`` params."""
-    space = default_space(program)
+def resolve_space(program: str, params: list[str], space_file: str | None, *, kind: str | None = None) -> Space:
+    """The declared space of ``program`` on a task of ``kind`` (default: its own), overridden by a space file, then by
+    ``NAME=SPEC`` params."""
+    space = default_space(program, kind)
     if space_file:
         space = space.override(read_space_file(space_file))
     return space.override(params)
@@ -352,11 +460,12 @@ def parse_enqueue(text: str, space: Space) -> dict[str, Any]:
     return params
 
 
-def check_program(program: str, space: Space) -> None:
-    """Build the program at one point of the space, so a bad knob name fails before any model loads."""
+def check_program(program: str, space: Space, task: Task | None = None) -> None:
+    """Build the program (for ``task``, when given) at one point of the space, so a bad knob name fails before any
+    model loads."""
     knobs, _ = split_params({p.name: p.values[0] for p in space.params})
     try:
-        build_program(program, **knobs)
+        build_program(program, task=task, **knobs)
     except (TypeError, ValueError) as exc:
         raise SpaceError(f"{program} does not take these knobs ({', '.join(knobs)}): {exc}") from None
 

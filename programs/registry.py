@@ -24,7 +24,17 @@ from .hdr import (
 )
 from .shared import READER_KNOBS
 
-__all__ = ["GRIDS", "KINDS", "PROBLEMS", "PROGRAMS", "SCENES", "ProblemTaskSpec", "ProgramSpec", "build_program"]
+__all__ = [
+    "GRIDS",
+    "KINDS",
+    "KIND_SPACES",
+    "PROBLEMS",
+    "PROGRAMS",
+    "SCENES",
+    "ProblemTaskSpec",
+    "ProgramSpec",
+    "build_program",
+]
 
 # What a task feeds a program: the kinds of task a program can be built for. A task says which it is
 # (memreason.eval.tasks); the registry never names a task.
@@ -32,6 +42,19 @@ SCENES = "scenes"  # one memory from a set of labelled episodes, then a count as
 GRIDS = "grids"  # ARC-style problems: train pairs shown, a program written for the test inputs
 PROBLEMS = "problems"  # each problem shows its own labelled episodes and asks its own queries
 KINDS = (SCENES, GRIDS, PROBLEMS)
+
+BOOL = ("categorical", (True, False))
+# The search space every program shares on a task of each kind (a program's own ``space`` comes first): on scenes, the
+# reader's chain of thought and per-object reading, and up to 8 demonstrations on the per-scene predictor; on grids, up
+# to 2 bootstrapped demonstrations; on problems (each run through the task's own loop, which places no demos), CoT.
+# ``demos`` is no constructor argument: a study places that many demonstrations (memreason.optimize.demos).
+KIND_SPACES: dict[str, dict[str, tuple]] = {
+    SCENES: {"cot": BOOL, "per_object": BOOL, "demos": ("int", 0, 8)},
+    GRIDS: {"demos": ("int", 0, 2)},
+    PROBLEMS: {"cot": BOOL},
+}
+SOLVER_SPACE = {"attempts": ("int", 1, 3), "retries": ("int", 0, 2)}  # an ARC solver's tries at a task
+SELECTING_SPACE = {"top_k": ("int", 1, 10), **SOLVER_SPACE}  # ... and the concepts it selects
 
 ET = {"task_description": EXPERIENCE_TRANSFER_TASK}  # the consolidators' prompts as the paper's task has always had them
 
@@ -62,9 +85,10 @@ class ProgramSpec:
     what it needs of such a task (``"oracle"``: the true rule; ``"checked_program"``: a checked program of the
     task's own). ``needs_attributes``: it builds memory from the episodes' structured attributes and perceives
     none, so it runs in text modality only. ``memory_format``: the concept memory it reads and writes (``"oe"``,
-    ``"ps"``, ``"cheatsheet"``; None: none). ``space``: its knobs' Optuna search space beyond its kind's
-    (name -> ``("int", low, high)``, ``("float", low, high)`` or ``("categorical", choices)``). ``selects``:
-    it reads its memory with an LM call of its own (one more call per problem in a budget's estimate).
+    ``"ps"``, ``"cheatsheet"``; None: none). ``space``: its knobs' Optuna search space beyond the one every
+    program shares on a task of a kind (:data:`KIND_SPACES`, which follows it): name -> ``("int", low, high)`` or
+    ``("categorical", choices)``. ``selects``: it reads its memory with an LM call of its own (one more call per
+    problem in a budget's estimate).
     """
 
     name: str
@@ -185,6 +209,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "episodes and verified hypotheses (knobs: K, N, cot, resample)",
             on_problems=_on_problems(HDR, described=True),
             **ET,
+            space={"K": ("int", 1, 4), "N": ("int", 1, 5)},
         ),
         _spec(
             "hdr_checked",
@@ -195,6 +220,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "back for N rounds, the kept one applied in code (knobs: N, samples); not the paper's",
             on_problems=_checked,
             needs=("checked_program",),
+            space={"N": ("int", 1, 5), "samples": ("int", 1, 3)},
         ),
         _spec(
             "hdr_grounded",
@@ -203,6 +229,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot, refine); "
             "not the paper's",
             **ET,
+            space={"K": ("int", 0, 4), "N": ("int", 1, 5)},
         ),
         _spec(
             "hdr_grounded_unrefined",
@@ -235,12 +262,20 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "episodes and unverified hypotheses, no factors (knob: cot)",
             **ET,
         ),
-        _spec("two_stage", SCENES, TwoStage, "episodes, factors, then unverified hypotheses (knobs: K, cot)", **ET),
+        _spec(
+            "two_stage",
+            SCENES,
+            TwoStage,
+            "episodes, factors, then unverified hypotheses (knobs: K, cot)",
+            space={"K": ("int", 1, 4)},
+            **ET,
+        ),
         _spec(
             "baseline",
             GRIDS,
             Baseline,
             "program synthesis without memory (knobs: attempts, retries, cot)",
+            space=SOLVER_SPACE,
         ),
         _spec(
             "cheatsheet",
@@ -248,6 +283,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             Cheatsheet,
             "Dynamic Cheatsheet (cumulative), whole cheatsheet in context, frozen unless continual_every",
             memory_format="cheatsheet",
+            space=SOLVER_SPACE,
         ),
         _spec(
             "arcmemo_oe",
@@ -256,6 +292,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)",
             memory_format="oe",
             selects=True,
+            space=SELECTING_SPACE,
         ),
         _spec(
             "arcmemo_ps",
@@ -264,6 +301,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "program-synthesis concepts, reasoning-based selection (knobs: top_k, continual_every, ...)",
             memory_format="ps",
             selects=True,
+            space=SELECTING_SPACE,
         ),
         _spec(
             "arcmemo_ps_noselect",
@@ -272,6 +310,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "program-synthesis concepts, all of memory in context (ablation)",
             memory_format="ps",
             select=False,
+            space=SOLVER_SPACE,
         ),
         _spec(
             "arcmemo_ps_oracle",
@@ -280,6 +319,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "program-synthesis concepts, those abstracted from tasks of the task's own concept (reference, no selection LM)",
             memory_format="ps",
             select="oracle",
+            space=SOLVER_SPACE,
         ),
         _spec(
             "arcmemo_ps_exec",
@@ -289,6 +329,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "no LM call to select (knobs: top_k, default 3, continual_every, ...); not the paper's",
             memory_format="ps",
             select="execute",
+            space=SELECTING_SPACE,
         ),
         _spec(
             "arcmemo_ps_exec_solution",
@@ -299,6 +340,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             memory_format="ps",
             select="execute",
             read_by="solution",
+            space=SELECTING_SPACE,
         ),
     ]
 }

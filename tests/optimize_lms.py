@@ -157,3 +157,27 @@ def _hypothesis(episode: dict) -> str:
     color, shape, background = EPISODE.match(episode["observation"]).groups()
     article = "an" if background[0] in "aeiou" else "a"
     return f"On {article} {background} background, {color} {shape}s are labelled {episode['label']}."
+
+
+# -- studies on problem tasks (`python -m optimize PROGRAM --task T`) ---------------------------------
+
+
+def problems():
+    """A reader of problem tasks, and :func:`memory`'s consolidator for programs that build one: with chain of
+    thought it answers right (a word's capitals on the test's own task of words, "on" on ACRE); without it, wrong
+    (the word backwards, "undetermined"). So a study over ``cot`` finds cot=true."""
+    consolidate = memory()
+
+    def respond(call):
+        names = outputs(call)
+        if "answer" not in names:
+            return consolidate(call)
+        thinks = "reasoning" in names
+        if "[[ ## word ## ]]" in call.user_text:
+            word = str(given(call, "word"))
+            answer = word.upper() if thinks else word[::-1]
+        else:
+            answer = "on" if thinks else "undetermined"
+        return {"reasoning": "from the examples", "answer": answer} if thinks else {"answer": answer}
+
+    return respond

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator
 
 from memreason.lm import SLOTS, LMChoice, resolve_lm
 from memreason.lm.faults import RetryPolicy
@@ -10,12 +12,25 @@ from memreason.lm.resolve import with_generation
 
 from .options import LMOptions, RunOptions
 
-__all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "memory_chars", "resolve_lms", "retry_policy"]
+__all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "memory_chars", "resolve_lms", "resolving_with", "retry_policy"]
 
 # The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
 # selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
 MEMORY_TEMPERATURE = 0.3
 MEMORY_MAX_TOKENS = 1000
+
+_resolver: ContextVar[Callable[..., LMChoice] | None] = ContextVar("lm_resolver", default=None)
+
+
+@contextmanager
+def resolving_with(resolve: Callable[..., LMChoice]) -> Iterator[None]:
+    """Within the block (in this thread's context), :func:`resolve_lms` turns model strings into LMs with ``resolve``
+    unless its caller gives one: how a study's trial runs a task (``Task.run``) on the LMs the study resolved."""
+    token = _resolver.set(resolve)
+    try:
+        yield
+    finally:
+        _resolver.reset(token)
 
 
 def resolve_lms(
@@ -30,11 +45,11 @@ def resolve_lms(
     """The task LM and the memory LM the options name (the memory LM is the task LM unless ``--memory-lm``).
 
     ``slots``: requests a local server decodes together (default: ``--threads``); ``resolve``: how a
-    model string becomes an LM (default :func:`memreason.lm.resolve_lm`). ``memory_temperature`` and
+    model string becomes an LM (default: the one :func:`resolving_with` set, else :func:`memreason.lm.resolve_lm`). ``memory_temperature`` and
     ``memory_max_tokens`` give the memory role generation settings of its own (ARC); with either, the
     memory LM is ``--memory-lm`` resolved with them, or else a copy of the task LM with them (a local
     model's copy uses the same server). ``None`` keeps the task LM's setting; both ``None``: as the task LM."""
-    resolve = resolve or resolve_lm
+    resolve = resolve or _resolver.get() or resolve_lm
     choose = dict(
         api_base=args.api_base,
         max_tokens=args.max_tokens,

@@ -16,6 +16,7 @@ from typing import Any
 from memreason.eval.cli.options import add as add_common
 from memreason.eval.cli.options import whole
 from memreason.programs import PROGRAMS
+from memreason.programs.registry import GRIDS
 
 from ..compile import OPTIMIZERS
 
@@ -48,15 +49,19 @@ def add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, flag: str, **
 def eval_command(
     program: str,
     *,
+    task: str | None = None,
     level: int | None = None,
     split: str | None = None,
     memory: str | None = None,
     config: Path,
     state: Path | None = None,
 ) -> str:
-    """The ``python -m eval`` command evaluating a tuned or compiled ``program`` on the data it was tuned on."""
-    if PROGRAMS[program].task == "arc":
-        data = f"--split {split or 'val100'}" + (f" --memory {memory}" if memory else "")
-    else:
-        data = f"--level {level}"
-    return f"python -m eval {program} {data} --config {config}" + (f" --program-state {state}" if state else "")
+    """The ``python -m eval`` command evaluating a tuned or compiled ``program`` on the data it was tuned on (``task``:
+    the ``--task`` it was tuned on, when one was named)."""
+    words = [f"--task {task}"] if task else []
+    if PROGRAMS[program].kind == GRIDS:
+        words.append(f"--split {split or 'val100'}" + (f" --memory {memory}" if memory else ""))
+    elif level is not None:
+        words.append(f"--level {level}")
+    words.append(f"--config {config}")
+    return " ".join([f"python -m eval {program}", *words]) + (f" --program-state {state}" if state else "")

@@ -18,6 +18,7 @@ import argparse
 
 from memreason.eval.cli.options import Parser, add_fault_options, add_lm_options, levels, number, whole
 from memreason.programs import PROGRAMS
+from memreason.programs.registry import SCENES
 
 from ..compile import CompileOptions, compile_program
 from ..consolidator import LABELLED_RULES, PROGRAMS_WITH_CONSOLIDATORS, ConsolidatorOptions, compile_consolidator
@@ -48,7 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
             epilog=EXAMPLES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        program_options(program, experience_transfer=spec.task == "experience_transfer")
+        program_options(program, needs_level=spec.kind == SCENES)
         program.set_defaults(
             program=name, handler=run_program, continue_hint="the answers so far are cached: rerun the same command"
         )
@@ -65,11 +66,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
 
 
-def program_options(parser: Parser, *, experience_transfer: bool) -> None:
-    """The options of compiling an Experience-Transfer program (``--level`` required) or an ARC one."""
+def program_options(parser: Parser, *, needs_level: bool) -> None:
+    """The options of compiling a program of scenes (on Experience-Transfer: ``--level`` required) or of grids."""
     _optimizer_options(parser, max_demos=4, budget="training examples")
     et = parser.add_argument_group("Experience-Transfer data")
-    add(et, "--level", required=experience_transfer)
+    add(et, "--level", required=needs_level)
     add(et, "--rules")
     arc = parser.add_argument_group("ARC data")
     add(arc, "--split", default=None, help="ARC evaluation split whose tasks are kept out of training (default val100)")

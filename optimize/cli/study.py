@@ -4,15 +4,16 @@
     python -m optimize hdr --level 2 --trials 40 --objectives accuracy,tokens --param K=1:3 --param cot=true
     python -m optimize hdr --level 1 --trials 8 --limit 30 --enqueue K=2,N=3,cot=true,demos=0   # the paper's, first
     python -m optimize arcmemo_ps --split val100 --memory ps.json --trials 20 --limit 10
+    python -m optimize hdr_checked --task acre --trials 8 --limit 20         # any registered task: --task
     python -m optimize hdr --level 1 --trials 40 --study shared --storage postgresql://u:p@host/db   # on every host
 
 The study lives in ``runs/optimize/<program>-<study>/`` (``--out``); rerun the same command
 to continue a stopped study; ``--trials`` is the study's total. The work is
 :func:`memreason.optimize.tune.run_study`; how workers share a study: :mod:`memreason.optimize.study`.
 
-Bad input (unknown program, bad space spec, bad storage URL, unknown LM, unknown ARC split,
-unreadable or mismatched memory file) gets one line on stderr starting with "error: " and
-exit code 2.
+Bad input (unknown program, unknown task or one the program does not run on, bad space
+spec, bad storage URL, unknown LM, unknown ARC split, unreadable or mismatched memory file)
+gets one line on stderr starting with "error: " and exit code 2.
 """
 
 from __future__ import annotations
@@ -42,14 +43,23 @@ def register(commands: argparse._SubParsersAction) -> None:
             epilog=EXAMPLES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        options(parser, experience_transfer=spec.task == "experience_transfer")
+        options(parser)
         parser.set_defaults(program=name, handler=run, continue_hint="rerun the same command to continue the study")
 
 
-def options(parser: Parser, *, experience_transfer: bool) -> None:
-    """The options of a study of an Experience-Transfer program (``--level`` required) or an ARC one."""
+def options(parser: Parser) -> None:
+    """The options of a study (``--level`` is checked by the study: Experience-Transfer needs it, other tasks refuse it)."""
+    task = parser.add_argument_group("task")
+    add(
+        task,
+        "--task",
+        default=None,
+        help="the registered task the study runs on (default: the program's own benchmark, Experience-Transfer for "
+        "programs of scenes, ARC for programs of grids; required for programs of problem tasks): any registered task, "
+        "the library's or one of your own (MEMREASON_TASKS)",
+    )
     et = parser.add_argument_group("Experience-Transfer data")
-    add(et, "--level", required=experience_transfer)
+    add(et, "--level", help="Experience-Transfer level 1-3 (required there)")
     add(et, "--modality")
     add(et, "--rules")
     add(
@@ -72,7 +82,7 @@ def options(parser: Parser, *, experience_transfer: bool) -> None:
     study.add_argument(
         "--study",
         type=text("--study"),
-        help="study name (default L<level> or the split); the directory is runs/optimize/<program>-<study>",
+        help="study name (default L<level>, the split, or the task); the directory is runs/optimize/<program>-<study>",
     )
     study.add_argument(
         "--storage", type=text("--storage"), help="Optuna RDB URL shared by workers (default: sqlite in the study directory)"
@@ -161,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
             "evaluate it: "
             + eval_command(
                 options.program,
+                task=options.task,
                 level=options.level,
                 split=options.split,
                 memory=options.memory,

@@ -172,7 +172,7 @@ def test_each_command_hands_its_library_function_typed_options():
     [
         ([], "the following arguments are required: PROGRAM | compile"),
         (["compile"], "the following arguments are required: PROGRAM | consolidator"),
-        (["hdr", "--trials", "4"], "the following arguments are required: --level"),
+        (["hdr", "--trials", "4"], "hdr needs --level {1,2,3}"),
         (["compile", "hdr", "--optimizer", "gepa"], "the following arguments are required: --level"),
         (["compile", "hdr", "--level", "1"], "the following arguments are required: --optimizer"),
         (["hdr", "--level", "4"], "--level must be 1, 2 or 3, got 4"),
