@@ -101,13 +101,13 @@ class CompileOutcome:
     report: dict[str, Any]  # compile.json
 
 
-def parse_knobs(options: CompileOptions | OptimizerOptions) -> dict[str, Any]:
-    """The constructor knobs of ``config`` (a study's best.json) and ``knob`` entries ``NAME=VALUE`` (which win)."""
+def parse_knobs(options: OptimizerOptions, *, program: str = "", config: Path | None = None) -> dict[str, Any]:
+    """The constructor knobs of ``config`` (a study's best.json, written for ``program``) and the options' ``knob``
+    entries ``NAME=VALUE`` (which win)."""
     knobs: dict[str, Any] = {}
-    config = getattr(options, "config", None)
     if config is not None:
         try:
-            knobs.update(config_knobs(Path(config), getattr(options, "program", "")))
+            knobs.update(config_knobs(Path(config), program))
         except TunedError as exc:
             raise UsageError(str(exc)) from None
     for text in options.knob:
@@ -131,7 +131,7 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
         )
     if options.optimizer not in OPTIMIZERS:
         raise UsageError(f"unknown optimizer {options.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")
-    knobs = parse_knobs(options)
+    knobs = parse_knobs(options, program=options.program, config=options.config)
     try:
         program = build_program(options.program, **knobs)
     except (TypeError, ValueError) as exc:

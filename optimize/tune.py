@@ -331,8 +331,9 @@ def _problems(options: StudyOptions, benchmark: Task) -> StudyData:
     """A problem task (ACRE, List Functions, one of your own): each trial the task's own run with the trial's knobs."""
     from .problem_objective import ProblemObjective
 
+    given = options.as_dict()
     for key, flag in {**NOT_ON_PROBLEMS, "memory": "--memory"}.items():
-        if getattr(options, key) is not None:
+        if given[key] is not None:
             raise UsageError(f"{flag} is not an option of a study on {benchmark.name}")
     if options.modality != "text":
         raise UsageError(f"--task {benchmark.name} is text only: leave out --modality {options.modality}")
