@@ -247,3 +247,73 @@ def test_the_site_builds_strict(tmp_path: Path):
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert (tmp_path / "site" / "index.html").exists()
     assert (tmp_path / "site" / "optimize-hdr-L1-pareto.png").exists()
+
+
+TABLE_RULE = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")  # the row under a Markdown table's header
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _table_header_cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def test_no_table_has_an_empty_header():
+    """A table whose header cells are all empty renders as an empty grey row above its first row."""
+    for document in sorted((ROOT / "docs").rglob("*.md")):
+        lines, fenced = document.read_text(encoding="utf-8").splitlines(), False
+        for number, line in enumerate(lines[1:], 2):
+            fenced ^= lines[number - 2].startswith("```")
+            header = lines[number - 2]
+            if not fenced and TABLE_RULE.match(line) and header.startswith("|"):
+                cells = _table_header_cells(header)
+                assert any(cells), f"{document.relative_to(ROOT)}:{number - 1}: the table's header is empty: {header}"
+
+
+def _results_index() -> list[tuple[str, str]]:
+    """(page, the last date it was measured) for each row of the results index, in its order."""
+    rows = []
+    for line in (ROOT / "docs" / "results" / "index.md").read_text(encoding="utf-8").splitlines():
+        row = re.match(r"^\| (?P<measured>[^|]*?) \| \[[^\]]*\]\((?P<page>[^)]+\.md)\) \|", line)
+        if row and DATE.search(row["measured"]):
+            rows.append((row["page"], DATE.findall(row["measured"])[-1]))
+    return rows
+
+
+def _results_nav() -> list[tuple[str, str]]:
+    """(page, the date its title starts with) for each dated entry of the Results section of mkdocs.yml."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    section = text[text.index("  - Results:\n") :]
+    entries = re.findall(r'^      - "(\d{4}-\d{2}-\d{2}): [^"]*": results/(\S+\.md)$', section, flags=re.MULTILINE)
+    return [(page, date) for date, page in entries]
+
+
+def test_results_are_listed_newest_first():
+    """The results index and the Results navigation: newest first, a page by the last day it was measured."""
+    index = _results_index()
+    pages = sorted(page.name for page in (ROOT / "docs" / "results").glob("2*.md"))
+    assert sorted(page for page, _ in index) == pages, "every results page has one row in docs/results/index.md"
+    dates = [date for _, date in index]
+    assert dates == sorted(dates, reverse=True), f"docs/results/index.md is not newest first: {dates}"
+    for page, date in index:
+        measured = re.search(
+            r"^\| \*\*Measured\*\* \|(.*)$", (ROOT / "docs" / "results" / page).read_text(encoding="utf-8"), re.M
+        )
+        assert measured and max(DATE.findall(measured[1])) == date, f"{page}: the index's last date is not the page's"
+    assert _results_nav() == index, (
+        "the Results navigation in mkdocs.yml lists the pages as the index does, dated by their last day"
+    )
+
+
+def test_results_headlines_are_short():
+    """A headline is a line or two; the figures stay on the page."""
+    for line in (ROOT / "docs" / "results" / "index.md").read_text(encoding="utf-8").splitlines():
+        if re.match(r"^\| \d{4}-", line):
+            headline = _table_header_cells(line)[-1]
+            assert len(headline) <= 200, f"a headline of {len(headline)} characters: {headline}"
+
+
+def test_results_appear_once_in_the_navigation():
+    """The Results section's own page is the section (navigation.indexes), not a second "Results" under it."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "- navigation.indexes" in text
+    assert "  - Results:\n      - results/index.md\n" in text
