@@ -14,12 +14,12 @@ from optuna.trial import TrialState
 
 import memreason.eval.arc.sandbox as arc_sandbox
 import memreason.optimize.cli as cli
+import memreason.programs.shared.shared_sandbox as shared_sandbox
 from memreason.datasets.arc import puzzle_text
 from memreason.eval.cli import main as eval_main
 from memreason.optimize.demos import arc_training_tasks
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
 from memreason.programs import build_program
-from memreason.programs.arcmemo import arc_solver
 
 from arc_helpers import (
     CRASH,
@@ -47,7 +47,7 @@ RECOLOUR_PUZZLE = "input (1 rows x 2 columns):\n10"  # only the recolour task's 
 def scripted(monkeypatch, sandbox):
     """Scripted LMs by name; programs run in the test sandbox (the CLIs' ARC programs use the shared one)."""
     monkeypatch.setenv(SCRIPTED_ENV, "1")
-    monkeypatch.setattr(arc_solver, "_shared", sandbox)
+    monkeypatch.setattr(shared_sandbox, "_shared", sandbox)
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
 
