@@ -27,7 +27,7 @@ from typing import Any
 
 import dspy
 
-from memreason.datasets.experience_transfer import LEVELS, RuleTable, make_level
+from memreason.datasets.experience_transfer import LEVELS, RuleTable, load_rules, make_level
 from memreason.eval.experience_transfer.run import level_episodes, observation
 from memreason.eval.harness.budget import capped, chars_to_tokens, check_prices, log_estimate, new_spend
 from memreason.eval.harness.errors import UsageError
@@ -138,7 +138,7 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
     if arc:
         data = _arc_data(options, program)
     else:
-        data = RuleTable.load(options.rules)
+        data = load_rules(options.rules)
     check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(options, resolve=resolve)
     spend = spending(options)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from optuna.trial import FrozenTrial
 
-from memreason.datasets.experience_transfer import LEVELS, RuleTable, make_level
+from memreason.datasets.experience_transfer import LEVELS, load_rules, make_level
 from memreason.eval.harness.budget import chars_to_tokens, check_prices, log_estimate, new_spend, saved_rates
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import resolve_lms, retry_policy
@@ -133,7 +133,7 @@ def run_study(options: StudyOptions) -> StudyOutcome:
             raise UsageError(
                 f"{options.program} learns from the episodes' attributes, which images do not carry: use --modality text"
             )
-        rules = RuleTable.load(options.rules)
+        rules = load_rules(options.rules)
         data = make_level(options.level, seed=options.seed, rules=rules)
         default_name = f"L{options.level}"
         state = consolidation_digest(options.program, options.program_state)  # a bad state fails now

@@ -179,7 +179,7 @@ def test_results_carry_the_parser_f1_of_the_memory_a_run_built(tmp_path, engines
 
 
 def test_several_rule_tables_are_column_groups_with_each_rows_spread_over_them(tmp_path, engines):
-    from memreason.datasets.experience_transfer import RuleTable
+    from memreason.datasets.experience_transfer import load_rules
     from memreason.eval.metrics import mean_std
 
     names = ["hard-test-7-0", "hard-test-7-1", "hard-test-7-2"]
@@ -190,7 +190,7 @@ def test_several_rule_tables_are_column_groups_with_each_rows_spread_over_them(t
     assert table["columns"] == [{"level": 2, "lm": "zero", "rules": name} for name in names]
     expected = {}
     for name in names:  # "zero" answers 0: a cell's accuracy is the share of its table's scenes that hold none
-        targets = [s.target for s in make_level(2, rules=RuleTable.load(name)).test[:3]]
+        targets = [s.target for s in make_level(2, rules=load_rules(name)).test[:3]]
         expected[name] = 100 * sum(t == 0 for t in targets) / 3
     assert len(set(expected.values())) > 1  # the tables differ, so the spread is not trivially 0
     for row in table["rows"]:
