@@ -45,7 +45,7 @@ from .demos import arc_training_tasks, scene_examples, strip_memory, training_le
 from .lms import resolve
 from .metrics import ArcFeedback, CountFeedback
 from .objective import build_memory
-from .space import _value
+from .space import parse_value
 
 __all__ = [
     "OPTIMIZERS",
@@ -113,7 +113,7 @@ def parse_knobs(options: CompileOptions | OptimizerOptions) -> dict[str, Any]:
         name, sep, value = text.partition("=")
         if not sep:
             raise UsageError(f"--knob wants NAME=VALUE, got {text!r}")
-        knobs[name.strip()] = _value(value.strip())
+        knobs[name.strip()] = parse_value(value.strip())
     return knobs
 
 

@@ -42,7 +42,7 @@ from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
 
 from .lms import resolve
-from .space import Space, SpaceError, _value, default_space, read_space_file, split_params
+from .space import Space, SpaceError, default_space, parse_value, read_space_file, split_params
 from .study import Budget, load_study, make_pruner, make_sampler, open_storage, run_workers, sqlite_url
 from .tracking import trial_runs
 
@@ -339,7 +339,7 @@ def parse_enqueue(text: str, space: Space) -> dict[str, Any]:
         name, sep, value = part.partition("=")
         if not sep:
             raise UsageError(f"--enqueue wants NAME=VALUE,NAME=VALUE, got {text!r}")
-        params[name.strip()] = _value(value.strip())
+        params[name.strip()] = parse_value(value.strip())
     missing = [n for n in space.names if n not in params]
     unknown = [n for n in params if n not in space.names]
     if missing or unknown:
