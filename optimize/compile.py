@@ -35,11 +35,11 @@ from memreason.eval.harness.lms import resolve_lms, retry_policy
 from memreason.eval.harness.options import LMOptions
 from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json
 from memreason.eval.harness.tuned import TunedError, config_knobs
+from memreason.files import save_via
 from memreason.lm import LMChoice
 from memreason.lm.faults import RunAborted
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
-from memreason.programs.shared.atomic_file import save_via
 
 from .demos import arc_training_tasks, scene_examples, strip_memory, training_level
 from .lms import resolve

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from memreason.datasets.json_file import read_json_file
+from memreason.files import read_json_file
 from memreason.programs import PROGRAMS
 
 DEMOS = "demos"  # the one parameter that is not a constructor argument

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from PIL import ImageColor
 
-from ..json_file import read_json_file
+from memreason.files import read_json_file
 
 SHAPES = ("square", "circle", "triangle")
 DRAWABLE_ATTRIBUTES = ("shape", "color", "background")

@@ -20,9 +20,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memreason.files import write_atomically
 from memreason.programs.arcmemo.concept_memory import ConceptMemory
 from memreason.programs.arcmemo.memory_file import Memory, load_memory, save_memory
-from memreason.programs.shared.atomic_file import write_atomically
 
 from .config import ArcConfig
 

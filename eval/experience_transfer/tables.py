@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from memreason.datasets.experience_transfer import load_rules
+from memreason.files import write_text
 from memreason.lm import resolve_lm
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
 from memreason.programs.registry import ORACLE_TASKS
-from memreason.programs.shared.atomic_file import write_text
 
 from ..harness.budget import add_recorded, capped, check_prices, new_spend, stopped_by_budget
 from ..harness.errors import UsageError

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from memreason.datasets.json_file import read_json_file
+from memreason.files import read_json_file
 
 # The config keys that decide a run's results; the rest only decide how it runs.
 IDENTITY = (

@@ -6,7 +6,8 @@ import stat
 
 import pytest
 
-from memreason.programs.shared.atomic_file import DiskFull, save_figure, save_via, write_atomically, write_text
+from memreason.eval.harness.figures import save_figure
+from memreason.files import DiskFull, save_via, write_atomically, write_text
 
 
 def test_a_new_file_gets_the_umask_s_mode_and_a_replaced_one_keeps_its_own(tmp_path):

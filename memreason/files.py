@@ -1,13 +1,20 @@
-"""Write a file so that a crash leaves the old version or the new one, never half of one.
+"""File safety, at the bottom of the package (datasets, programs, eval and optimize all use it).
 
-The new file keeps the old one's permission bits; a file written for the first time gets
-what ``open()`` would have given it (0666 less the process's umask), not ``mkstemp``'s 0600.
+Writing: a file is replaced so that a crash leaves the old version or the new one, never half of
+one. The new file keeps the old one's permission bits; a file written for the first time gets
+what ``open()`` would have given it (0666 less the process's umask), not ``mkstemp``'s 0600. A
+full disk is :class:`DiskFull`, naming the file and the bytes it needed.
+
+Reading a JSON file a user named: one clear error for a missing file, unreadable bytes, bad JSON
+or too many bytes. At most :data:`MAX_BYTES` are read, so a path such as ``/dev/zero`` or a huge
+file is refused in one line instead of filling memory.
 """
 
 from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import stat
 import tempfile
@@ -15,7 +22,17 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-__all__ = ["DiskFull", "is_disk_full", "replace_atomically", "save_figure", "save_via", "write_atomically", "write_text"]
+__all__ = [
+    "MAX_BYTES",
+    "DiskFull",
+    "is_disk_full",
+    "read_bounded",
+    "read_json_file",
+    "replace_atomically",
+    "save_via",
+    "write_atomically",
+    "write_text",
+]
 
 
 class DiskFull(OSError):
@@ -78,13 +95,6 @@ def write_text(path: str | Path, text: str) -> None:
     replace_atomically(path, text.encode())
 
 
-def save_figure(figure: Any, path: str | Path, **savefig: Any) -> None:
-    """A matplotlib figure saved to ``path`` whole (drawn in memory first, in the format of its suffix)."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format=Path(path).suffix.lstrip(".") or "png", **savefig)
-    replace_atomically(path, buffer.getvalue())
-
-
 def save_via(path: str | Path, save: Callable[[Path], None]) -> None:
     """Let ``save`` write a file (``program.save``, say) under a temporary name beside ``path``, then rename it
     over ``path``: the old file or the new one, never half of one, and the old one's mode kept."""
@@ -100,3 +110,32 @@ def save_via(path: str | Path, save: Callable[[Path], None]) -> None:
         if is_disk_full(exc) and not isinstance(exc, DiskFull):
             raise DiskFull(path, None) from exc
         raise
+
+
+# -- reading ----------------------------------------------------------------------------------------------
+
+MAX_BYTES = 16 * 2**20  # far above any rules table, ARC task, memory file or config this project writes
+
+
+def read_json_file(path: str | Path, error: type[Exception], what: str, *, max_bytes: int = MAX_BYTES) -> Any:
+    """The JSON in ``path``; ``error`` (a one-line message naming ``what`` the file is) when it cannot be read."""
+    path = Path(path)
+    data = read_bounded(path, error, what, max_bytes=max_bytes)
+    try:
+        return json.loads(data.decode())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise error(f"{what} {path} is not valid JSON: {exc}") from None
+
+
+def read_bounded(path: str | Path, error: type[Exception], what: str, *, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path``, at most ``max_bytes`` of them; ``error`` (one line naming ``what``) when it cannot
+    be read or holds more."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise error(f"{what} {path} is larger than {max_bytes / 2**20:g} MiB")
+    return data
