@@ -13,8 +13,7 @@ from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import PROGRAMS, Rule, RuleLearner, build_program, learn_rules
 from memreason.programs.hdr.rule_check import LabelledEpisode
 from memreason.signatures import Episode
-
-from scripted_answers import oracle_counter
+from tests.helpers.scripted_answers import oracle_counter
 
 
 def labelled(rows):
