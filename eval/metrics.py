@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
+from memreason.signatures.implications import NotLabel, OtherThan  # re-exported: hypothesis_f1's input
+
 
 def accuracy(predictions: Sequence[Any], targets: Sequence[Any]) -> float:
     """Fraction of exact matches; a missing prediction (``None``) counts as wrong."""
@@ -58,20 +60,6 @@ class HypothesisScore:
 def f1_score(precision: float, recall: float) -> float:
     """Harmonic mean of precision and recall; 0 when both are 0."""
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-
-
-@dataclass(frozen=True)
-class NotLabel:
-    """What a negation implies where the labels are not two: "not ``label``", which fixes no label."""
-
-    label: str
-
-
-@dataclass(frozen=True)
-class OtherThan:
-    """What the background flip implies for a combination: the other label of combination ``index`` (two labels)."""
-
-    index: int
 
 
 def hypothesis_f1(implications: Sequence[Sequence[Any]], truth: Sequence[str]) -> HypothesisScore:

@@ -36,9 +36,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memreason.eval.harness.figures import save_figure
+from memreason.files import write_text
 from memreason.lm.cost import role_costs
 from memreason.lm.tokens import Tokens
-from memreason.programs.shared.atomic_file import save_figure, write_text
 
 from .harness.errors import UsageError
 from .paired import RunItems, compare_items, headline_ci, paired_table, run_items

@@ -106,10 +106,10 @@ class Run:
     def data(self):
         """The Experience-Transfer level the run answered (rebuilt from its config: seeded)."""
         if self._data is None:
-            from memreason.datasets.experience_transfer import RuleTable, make_level
+            from memreason.datasets.experience_transfer import load_rules, make_level
 
             rules = self.config.get("rules")
-            table = RuleTable.load(rules)
+            table = load_rules(rules)
             self._data = make_level(int(self.config["level"]), seed=int(self.config.get("seed") or 0), rules=table)
         return self._data
 

@@ -9,6 +9,7 @@ One package; the repository's top-level folders are its subpackages:
     memreason.optimize     Optuna studies and DSPy compilation                (optimize/)
     memreason.lm           the LM layer: embedded llama-server, fault guards, token meter (memreason/lm/)
     memreason.sandbox      isolated processes for generated programs, no DSPy (memreason/sandbox/)
+    memreason.files        file safety: atomic writes, a full disk named, bounded JSON reads (memreason/files.py)
 
 The main programs and modules are importable from here too::
 

@@ -24,8 +24,8 @@ import optuna
 from memreason.eval.arc import KNOB_FIELDS, ArcConfig, evaluate_arc, verify_matrix
 from memreason.eval.harness.runs import write_json
 from memreason.eval.harness.session import shared_adapter
+from memreason.files import save_via
 from memreason.programs import build_program
-from memreason.programs.shared.atomic_file import save_via
 
 from .demos import arc_training_tasks
 from .objective import Objective, chunk_limits

@@ -27,7 +27,7 @@ from typing import Any
 
 import dspy
 
-from memreason.datasets.experience_transfer import LEVELS, RuleTable, make_level
+from memreason.datasets.experience_transfer import LEVELS, RuleTable, load_rules, make_level
 from memreason.eval.experience_transfer.run import level_episodes, observation
 from memreason.eval.harness.budget import capped, chars_to_tokens, check_prices, log_estimate, new_spend
 from memreason.eval.harness.errors import UsageError
@@ -35,18 +35,18 @@ from memreason.eval.harness.lms import resolve_lms, retry_policy
 from memreason.eval.harness.options import LMOptions
 from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json
 from memreason.eval.harness.tuned import TunedError, config_knobs
+from memreason.files import save_via
 from memreason.lm import LMChoice
 from memreason.lm.faults import RunAborted
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.registry import GRIDS, SCENES
-from memreason.programs.shared.atomic_file import save_via
 
 from .demos import arc_training_tasks, scene_examples, strip_memory, training_level
 from .lms import resolve
 from .metrics import ArcFeedback, CountFeedback
 from .objective import build_memory
-from .space import _value
+from .space import parse_value
 
 __all__ = [
     "OPTIMIZERS",
@@ -114,7 +114,7 @@ def parse_knobs(options: OptimizerOptions, *, program: str = "", config: Path | 
         name, sep, value = text.partition("=")
         if not sep:
             raise UsageError(f"--knob wants NAME=VALUE, got {text!r}")
-        knobs[name.strip()] = _value(value.strip())
+        knobs[name.strip()] = parse_value(value.strip())
     return knobs
 
 
@@ -143,7 +143,7 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
     if arc:
         data = _arc_data(options, program)
     else:
-        data = RuleTable.load(options.rules)
+        data = load_rules(options.rules)
     check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(options, resolve=resolve)
     spend = spending(options)

@@ -65,12 +65,12 @@ from memreason.eval.harness.lms import resolve_lms, retry_policy
 from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json
 from memreason.eval.harness.session import RunSession
 from memreason.eval.harness.tuned import TunedError, state_digest
+from memreason.files import write_text
 from memreason.lm import LMChoice
 from memreason.lm.faults import failure_of
 from memreason.lm.redact import redact
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
-from memreason.programs.shared.atomic_file import write_text
 
 from .compile import OPTIMIZERS, OptimizerOptions, make_optimizer, parse_knobs, run_optimizer, spending, stop_if_spent
 from .lms import resolve

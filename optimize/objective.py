@@ -38,11 +38,11 @@ from memreason.eval.experience_transfer.run import (
 )
 from memreason.eval.harness.runs import read_json, write_json
 from memreason.eval.harness.session import RunSession
+from memreason.files import save_via
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
-from memreason.programs.shared.atomic_file import save_via
 from memreason.signatures import Episode
 
 from .demos import place_demos, scene_examples, training_level

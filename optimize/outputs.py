@@ -19,9 +19,10 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from memreason.eval.harness.figures import save_figure
 from memreason.eval.harness.runs import write_json
+from memreason.files import write_text
 from memreason.lm.redact import redact
-from memreason.programs.shared.atomic_file import save_figure, write_text
 
 
 def trial_row(trial: FrozenTrial) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from memreason.datasets.json_file import read_json_file
+from memreason.files import read_json_file
 from memreason.programs import PROGRAMS
 from memreason.programs.registry import KIND_SPACES
 
@@ -129,7 +129,7 @@ def parse_param(name: str, spec: Any) -> Param:
         if ":" in spec:
             low, _, high = spec.partition(":")
             return Param(name, low=_whole(name, low), high=_whole(name, high))
-        return Param(name, choices=tuple(_value(v.strip()) for v in spec.split(",") if v.strip()) or (None,))
+        return Param(name, choices=tuple(parse_value(v.strip()) for v in spec.split(",") if v.strip()) or (None,))
     return Param(name, choices=(spec,))
 
 
@@ -141,7 +141,7 @@ def _whole(name: str, text: Any) -> int:
     return value
 
 
-def _value(text: str) -> Any:
+def parse_value(text: str) -> Any:
     """``true``/``false``/``none``, numbers, else the text itself."""
     lowered = text.lower()
     if lowered in ("true", "on", "yes"):

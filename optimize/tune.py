@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from optuna.trial import FrozenTrial
 
-from memreason.datasets.experience_transfer import LEVELS, RuleTable, make_level
+from memreason.datasets.experience_transfer import LEVELS, load_rules, make_level
 from memreason.eval.harness.budget import chars_to_tokens, check_prices, log_estimate, new_spend, saved_rates
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import resolve_lms, retry_policy
@@ -50,7 +50,7 @@ from memreason.programs.registry import GRIDS, PROBLEMS, SCENES
 
 from .lms import resolve
 from .objective import Objective, Setup
-from .space import Space, SpaceError, _value, default_space, read_space_file, split_params
+from .space import Space, SpaceError, default_space, parse_value, read_space_file, split_params
 from .study import Budget, load_study, make_pruner, make_sampler, open_storage, run_workers, sqlite_url
 from .tracking import trial_runs
 
@@ -280,7 +280,7 @@ def _scenes(options: StudyOptions, benchmark: Task) -> StudyData:
         raise UsageError(
             f"{options.program} learns from the episodes' attributes, which images do not carry: use --modality text"
         )
-    data = make_level(options.level, seed=options.seed, rules=RuleTable.load(options.rules))
+    data = make_level(options.level, seed=options.seed, rules=load_rules(options.rules))
     state = consolidation_digest(options.program, options.program_state)  # a bad state fails now
 
     def first_rates() -> tuple[float, float, str]:
@@ -448,7 +448,7 @@ def parse_enqueue(text: str, space: Space) -> dict[str, Any]:
         name, sep, value = part.partition("=")
         if not sep:
             raise UsageError(f"--enqueue wants NAME=VALUE,NAME=VALUE, got {text!r}")
-        params[name.strip()] = _value(value.strip())
+        params[name.strip()] = parse_value(value.strip())
     missing = [n for n in space.names if n not in params]
     unknown = [n for n in params if n not in space.names]
     if missing or unknown:

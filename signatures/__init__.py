@@ -9,6 +9,7 @@ from .experience_transfer import LabelObject, LabelObjects, ObjectLabel, ReasonW
 from .grounded_hypotheses import EpisodeGroup, GroundedHypothesisGeneration, GroundedRule, PerceiveAttributes, Rejection
 from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
 from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
+from .implications import NotLabel, OtherThan
 from .inductive import (
     ACRE_TASK,
     LIST_FUNCTIONS_TASK,
@@ -50,8 +51,10 @@ __all__ = [
     "LabelObjects",
     "MatchHypothesis",
     "NEUTRAL_TASK",
+    "NotLabel",
     "OEConcept",
     "ObjectLabel",
+    "OtherThan",
     "Observation",
     "PSConcept",
     "Parameter",

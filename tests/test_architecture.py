@@ -1,4 +1,6 @@
-"""The house rules that a reader of the import statements can check: no import circles, and argparse only at the edge.
+"""The house rules that a reader of the import statements can check: no import circles (not even through imports
+inside functions), imports flowing down the layers (``signatures <- programs <- eval/optimize``, ``datasets``
+below them all), no private name taken from another module, and argparse only at the edge.
 
 The import graph is built from the source files with ``ast`` (nothing is imported), over the whole
 installed package: every ``.py`` file under the folders pyproject's ``package-dir`` maps to
@@ -11,6 +13,9 @@ functions or methods. ``from pkg import name`` is an edge to ``pkg.name`` when t
 else to ``pkg`` (its ``__init__``); ``import a.b.c`` is an edge to ``a.b.c``. Reaching a submodule also
 runs its packages' ``__init__``, but that is no edge: the parent is in ``sys.modules`` before its
 submodules are imported, so only a name taken from an ``__init__`` can meet it half-initialised.
+
+The runtime graph adds the imports inside functions and methods (still not those under ``if TYPE_CHECKING:``):
+a circle there is one that a function-level import hides, and the layer rules hold for it too.
 """
 
 from __future__ import annotations
@@ -39,6 +44,15 @@ COMMAND_LINE_LAYER = (
     "memreason.eval.bench",
     "memreason.eval.bench.*",
 )
+
+#: Which of our packages a layer must never import, functions included: imports flow
+#: ``signatures <- programs <- eval/optimize``, and ``datasets`` depends on nothing of ours but the bottom
+#: (``memreason.files``, ``memreason.lm``, ``memreason.sandbox``).
+FORBIDDEN_IMPORTS = {
+    "memreason.signatures": ("memreason.programs", "memreason.eval", "memreason.optimize"),
+    "memreason.programs": ("memreason.eval", "memreason.optimize"),
+    "memreason.datasets": ("memreason.programs", "memreason.eval", "memreason.optimize"),
+}
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "memreason"
@@ -116,6 +130,20 @@ def all_import_statements(tree: ast.Module):
     return (node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
+def runtime_import_statements(tree: ast.Module):
+    """The import statements that can run: at import time or inside a function or method (not under ``if TYPE_CHECKING:``)."""
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            pending.extend(node.orelse)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+
+
 def _absolute(module: Module, node: ast.ImportFrom) -> str:
     if not node.level:
         return node.module or ""
@@ -145,6 +173,47 @@ def import_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
         name: set().union(*(imported_modules(module, node, modules) for node in import_time_statements(module.tree)))
         for name, module in modules.items()
     }
+
+
+def runtime_import_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
+    """:func:`import_graph` with the imports inside functions and methods added."""
+    return {
+        name: set().union(*(imported_modules(module, node, modules) for node in runtime_import_statements(module.tree)))
+        for name, module in modules.items()
+    }
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """``importer -> imported`` for every edge that :data:`FORBIDDEN_IMPORTS` rules out."""
+    return sorted(
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        for layer, forbidden in FORBIDDEN_IMPORTS.items()
+        if _within(name, layer)
+        for target in targets
+        if any(_within(target, package) for package in forbidden)
+    )
+
+
+def private_name_imports(modules: dict[str, Module]) -> list[str]:
+    """``from x import _name`` where ``x`` is another of our modules (dunder names such as ``__version__`` are public)."""
+    found = []
+    for name, module in modules.items():
+        for node in runtime_import_statements(module.tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            source = _absolute(module, node)
+            if source not in modules and not any(f"{source}.{alias.name}" in modules for alias in node.names):
+                continue  # not ours
+            for alias in node.names:
+                private = alias.name.startswith("_") and not (alias.name.startswith("__") and alias.name.endswith("__"))
+                if private and f"{source}.{alias.name}" not in modules and source != name:
+                    found.append(f"{name}: from {source} import {alias.name} (line {node.lineno})")
+    return sorted(found)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -242,6 +311,31 @@ def test_no_import_circles(modules):
     )
 
 
+def test_no_import_circles_even_through_imports_inside_functions(modules):
+    graph = runtime_import_graph(modules)
+    found = [_a_cycle(component, graph) for component in circular_components(graph)]
+    assert not found, (
+        "import circles once the imports inside functions are counted (move the shared piece into the lower "
+        "module or a new one):\n" + "\n".join("  " + " -> ".join(cycle) for cycle in found)
+    )
+
+
+def test_imports_flow_down_the_layers(modules):
+    offenders = layer_violations(runtime_import_graph(modules))
+    assert not offenders, (
+        "imports against the layers (FORBIDDEN_IMPORTS in tests/test_architecture.py; functions included):\n"
+        + "\n".join("  " + edge for edge in offenders)
+    )
+
+
+def test_no_private_name_is_imported_from_another_module(modules):
+    offenders = private_name_imports(modules)
+    assert not offenders, (
+        "private names imported from another module (make the name public where it is shared, or move the code "
+        "to where it is used):\n" + "\n".join("  " + line for line in offenders)
+    )
+
+
 def test_only_the_command_line_layer_imports_argparse(modules):
     offenders = sorted(
         name
@@ -302,3 +396,32 @@ def test_the_graph_counts_what_runs_at_import_and_nothing_else(tmp_path):
     assert cycles(import_graph(modules)) == [["memreason", "memreason.b", "memreason.sub.deep", "memreason"]]
     assert in_command_line_layer("memreason.eval.cli.arc") and in_command_line_layer("memreason.lm.stub_server.__main__")
     assert not in_command_line_layer("memreason.eval.client") and not in_command_line_layer("memreason.eval.harness.options")
+
+
+def test_the_runtime_graph_the_layers_and_private_names_on_a_made_up_package(tmp_path):
+    files = {
+        "pyproject.toml": '[tool.setuptools.package-dir]\n"memreason" = "pkg"\n"memreason.programs" = "programs"\n'
+        '"memreason.eval" = "eval"\n"memreason.datasets" = "datasets"\n',
+        "pkg/__init__.py": "__version__ = '1'\n",
+        "programs/__init__.py": "",
+        "programs/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memreason.eval import m\n"
+        "def later():\n    from memreason.eval.m import score\n",
+        "eval/__init__.py": "",
+        "eval/m.py": "from memreason.programs import a\nfrom memreason import __version__\nscore = 1\n",
+        "datasets/__init__.py": "",
+        "datasets/x.py": "from .y import _shared, public\nfrom json import _default_decoder\n",
+        "datasets/y.py": "_shared = public = 1\ndef f():\n    from . import x\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    modules = package_modules(tmp_path)
+    assert cycles(import_graph(modules)) == []  # the circles below run only inside functions
+    runtime = runtime_import_graph(modules)
+    assert runtime["memreason.programs.a"] == {"memreason.eval.m"}  # the function's import, not TYPE_CHECKING's
+    assert cycles(runtime) == [
+        ["memreason.datasets.x", "memreason.datasets.y", "memreason.datasets.x"],
+        ["memreason.eval.m", "memreason.programs.a", "memreason.eval.m"],
+    ]
+    assert layer_violations(runtime) == ["memreason.programs.a -> memreason.eval.m"]
+    assert private_name_imports(modules) == ["memreason.datasets.x: from memreason.datasets.y import _shared (line 1)"]

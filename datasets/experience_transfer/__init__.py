@@ -2,6 +2,7 @@
 
 from .generate import LEVELS, Episode, ExperienceTransferLevel, Scene, make_level
 from .render import CANVAS, PlacedObject
+from .rule_sources import load_rules
 from .rules import OracleRule, RuleTable, RuleTableError
 
 __all__ = [
@@ -14,5 +15,6 @@ __all__ = [
     "RuleTable",
     "RuleTableError",
     "Scene",
+    "load_rules",
     "make_level",
 ]

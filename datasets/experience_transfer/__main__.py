@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from .generate import LEVELS, make_level
-from .rules import RuleTable, RuleTableError
+from .rule_sources import load_rules
+from .rules import RuleTableError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes-per-combination", type=_at_least(1, "--episodes-per-combination"), default=2)
     args = parser.parse_args(argv)
     try:
-        rules = RuleTable.load(args.rules)
+        rules = load_rules(args.rules)
         data = make_level(args.level, seed=args.seed, rules=rules, episodes_per_combination=args.episodes_per_combination)
     except (RuleTableError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

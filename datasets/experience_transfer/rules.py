@@ -4,7 +4,7 @@ A table names its attributes and their values (``shape``, ``color`` and optional
 ``background``: the three things the renderer can draw), its labels, the label
 whose objects a test scene counts, and one label per attribute combination. The
 paper's Table 1 ships as ``table1.json``; any other table in the same JSON shape
-can be loaded with :meth:`RuleTable.from_json`; :meth:`RuleTable.load` also takes a generated
+can be loaded with :meth:`RuleTable.from_json`; :func:`.rule_sources.load_rules` also takes a generated
 table's name.
 
 The oracle hypotheses of the "semantic memory" baseline are derived from the
@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from PIL import ImageColor
 
-from ..json_file import read_json_file
+from memreason.files import read_json_file
 
 SHAPES = ("square", "circle", "triangle")
 DRAWABLE_ATTRIBUTES = ("shape", "color", "background")
@@ -71,20 +71,6 @@ class RuleTable:
     def paper(cls) -> "RuleTable":
         """The HDR paper's Table 1, with the default Level-3 mask."""
         return cls.from_json(PAPER_TABLE_PATH)
-
-    @classmethod
-    def load(cls, spec: str | Path | None) -> "RuleTable":
-        """What ``--rules`` names: a JSON file; else a generated table's name (``hard-test-7-0``, ``train-0-3``:
-        :func:`memreason.datasets.experience_transfer.random_tables.table_named`); ``None``: the paper's Table 1."""
-        if spec is None:
-            return cls.paper()
-        if not Path(spec).exists():
-            from .random_tables import table_named  # it builds on this module
-
-            table = table_named(str(spec))
-            if table is not None:
-                return table
-        return cls.from_json(spec)
 
     @classmethod
     def from_json(cls, path: str | Path) -> "RuleTable":

@@ -20,14 +20,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memreason.files import write_atomically
 from memreason.programs.arcmemo.concept_memory import ConceptMemory
 from memreason.programs.arcmemo.memory_file import Memory, load_memory, save_memory
-from memreason.programs.shared.atomic_file import write_atomically
 
 from .config import ArcConfig
 
 
-def _resume_point(config: ArcConfig, n: int, done: dict[int, dict], initial: Memory | None, snapshots: Path) -> int:
+def resume_point(config: ArcConfig, n: int, done: dict[int, dict], initial: Memory | None, snapshots: Path) -> int:
     """The first task this process passes through Algorithm 1 (a batch boundary with a memory snapshot).
 
     Finished tasks past the batch of the first unfinished one are forgotten (they read a memory
@@ -45,7 +45,7 @@ def _resume_point(config: ArcConfig, n: int, done: dict[int, dict], initial: Mem
     return start
 
 
-def _restore(program, initial: Memory, snapshots: Path, start: int) -> None:
+def restore_memory(program, initial: Memory, snapshots: Path, start: int) -> None:
     """Give ``program`` the memory as it was at problem ``start``; forget what was logged after it."""
     path = snapshots / f"step-{start:04d}.json"
     if path.exists():
@@ -62,7 +62,7 @@ def _restore(program, initial: Memory, snapshots: Path, start: int) -> None:
         write_json_lines(log, entries)
 
 
-def _replay_read(program, record: dict[str, Any]) -> None:
+def replay_read(program, record: dict[str, Any]) -> None:
     """What reading the memory did to it (selection counts), for a task solved by an earlier process."""
     selected = (record.get("read") or {}).get("selected")
     if isinstance(program.memory, ConceptMemory) and isinstance(selected, list):

@@ -28,7 +28,7 @@ from ..harness.runs import JsonlWriter
 from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit, write_unit
 from .attribution import official
-from .checkpoints import _replay_read, _restore, _resume_point, finish_pass, finished_pass, read_writes, restore_pass
+from .checkpoints import finish_pass, finished_pass, read_writes, replay_read, restore_memory, restore_pass, resume_point
 from .config import ArcConfig
 from .scoring import lm_failure, task_record
 from .summary import summarise
@@ -166,9 +166,9 @@ def _run(
         resume = PassesDone(passed + 1, [_prediction(done[i]) for i in range(len(tasks))], _written(snapshots / "writes.jsonl"))
     else:  # in pass 0: continue from the last snapshot at a batch boundary, as an inline run does
         done = {index[i]: r for i, r in ours.items() if int(r.get("pass", 0)) == 0}
-        start = _resume_point(config, len(tasks), done, initial, snapshots)
+        start = resume_point(config, len(tasks), done, initial, snapshots)
         if initial is not None:
-            _restore(program, initial, snapshots, start)
+            restore_memory(program, initial, snapshots, start)
         resume = PassesDone(0, [_prediction(done[i]) for i in range(start)], _written(snapshots / "writes.jsonl"))
     kept_records = dict(done)
     write_meter = Meter(root=program, trace=True)
@@ -188,7 +188,7 @@ def _run(
         for item in batch:
             i = index[item.id]
             if i in done:  # finished before: its read is replayed, its attempts feed the write
-                _replay_read(program, done[i])
+                replay_read(program, done[i])
                 predictions[i] = _prediction(done[i])
             else:
                 todo.append(item)

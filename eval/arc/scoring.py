@@ -135,7 +135,7 @@ def _mean_std_keyed(values: list[dict[str, float | None]]) -> tuple[dict[str, fl
     return means, stds
 
 
-def _run_scores(records: list[dict[str, Any]], retries: int) -> dict[str, Any]:
+def scores_of_run(records: list[dict[str, Any]], retries: int) -> dict[str, Any]:
     """One run's scores: each task's scores averaged over tasks."""
 
     def avg(get):
@@ -157,7 +157,7 @@ def _run_scores(records: list[dict[str, Any]], retries: int) -> dict[str, Any]:
     return out
 
 
-def _aggregate(per_run_scores: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate_runs(per_run_scores: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean and sample std over runs of every score (std keys end in ``_std``)."""
     out: dict[str, Any] = {}
     for key in ("oracle_at_k", "strict_at_k", "score_by_retries"):

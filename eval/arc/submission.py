@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
 from memreason.datasets.arc import GENERATED_SPLITS, ArcDataError, ArcTask, check_grid, load_split
-from memreason.datasets.json_file import read_json_file
+from memreason.files import read_json_file
 
 from ..harness.resume import read_examples
 from ..harness.runs import write_json

@@ -17,7 +17,7 @@ from ..metrics import oracle_at_k, strict_at_k
 from ..stats import ci_method, intervals
 from .config import ArcConfig
 from .memory_measures import memory_measures
-from .scoring import KS, _aggregate, _run_scores, sample_pool, sampling, verify_matrix
+from .scoring import KS, aggregate_runs, sample_pool, sampling, scores_of_run, verify_matrix
 
 
 def summarise(
@@ -40,11 +40,11 @@ def summarise(
     beside it named ``<score>_ci`` (``official_score_ci``, ``oracle_at_k_ci[k]``, ``score_by_retries_ci[r]``,
     ``by_retries[r]["official_score_ci"]``, ...): ``[low, high]``, or None where the score is; ``ci_method``
     says how (:mod:`memreason.eval.stats`)."""
-    run_scores = [_run_scores(records, config.retries) for records in per_run]
+    run_scores = [scores_of_run(records, config.retries) for records in per_run]
     cis = _intervals(per_run, config.retries)
     by_retries = {}
     for r in range(config.retries + 1):
-        by_retries[str(r)] = _aggregate(
+        by_retries[str(r)] = aggregate_runs(
             [{**s["by_retries"][str(r)], "score_by_retries": {}, "passed_train": 0.0} for s in run_scores]
         )
         for key in ("score_by_retries", "score_by_retries_std", "passed_train", "passed_train_std"):
@@ -92,7 +92,7 @@ def summarise(
         "runs": config.runs,
         "attempts": config.attempts,
         "retries": config.retries,
-        **_aggregate(run_scores),
+        **aggregate_runs(run_scores),
         **cis[None],  # 95% bootstrap CIs over tasks of the scores above
         "score_by_retries_ci": {r: cis[r]["official_score_ci"] for r in by_retries},
         **_pooled(config, tasks, per_run),  # oracle@k and strict@k over every attempt of every run; the sampling protocol

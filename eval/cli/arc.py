@@ -24,7 +24,6 @@ from typing import Any
 
 from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
 from memreason.datasets.arc.generated import REARC_DIFFICULTY
-from memreason.datasets.json_file import read_json_file
 from memreason.eval.arc.attribution import compare, load_run
 from memreason.eval.arc.build import BuildOptions, run_build
 from memreason.eval.arc.config import KNOB_FIELDS
@@ -32,6 +31,7 @@ from memreason.eval.arc.evaluate import DEFAULTS, IDENTITY, ArcEvalOptions, arc_
 from memreason.eval.arc.tables import tables
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.tuned import config_knobs
+from memreason.files import read_json_file
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, number, out_dir, out_file, text, whole
 from .resume import checked_values, resumed_args

@@ -37,10 +37,10 @@ from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
 from memreason.eval.harness.loop import threads_left_running
 from memreason.eval.harness.paths import check_output_dir, check_output_file
+from memreason.files import DiskFull, is_disk_full
 from memreason.lm import LMConfigError
 from memreason.lm.faults import RunAborted
 from memreason.lm.server import stop_all as stop_servers
-from memreason.programs.shared.atomic_file import DiskFull, is_disk_full
 
 __all__ = [
     "OPTIONS",

@@ -29,7 +29,7 @@ from typing import Any
 import dspy
 from tqdm import tqdm
 
-from memreason.datasets.experience_transfer import ExperienceTransferLevel, RuleTable, Scene, make_level
+from memreason.datasets.experience_transfer import ExperienceTransferLevel, Scene, load_rules, make_level
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.spend import Spend
@@ -67,7 +67,7 @@ class ExperienceTransferConfig:
     program_state: str | None = None  # a DSPy state file (``program.save``) loaded into each run's program
 
     def load_data(self) -> ExperienceTransferLevel:
-        rules = RuleTable.load(self.rules)
+        rules = load_rules(self.rules)
         return make_level(self.level, seed=self.seed, rules=rules)
 
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memreason.datasets.experience_transfer import RuleTable
+from memreason.datasets.experience_transfer import load_rules
+from memreason.files import write_text
 from memreason.lm import resolve_lm
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
-from memreason.programs.shared.atomic_file import write_text
 
 from ..harness.budget import add_recorded, capped, check_prices, new_spend, stopped_by_budget
 from ..harness.errors import UsageError
@@ -297,7 +297,7 @@ def reproduce(args: TableOptions, command: str) -> str:
     tables = rule_tables(args.rules)
     for rules in tables:
         if rules is not None:
-            RuleTable.load(rules)  # a bad rules file or table name fails now, in one line
+            load_rules(rules)  # a bad rules file or table name fails now, in one line
     title = (
         spec.title
         + (f", on {args.task} (each problem's own memory{_oracle_words(args.task)})" if inductive else "")

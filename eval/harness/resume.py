@@ -16,7 +16,7 @@ from dataclasses import MISSING, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
-from memreason.datasets.json_file import read_json_file
+from memreason.files import read_json_file
 
 # Keys of every run's config that are not fields of a config class: identity() fills in the models' defaults.
 MODEL_KEYS = ("lm", "memory_lm")

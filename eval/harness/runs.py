@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memreason.files import DiskFull, is_disk_full, write_atomically
 from memreason.lm.redact import redact
 from memreason.lm.response_cache import open_response_cache
-from memreason.programs.shared.atomic_file import DiskFull, is_disk_full, write_atomically
 
 from .errors import UsageError
 from .options import LMOptions

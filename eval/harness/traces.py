@@ -27,7 +27,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from memreason.programs.shared.atomic_file import replace_atomically
+from memreason.files import replace_atomically
 
 CAP_BYTES = 256 * 2**20  # messages are dropped from later units past this size of traces/
 

@@ -9,7 +9,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from memreason.datasets.json_file import MAX_BYTES, read_bounded, read_json_file
+from memreason.files import MAX_BYTES, read_bounded, read_json_file
 
 STATE_BYTES = 4 * MAX_BYTES  # a DSPy state holds demos: room for many
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Protocol, Sequence
@@ -42,6 +41,7 @@ from memreason.lm.code_answer import CodeAdapter, code_block
 from memreason.lm.faults import LMFailure, ResilientAdapter
 from memreason.signatures import RetryArcPuzzle, SolveArcPuzzle
 
+from ..shared.shared_sandbox import shared_sandbox  # re-exported
 from ..shared.usage import inside, usage
 
 __all__ = [
@@ -411,18 +411,3 @@ def clean_program(text: str) -> str:
     """The code in an answer: the fenced block that defines ``transform`` (else the longest block) if there are
     fences, else the text; ending in a newline."""
     return code_block(text, "def transform")[1].strip() + "\n"
-
-
-_shared = None
-_shared_lock = threading.Lock()
-
-
-def shared_sandbox():
-    """A process-wide two-worker sandbox, started on first use (harnesses pass their own)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            from memreason.sandbox import Sandbox
-
-            _shared = Sandbox(workers=2)
-        return _shared

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from memreason.datasets.json_file import read_json_file
+from memreason.files import read_json_file, write_atomically
 
-from ..shared.atomic_file import write_atomically
 from .cheatsheet_memory import CheatsheetMemory
 from .concept_memory import ConceptMemory
 

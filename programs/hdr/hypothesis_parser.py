@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from memreason.eval.metrics import NotLabel, OtherThan
+from memreason.signatures.implications import NotLabel, OtherThan
 
 __all__ = ["BackgroundFlip", "Combination", "Implications", "LabelRule", "NotLabel", "OtherThan", "parse_implications"]
 

@@ -7,7 +7,6 @@ StepModule, call, run, arun             one step function for forward and aforwa
 as_episodes, episode_to_json, ...       episodes as users give them and as programs save them
 """
 
-from .atomic_file import write_atomically
 from .checks import some_episodes, texts, whole_number
 from .episodes import as_episodes, episode_from_json, episode_to_json
 from .experience_memory import ExperienceMemory
@@ -50,5 +49,4 @@ __all__ = [
     "texts",
     "usage",
     "whole_number",
-    "write_atomically",
 ]

@@ -19,6 +19,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .shared_sandbox import shared_sandbox
+
 __all__ = ["MAX_CHARS", "ListOutcome", "ListRunner", "decode", "encode"]
 
 ALPHABET = "0123456789-,[]"
@@ -91,8 +93,6 @@ class ListRunner:
         from memreason.sandbox import Limits
 
         if self._sandbox is None:
-            from ..arcmemo.arc_solver import shared_sandbox
-
             self._sandbox = shared_sandbox()
         outcomes = self._sandbox.run(source + _SHIM, [encode(xs) for xs in inputs], limits=Limits(**self.limits))
         return [_outcome(o) for o in outcomes]

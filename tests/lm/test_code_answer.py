@@ -7,8 +7,7 @@ from memreason.lm import ScriptedEngine
 from memreason.lm.code_answer import CodeAdapter, read_code_answer
 from memreason.lm.faults import ResilientAdapter
 from memreason.programs import ArcSolver
-
-from arc_helpers import FLIP, IDENTITY, flip_task, sandbox  # noqa: F401
+from tests.helpers.arc_helpers import FLIP, IDENTITY, flip_task, sandbox  # noqa: F401
 
 HELPER = "def helper(x):\n    return x\n"
 

@@ -17,8 +17,7 @@ from memreason.lm import LMChoice, ScriptedEngine
 from memreason.lm.faults import ErrorBudget, GuardedLM, LMFailure, RetryPolicy, fault_kind
 from memreason.lm.stub_server import StubServer
 from memreason.lm.tokens import Meter, metering
-
-from scripted_answers import oracle_counter
+from tests.helpers.scripted_answers import oracle_counter
 
 FAST = ["--backoff", "0.01", "--no-progress", "--no-report"]
 

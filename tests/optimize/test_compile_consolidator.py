@@ -12,7 +12,7 @@ from memreason.datasets.experience_transfer.random_tables import random_tables
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
 from memreason.programs import build_program
 
-LM = "scripted:optimize_lms:consolidator"
+LM = "scripted:tests.helpers.optimize_lms:consolidator"
 
 
 @pytest.fixture(autouse=True)
@@ -189,7 +189,7 @@ def test_labelled_verdicts_show_the_verifier_false_specific_rules_judged_invalid
 
 
 def test_answers_stopped_at_the_token_cap_are_counted_by_step_in_compile_json_and_the_summary(tmp_path):
-    repeating = ["--max-demos", "0", "--labeled-demos", "1", "--lm", "scripted:optimize_lms:repeating_consolidator"]
+    repeating = ["--max-demos", "0", "--labeled-demos", "1", "--lm", "scripted:tests.helpers.optimize_lms:repeating_consolidator"]
     assert compile_(tmp_path / "capped", "bootstrap", *repeating, "--max-tokens", "300") == 0
     report = json.loads((tmp_path / "capped" / "compile.json").read_text())
     for side in ("uncompiled", "compiled"):
@@ -307,8 +307,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
 
 def test_a_table_and_a_study_start_from_the_compiled_consolidator(tmp_path, monkeypatch, capsys):
     import memreason.eval.experience_transfer.tables as tables
-
-    from optimize_lms import NOISE
+    from tests.helpers.optimize_lms import NOISE
 
     out = tmp_path / "compiled"
     assert compile_(out) == 0

@@ -1,6 +1,6 @@
 """python -m optimize: studies over knobs and demos, shared memories, workers, resumption, DSPy compilation.
 
-The scripted LMs (tests/optimize_lms.py) make the optimum known: accuracy 1 only at K=2, N=2.
+The scripted LMs (tests/helpers/optimize_lms.py) make the optimum known: accuracy 1 only at K=2, N=2.
 """
 
 import json
@@ -23,7 +23,7 @@ from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
 from memreason.optimize.objective import chunk_limits
 from memreason.optimize.space import SpaceError, default_space
 
-TASK, MEMORY = "scripted:optimize_lms:task", "scripted:optimize_lms:memory"
+TASK, MEMORY = "scripted:tests.helpers.optimize_lms:task", "scripted:tests.helpers.optimize_lms:memory"
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def subprocess_env(**extra):
         **os.environ,
         SCRIPTED_ENV: "1",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)]),
+        "PYTHONPATH": str(ROOT),  # the repository root: the helpers are the package tests.helpers
         **extra,
     }
     return env

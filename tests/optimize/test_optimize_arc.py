@@ -1,6 +1,6 @@
 """python -m optimize on ARC programs: a study with a known optimum, resumed trials, compilation, bad input.
 
-The scripted LMs (tests/optimize_arc_lms.py) make the optimum known: the solver is right only
+The scripted LMs (tests/helpers/optimize_arc_lms.py) make the optimum known: the solver is right only
 on a retry with execution feedback, so accuracy is 1 exactly when ``retries >= 1``.
 """
 
@@ -14,14 +14,13 @@ from optuna.trial import TrialState
 
 import memreason.eval.arc.sandbox as arc_sandbox
 import memreason.optimize.cli as cli
+import memreason.programs.shared.shared_sandbox as shared_sandbox
 from memreason.datasets.arc import puzzle_text
 from memreason.eval.cli import main as eval_main
 from memreason.optimize.demos import arc_training_tasks
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine
 from memreason.programs import build_program
-from memreason.programs.arcmemo import arc_solver
-
-from arc_helpers import (
+from tests.helpers.arc_helpers import (
     CRASH,
     FLIP,
     RECOLOR,
@@ -35,7 +34,7 @@ from arc_helpers import (
     write_tasks,
 )
 
-TASK, MEMORY, ORACLE = (f"scripted:optimize_arc_lms:{name}" for name in ("task", "memory", "oracle"))
+TASK, MEMORY, ORACLE = (f"scripted:tests.helpers.optimize_arc_lms:{name}" for name in ("task", "memory", "oracle"))
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]
 SMALL = ["--param", "top_k=1", "--param", "attempts=1", "--param", "demos=0"]  # with --param retries=...: a small grid
 TASKS = [flip_task("a_flip"), recolor_task("b_recolor"), with_pair(flip_task(), "c_flip", [[4, 5]], [[5, 4]])]
@@ -47,7 +46,7 @@ RECOLOUR_PUZZLE = "input (1 rows x 2 columns):\n10"  # only the recolour task's 
 def scripted(monkeypatch, sandbox):
     """Scripted LMs by name; programs run in the test sandbox (the CLIs' ARC programs use the shared one)."""
     monkeypatch.setenv(SCRIPTED_ENV, "1")
-    monkeypatch.setattr(arc_solver, "_shared", sandbox)
+    monkeypatch.setattr(shared_sandbox, "_shared", sandbox)
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr(arc_sandbox, "make_sandbox", lambda workers, wall_seconds: small_sandbox())
 

@@ -1,5 +1,5 @@
 """Spending limits on ``python -m optimize``: a study starts no trial past its cap, a compile stops its optimizer
-(scripted engines; see tests/eval/test_budget.py for the evaluation commands)."""
+(scripted engines; see tests/eval/harness/test_budget.py for the evaluation commands)."""
 
 import json
 from pathlib import Path
@@ -11,7 +11,7 @@ from optuna.trial import TrialState
 import memreason.optimize.cli as cli
 from memreason.optimize.lms import SCRIPTED_ENV
 
-TASK, MEMORY = "scripted:optimize_lms:task", "scripted:optimize_lms:memory"
+TASK, MEMORY = "scripted:tests.helpers.optimize_lms:task", "scripted:tests.helpers.optimize_lms:memory"
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]
 
 
@@ -71,7 +71,7 @@ def test_a_compile_past_its_budget_stops_before_writing_and_replays_to_go_on(tmp
 def test_a_consolidator_compile_past_its_budget_stops(tmp_path, capsys):
     out = tmp_path / "consolidator"
     argv = ["compile", "consolidator", "--optimizer", "bootstrap", "--train-tables", "2", "--val-tables", "1"]
-    argv += ["--lm", "scripted:optimize_lms:consolidator", "--out", str(out), "--budget-tokens", "1"]
+    argv += ["--lm", "scripted:tests.helpers.optimize_lms:consolidator", "--out", str(out), "--budget-tokens", "1"]
     assert cli.main(argv) == 1
     err = capsys.readouterr().err
     assert "budget estimate: 4 consolidations" in err and "the budget was reached" in errors(err)[0]

@@ -9,8 +9,7 @@ import pytest
 import memreason.programs.arcmemo.memory_file as memory_file
 from memreason.programs import CheatsheetMemory, ConceptMemory, MemoryFileError, build_program, load_memory, save_memory
 from memreason.signatures import OEConcept, Parameter, PSConcept
-
-from arc_helpers import PS_CONCEPT
+from tests.helpers.arc_helpers import PS_CONCEPT
 
 SORT = PSConcept(
     title="sort objects",

@@ -18,9 +18,8 @@ from memreason.programs import (
 from memreason.programs.arcmemo.arc_program import Feedback
 from memreason.programs.arcmemo.cheatsheet import curated_entries
 from memreason.signatures import OEConcept, PSConcept
-
-from arc_helpers import FLIP, PS_CONCEPT, flip_task, last_given, recolor_task, sandbox  # noqa: F401
-from scripted_answers import Script, given
+from tests.helpers.arc_helpers import FLIP, PS_CONCEPT, flip_task, last_given, recolor_task, sandbox  # noqa: F401
+from tests.helpers.scripted_answers import Script, given
 
 
 def ps_memory(*titles):

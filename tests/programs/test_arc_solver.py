@@ -6,9 +6,8 @@ import pytest
 from memreason.lm import ScriptedEngine
 from memreason.programs import ArcSolver
 from memreason.programs.arcmemo.arc_solver import clean_program
-
-from arc_helpers import CRASH, FLIP, IDENTITY, flip_task, recolor_task, sandbox  # noqa: F401
-from scripted_answers import given, outputs
+from tests.helpers.arc_helpers import CRASH, FLIP, IDENTITY, flip_task, recolor_task, sandbox  # noqa: F401
+from tests.helpers.scripted_answers import given, outputs
 
 
 def run(engine, task, sandbox, **knobs):

@@ -13,9 +13,8 @@ from memreason.programs import ConceptMemory, build_program
 from memreason.programs.arcmemo.execution_ranking import pair_score, rank_concepts
 from memreason.sandbox import Isolation, Limits, Sandbox
 from memreason.signatures import PSConcept
-
-from arc_helpers import CRASH, FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, recolor_task
-from scripted_answers import Script, given, outputs
+from tests.helpers.arc_helpers import CRASH, FLIP, IDENTITY, PS_CONCEPT, RECOLOR, flip_task, recolor_task
+from tests.helpers.scripted_answers import Script, given, outputs
 
 LOOP = "def transform(grid):\n    while True:\n        pass\n"
 _UIDS = itertools.count(64000, 50)

@@ -18,9 +18,8 @@ from memreason.programs import HDRGrounded, Reasoner, build_program
 from memreason.programs.hdr.grounded_consolidator import group_episodes
 from memreason.programs.hdr.rule_check import LabelledEpisode, check
 from memreason.signatures import EXPERIENCE_TRANSFER_TASK, Episode
-
-from custom_table import CUSTOM
-from scripted_answers import Script, approve_all, given, scene_of
+from tests.helpers.custom_table import CUSTOM
+from tests.helpers.scripted_answers import Script, approve_all, given, scene_of
 
 # Four labelled episodes a code check can read: red -> anomaly, the rest normal.
 EPISODES = [

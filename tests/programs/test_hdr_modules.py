@@ -33,8 +33,7 @@ from memreason.programs import (
 )
 from memreason.programs.hdr.memory_consolidator import reordered
 from memreason.signatures import Episode, OEConcept, PSConcept, ReasonWithMemory
-
-from scripted_answers import Script, approve_all, given
+from tests.helpers.scripted_answers import Script, approve_all, given
 
 EPISODES = [
     Episode(observation="A red square on a white background.", label="anomaly"),

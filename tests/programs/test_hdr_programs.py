@@ -15,9 +15,8 @@ from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import HDR, PROGRAMS, build_program
 from memreason.programs.registry import SCENES
 from memreason.signatures import Episode, LabelObject, LabelObjects, ReasonWithMemory
-
-from custom_table import CUSTOM
-from scripted_answers import Script, approve_all, given, oracle_counter
+from tests.helpers.custom_table import CUSTOM
+from tests.helpers.scripted_answers import Script, approve_all, given, oracle_counter
 
 NEW_PROGRAMS = ["hdr", "reflexion_individual", "reflexion_all", "direct_hypothesis", "two_stage"]
 HYPOTHESES = ["Red objects are anomalies on a white background.", "Green objects are normal on a white background."]

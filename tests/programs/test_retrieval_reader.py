@@ -12,8 +12,7 @@ from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import Reasoner, build_program
 from memreason.programs.shared.per_object import nearest
 from memreason.signatures import Episode
-
-from scripted_answers import Script, first_entry_labeller, given, perceiver
+from tests.helpers.scripted_answers import Script, first_entry_labeller, given, perceiver
 
 LABELS = ("normal", "anomaly")
 

@@ -6,15 +6,14 @@ import dspy
 import pytest
 
 import memreason.eval.cli as cli
-from memreason.datasets.experience_transfer import RuleTable, make_level
+from memreason.datasets.experience_transfer import RuleTable, load_rules, make_level
 from memreason.eval.experience_transfer.hypothesis_scoring import memory_f1, score_rules
 from memreason.eval.experience_transfer.run import level_episodes
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import PROGRAMS, Rule, RuleLearner, build_program, learn_rules
 from memreason.programs.hdr.rule_check import LabelledEpisode
 from memreason.signatures import Episode
-
-from scripted_answers import oracle_counter
+from tests.helpers.scripted_answers import oracle_counter
 
 
 def labelled(rows):
@@ -155,7 +154,7 @@ def test_a_generated_table_is_named_on_the_command_line_as_its_file_would_be(tmp
     assert table_named(table.name).to_dict() == table.to_dict()
     with pytest.raises(ValueError, match="that draw is 'hard-test-7-0 \\(interaction\\)'"):
         table_named("hard-test-7-0 (pair_flip)")
-    assert RuleTable.load("hard-test-7-0").to_dict() == table.to_dict() and table_named("no-such-table") is None
+    assert load_rules("hard-test-7-0").to_dict() == table.to_dict() and table_named("no-such-table") is None
     (tmp_path / "table.json").write_text(json.dumps(table.to_dict()))
     engines["task"] = ScriptedEngine(oracle_counter(table))  # counts right on this table
     runs = {}
@@ -165,4 +164,4 @@ def test_a_generated_table_is_named_on_the_command_line_as_its_file_would_be(tmp
         runs[name] = json.loads((tmp_path / name / "memory-run0.json").read_text())
         assert json.loads((tmp_path / name / "results.json").read_text())["accuracy"]["mean"] == 1.0
     assert runs["by-name"]["rules"] == runs["by-file"]["rules"] and runs["by-name"]["rules"]
-    assert RuleTable.load(None).to_dict() == RuleTable.paper().to_dict()
+    assert load_rules(None).to_dict() == RuleTable.paper().to_dict()
