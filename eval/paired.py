@@ -5,11 +5,13 @@
     test = compare_items(a, b)                                      # UsageError (one line) when they share no item
     lines = paired_table([{"a": a.label, "b": b.label, **test.as_dict()}], a.unit)
 
-An item is a scene of an Experience-Transfer run (its score in a run: 1 when the count was right,
-else 0), a task of an ARC run (its official score in a run; right when above 0) or a query of an
-inductive task's run (ACRE, List Functions: 1 when the answer was right, else 0). Items are
-matched by id; Experience-Transfer scenes of another data seed or rule table are other items, as
-are an inductive task's queries of another task or data seed. The statistics are
+What an item is, its score in a run and its key across runs, the run's task says
+(:func:`memreason.eval.tasks.task_of`: :attr:`~memreason.eval.tasks.Task.unit`,
+:meth:`~memreason.eval.tasks.Task.item_score`, :meth:`~memreason.eval.tasks.Task.item_key`): a scene of an
+Experience-Transfer run (1 when the count was right, else 0), a task of an ARC run (its official score; right
+when above 0), a query of a problem task's run (ACRE, List Functions, one of your own: 1 when the answer was
+right, else 0). Items are matched by key; Experience-Transfer scenes of another data seed or rule table are
+other items, as are a problem task's queries of another task or data seed. The statistics are
 :mod:`memreason.eval.stats`': McNemar's exact test on right/wrong, and the paired bootstrap CI
 and p-value of the mean score difference, each item's score averaged over its runs.
 """
@@ -21,17 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .arc.attribution import official
 from .harness.errors import UsageError
 from .harness.resume import read_examples
 from .stats import POOLS, RESAMPLES, SEED, PairedTest, bootstrap_ci, paired
+from .tasks import Task, task_for
 
 __all__ = ["RunItems", "compare_items", "format_p", "headline_ci", "paired_table", "run_items"]
-
-
-UNITS = {"experience_transfer": "scenes", "arc": "tasks"}  # a run's items by its task; an inductive task's: queries
-ITEM = {"scenes": "scene", "tasks": "task", "queries": "query"}
-RIGHT = {"scenes": "count right", "tasks": "official score above 0", "queries": "answer right"}
 
 
 @dataclass(frozen=True)
@@ -40,8 +37,13 @@ class RunItems:
 
     label: str
     path: Path
-    unit: str  # "scenes" (Experience-Transfer), "tasks" (ARC) or "queries" (an inductive task)
+    task: Task  # the run's task: what its items are
     scores: dict[str, list[float]]
+
+    @property
+    def unit(self) -> str:
+        """What the items are, plural ("scenes", "tasks", "queries")."""
+        return self.task.unit
 
 
 def run_items(run_dir: Path, results: dict[str, Any] | None = None, label: str | None = None) -> RunItems | None:
@@ -56,23 +58,12 @@ def run_items(run_dir: Path, results: dict[str, Any] | None = None, label: str |
             results = json.loads((run_dir / "results.json").read_text())
         except (OSError, ValueError):
             results = {}
-    task = results.get("task") or "experience_transfer"
-    unit = UNITS.get(task, "queries")  # any other task is an inductive one: a query per record
+    task = task_for(results)
     config = results.get("config") or {}
-    data = (config.get("seed") or 0, config.get("rules"))
     scores: dict[str, list[float]] = {}
-    for (_, item), record in sorted(read_examples(examples, repair=False).items()):
-        if unit == "tasks":
-            value = official(record)
-            key = item
-        elif unit == "scenes":
-            value = 1.0 if record.get("correct") else 0.0
-            key = item if data == (0, None) else f"{item} (seed {data[0]}, rules {data[1]})"
-        else:  # query ids ("0-0") repeat across tasks and seeds
-            value = 1.0 if record.get("correct") else 0.0
-            key = f"{task} {item}" if data[0] == 0 else f"{task} {item} (seed {data[0]})"
-        scores.setdefault(key, []).append(value)
-    return RunItems(label or run_dir.name, run_dir, unit, scores)
+    for _, record in sorted(read_examples(examples, repair=False).items()):
+        scores.setdefault(task.item_key(record, config), []).append(task.item_score(record))
+    return RunItems(label or run_dir.name, run_dir, task, scores)
 
 
 def compare_items(a: RunItems, b: RunItems) -> PairedTest:
@@ -87,9 +78,10 @@ def compare_items(a: RunItems, b: RunItems) -> PairedTest:
 
 
 def headline_ci(results: dict[str, Any], items: RunItems | None) -> list[float] | None:
-    """The 95% CI (fractions) of a run's headline score, accuracy or ARC's official score: the one its results hold,
-    else (results written before intervals were) one computed from its items the same way; None without either."""
-    found = results.get("official_score_ci" if results.get("task") == "arc" else "accuracy_ci")
+    """The 95% CI (fractions) of a run's headline score (its task's :attr:`~memreason.eval.tasks.Task.headline`:
+    accuracy, ARC's official score): the one its results hold, else (results written before intervals were) one
+    computed from its items the same way; None without either."""
+    found = results.get(task_for(results).headline_ci)
     if found:
         return list(found)
     if items is None or not items.scores:
@@ -97,9 +89,10 @@ def headline_ci(results: dict[str, Any], items: RunItems | None) -> list[float] 
     return list(bootstrap_ci([sum(v) / len(v) for v in items.scores.values()]))
 
 
-def paired_table(entries: list[dict[str, Any]], unit: str) -> list[str]:
+def paired_table(entries: list[dict[str, Any]], task: Task) -> list[str]:
     """Markdown lines: one row per comparison (``a``, ``b``, optional ``where``, and a :class:`PairedTest`'s
-    ``as_dict``), then what the columns mean."""
+    ``as_dict``) of runs of ``task`` (or of tasks of its items), then what the columns mean."""
+    unit = task.unit
     where = any(e.get("where") for e in entries)
     header = ["A", "B", *(["where"] if where else []), unit, "right in A only", "in B only", "McNemar p"]
     header += ["A − B, points [95% CI]", "bootstrap p"]
@@ -116,9 +109,7 @@ def paired_table(entries: list[dict[str, Any]], unit: str) -> list[str]:
             format_p(e["bootstrap_p"], bold=read == "bootstrap"),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    item = ITEM.get(unit, unit)
-    score = "official score" if unit == "tasks" else "accuracy"
-    right = RIGHT.get(unit, "right")
+    item, right, score = task.item, task.right, task.headline.replace("_", " ")
     lines += [
         "",
         f"Paired on the {unit} both rows hold. Right or wrong per {item} ({right}; with several runs, in "

@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from memreason.programs.registry import GRIDS
 
+from ..report_parts import Plot, Section
 from ..tasks.task import Task
+from . import report, show
 from .attribution import official
 from .evaluate import run_arc
+from .tables import tables
 
 __all__ = ["TASKS", "Arc"]
 
@@ -47,6 +51,37 @@ class Arc(Task):
 
     def describe_item(self, record: dict[str, Any]) -> str:
         return f"official score {official(record):g}"
+
+    def show_setting(self, config: dict[str, Any]) -> str:
+        return show.setting(config)
+
+    def show_results(self, results: dict[str, Any]) -> list[str]:
+        return show.header_lines(results)
+
+    def show_memory(self, run: Any, r: int) -> list[Any]:
+        return show.memory_parts(run, r)
+
+    def show_overview(self, run: Any, records: list[dict[str, Any]]) -> Any:
+        return show.overview(run, records)
+
+    def show_example(self, run: Any, record: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[list[Any], str]:
+        return show.example(run, record, calls)
+
+    def report_label(self, results: dict[str, Any]) -> str:
+        split = results.get("split")
+        return str(results.get("program", "?")) + (f" {Path(str(split)).name}" if split else "")  # a directory: its name
+
+    def report_sections(self) -> tuple[Section, ...]:
+        return report.SECTIONS
+
+    def report_plots(self) -> tuple[Plot, ...]:
+        return report.PLOTS
+
+    def paper_tables(self, results: list[dict[str, Any]]) -> str | None:
+        """The ArcMemo paper's tables (:func:`memreason.eval.arc.tables.tables`) of results that hold ``oracle_at_k``."""
+        if not results or not all(self.claims(r) and "oracle_at_k" in r for r in results):
+            return None
+        return tables(results)
 
 
 TASKS = [Arc()]

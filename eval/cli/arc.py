@@ -31,6 +31,7 @@ from memreason.eval.arc.evaluate import DEFAULTS, IDENTITY, ArcEvalOptions, arc_
 from memreason.eval.arc.tables import tables
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.tuned import config_knobs
+from memreason.eval.tasks import task_of
 from memreason.files import read_json_file
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, number, out_dir, out_file, text, whole
@@ -273,14 +274,15 @@ def arc_table(args: argparse.Namespace) -> int:
         path = Path(given)
         path = path / "results.json" if path.is_dir() else path
         data = read_json_file(path, UsageError, "results file")
-        if not isinstance(data, dict) or data.get("task") != "arc" or "oracle_at_k" not in data:
+        task = task_of(data) if isinstance(data, dict) else None  # its task tables it, or it is no ARC evaluation's
+        if task is None or task.paper_tables([data]) is None or (rows and task_of(rows[0]) is not task):
             raise UsageError(f"{path} is not the results of an ARC evaluation")
         rows.append(data)
     if args.compare and len(args.runs) != 2:
         raise UsageError(f"--compare takes exactly two runs, got {len(args.runs)}")
     # refused before printing
     found = compare(load_run(args.runs[0]), load_run(args.runs[1]), common=args.common) if args.compare else None
-    print(tables(rows))
+    print(task_of(rows[0]).paper_tables(rows))
     if found is not None:
         print("\n" + found.text())
     return 0

@@ -7,7 +7,9 @@ from typing import Any, ClassVar
 
 from memreason.programs.registry import SCENES
 
+from ..report_parts import Plot, Section
 from ..tasks.task import Task
+from . import report, show
 from .evaluate import run_cell
 
 __all__ = ["TASKS", "ExperienceTransfer"]
@@ -41,6 +43,28 @@ class ExperienceTransfer(Task):
 
     def describe_item(self, record: dict[str, Any]) -> str:
         return f"{record.get('objects')} objects: counted {record.get('prediction')!r}, target {record.get('target')!r}"
+
+    def show_setting(self, config: dict[str, Any]) -> str:
+        return show.setting(config)
+
+    def show_memory(self, run: Any, r: int) -> list[Any]:
+        return show.memory_parts(run, r)
+
+    def show_overview(self, run: Any, records: list[dict[str, Any]]) -> Any:
+        return show.overview(run, records)
+
+    def show_example(self, run: Any, record: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[list[Any], str]:
+        return show.example(run, record, calls)
+
+    def report_label(self, results: dict[str, Any]) -> str:
+        level = results.get("level")
+        return str(results.get("program", "?")) + (f" L{level}" if level is not None else "")
+
+    def report_sections(self) -> tuple[Section, ...]:
+        return report.SECTIONS
+
+    def report_plots(self) -> tuple[Plot, ...]:
+        return report.PLOTS
 
 
 TASKS = [ExperienceTransfer()]

@@ -9,8 +9,8 @@ A benchmark of your own: subclass :class:`ProblemTask` (problems with labelled e
 "A benchmark of your own".
 """
 
-from .problem_task import ProblemTask
-from .registry import PLUGINS_VARIABLE, TASKS, default_task, get_task, register_task, task_names, task_of
+from .problem_task import ProblemTask, UnregisteredTask
+from .registry import PLUGINS_VARIABLE, TASKS, default_task, get_task, register_task, task_for, task_names, task_of
 from .task import Task, identity_field, identity_keys
 
 __all__ = [
@@ -19,10 +19,12 @@ __all__ = [
     "TASKS",
     "Task",
     "default_task",
+    "UnregisteredTask",
     "get_task",
     "identity_field",
     "identity_keys",
     "register_task",
+    "task_for",
     "task_names",
     "task_of",
 ]

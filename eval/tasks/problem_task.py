@@ -27,9 +27,11 @@ from memreason.programs.registry import PROBLEMS
 from memreason.signatures import NEUTRAL_TASK, TaskDescription
 
 from ..inductive.evaluate import run_inductive_cell
+from ..report_parts import Section
+from .report import checked
 from .task import Task
 
-__all__ = ["ProblemTask"]
+__all__ = ["ProblemTask", "UnregisteredTask"]
 
 
 class ProblemTask(Task):
@@ -114,3 +116,22 @@ class ProblemTask(Task):
 
     def describe_item(self, record: dict[str, Any]) -> str:
         return f"{record.get('query')} -> {record.get('prediction')!r} (target {record.get('target')!r})"
+
+    def report_sections(self) -> tuple[Section, ...]:
+        return (checked,)
+
+
+class UnregisteredTask(ProblemTask):
+    """The task of a run that no registered task claims (a task of your own whose module is not imported here): read
+    by the defaults, as a problem task's (its items queries, scored by ``correct``). It runs nothing."""
+
+    def __init__(self, name: str):
+        super().__init__(name=name)
+
+    def claims(self, record: dict[str, Any]) -> bool:
+        return False
+
+    def programs(self) -> list[str]:
+        return []
+
+    run = Task.run  # nothing to run it with

@@ -3,7 +3,8 @@
     @register_task
     class Tiny(ProblemTask): ...          # or register_task(Tiny()) with an instance
     get_task("tiny")                      # UsageError (one line, exit 2) naming the known tasks for an unknown name
-    task_of(results)                      # the task a run's results.json or config.json belongs to
+    task_of(results)                      # the task a run's results.json or config.json belongs to (None: none)
+    task_for(results)                     # ... or, when none claims it, one read by the defaults (show, report)
 
 Tasks of the library register when this package is imported. Tasks of your own register when their module
 is imported: from Python, import it before running; from the command line, name the module (a dotted name,
@@ -25,9 +26,10 @@ from memreason.programs import PROGRAMS
 from memreason.programs.registry import PROBLEMS
 
 from ..harness.errors import UsageError
+from .problem_task import UnregisteredTask
 from .task import Task
 
-__all__ = ["TASKS", "PLUGINS_VARIABLE", "default_task", "get_task", "register_task", "task_names", "task_of"]
+__all__ = ["TASKS", "PLUGINS_VARIABLE", "default_task", "get_task", "register_task", "task_for", "task_names", "task_of"]
 
 PLUGINS_VARIABLE = "MEMREASON_TASKS"  # modules (or .py files) that register tasks of their own
 ENTRY_POINTS = "memreason.tasks"
@@ -123,6 +125,12 @@ def task_of(record: dict[str, Any]) -> Task | None:
     if isinstance(named, str) and named in TASKS:
         return TASKS[named]
     return next((task for task in TASKS.values() if task.claims(record)), None)
+
+
+def task_for(record: dict[str, Any]) -> Task:
+    """:func:`task_of`, or, when no registered task claims ``record`` (a task of your own whose module is not
+    imported here), an :class:`UnregisteredTask` of the name it gives: read by the defaults, as a problem task."""
+    return task_of(record) or UnregisteredTask(str(record.get("task") or "?"))
 
 
 # The library's own tasks: each module's ``TASKS`` (a list of Task instances) registers on first look-up.

@@ -9,18 +9,27 @@ A task declares the kind of task it is (``kind``: :data:`memreason.programs.regi
 ``PROBLEMS``), which decides the programs that run on it; its config dataclass, whose fields marked
 ``identity`` (:func:`identity_field`) decide a run's results and so whether a run directory can be continued;
 how a run is checked, loaded and run (:meth:`Task.run`); and how one of its items reads in a run's files (its
-score, its key across runs, what ``show`` prints for it). Nothing outside the tasks names a task: the
-viewers (``show``, ``report``, paired tests) and tuners (``python -m optimize``) find the task of a run
-with :func:`memreason.eval.tasks.task_of` and ask it.
+score, its key across runs, what ``show`` prints for it, what ``report`` adds for it). Nothing outside the tasks
+names a task: the viewers (``show``, ``report``, paired tests, ``arc_table``) and tuners (``python -m optimize``)
+find the task of a run with :func:`memreason.eval.tasks.task_of` (or ``task_for``) and ask it.
+
+What ``show`` and ``report`` print has defaults a problem task keeps (:mod:`.show`: each problem's memory, a line
+per query; :mod:`.report`: the accuracy row, its CI, paired tests); a task overrides the ``show_*`` and
+``report_*`` methods for its own (Experience-Transfer's scenes, ARC's programs and concepts).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from memreason.programs import PROGRAMS
 
 from ..harness.resume import identity_field, identity_keys
+from ..report_parts import TOKENS_PLOT, Plot, Section
+from . import show as default_show
+
+if TYPE_CHECKING:
+    from ..show import Run
 
 __all__ = ["Task", "identity_field", "identity_keys"]
 
@@ -81,6 +90,11 @@ class Task:
         value = results.get(self.headline)
         return value.get("mean") if isinstance(value, dict) else value
 
+    def headline_std(self, results: dict[str, Any]) -> float | None:
+        """The std over repetitions of a run's headline score (a fraction), None where its results hold none."""
+        value = results.get(self.headline)
+        return value.get("std") if isinstance(value, dict) else None
+
     def row_label(self, results: dict[str, Any]) -> str:
         """A run's row in a report: its program and what it ran on."""
         return f"{results.get('program', '?')} on {self.name}"
@@ -88,6 +102,55 @@ class Task:
     def describe_item(self, record: dict[str, Any]) -> str:
         """One line for an example in ``show``'s list: what was asked, what came back."""
         return f"{record.get('prediction')!r} (target {record.get('target')!r})"
+
+    # -- what show prints (python -m eval show RUN_DIR) ------------------------------------------------
+
+    def show_title(self) -> str:
+        """The task as the header of ``show`` names it."""
+        return self.name.replace("_", "-")
+
+    def show_setting(self, config: dict[str, Any]) -> str:
+        """The header's line on what a run ran, from its ``config.json``."""
+        return default_show.setting(config)
+
+    def show_results(self, results: dict[str, Any]) -> list[str]:
+        """The header's lines on a finished run, from its ``results.json``: its scores."""
+        return default_show.header_lines(results)
+
+    def show_memory(self, run: Run, r: int) -> list[Any]:
+        """What the memory panel of repetition ``r`` holds (rich renderables); default: each problem's memory."""
+        return default_show.memory_parts(run, r)
+
+    def show_overview(self, run: Run, records: list[dict[str, Any]]) -> Any:
+        """One line per example record (a rich table)."""
+        return default_show.overview(run, records)
+
+    def show_example(self, run: Run, record: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[list[Any], str]:
+        """An example in full: what goes above its LM calls (rich renderables; ``calls``: all its traced calls), and its
+        verdict for the panel's title."""
+        return default_show.example(run, record, calls)
+
+    # -- what report adds (python -m eval report RUN_DIR ...) ------------------------------------------
+
+    def report_label(self, results: dict[str, Any]) -> str:
+        """A run's name in a report's tables: its program and what it ran on."""
+        return f"{results.get('program', '?')} {self.name}"
+
+    def report_sections(self) -> tuple[Section, ...]:
+        """The report's sections for this task's runs, after the results, paired tests, failures and tokens of every
+        run: each is called once with the rows of the runs whose task lists it (the same section listed by several
+        tasks: one table of all their runs)."""
+        return ()
+
+    def report_plots(self) -> tuple[Plot, ...]:
+        """The report's plots of this task's runs, in order; each drawn once from the runs whose task lists it
+        (default: the score against tokens)."""
+        return (TOKENS_PLOT,)
+
+    def paper_tables(self, results: list[dict[str, Any]]) -> str | None:
+        """Runs' results as the tables of the task's paper (``python -m eval arc_table``), None when the task has
+        none or some results cannot be tabled."""
+        return None
 
     def __repr__(self) -> str:
         return f"<task {self.name}>"

@@ -48,7 +48,7 @@ def test_a_read_whose_memory_held_no_concept_of_its_label_is_left_out_of_hit_and
     assert block["hit_at_k"] == 0.5 and block["precision"] == 0.5
     nothing = memory_measures([[unheld]])
     assert nothing["tasks"] == 1 and nothing["label_held"] == 0 and nothing["hit_at_k"] is None and nothing["precision"] is None
-    from memreason.eval.show import _measures_line
+    from memreason.eval.arc.show import measures_line as _measures_line
 
     assert "hit@k -, precision - over 1 reads" in _measures_line(nothing) and "1 of them from a memory holding no" in (
         _measures_line(nothing)
@@ -100,7 +100,7 @@ def test_the_blind_references_are_averaged_over_the_reads_hit_at_k_measures():
     assert block["hit_at_k"] == pytest.approx(2 / 3)  # a and old hit, b misses; unheld is left out
     assert block["chance_hit_at_k"] == pytest.approx(0.375) and block["most_sourced_hit_at_k"] == 0.5
     assert memory_measures([[old]])["chance_hit_at_k"] is None
-    from memreason.eval.show import _measures_line
+    from memreason.eval.arc.show import measures_line as _measures_line
 
     assert "hit@k blind to the puzzle: 37.5% by chance, 50.0% naming the most-sourced" in _measures_line(block)
     assert "blind to the puzzle" not in _measures_line(memory_measures([[old]]))
