@@ -26,7 +26,8 @@ from typing import Any
 from .harness.errors import UsageError
 from .harness.resume import read_examples
 from .stats import POOLS, RESAMPLES, SEED, PairedTest, bootstrap_ci, paired
-from .tasks import Task, task_for
+from .tasks.registry import task_for
+from .tasks.task import Task
 
 __all__ = ["RunItems", "compare_items", "format_p", "headline_ci", "paired_table", "run_items"]
 

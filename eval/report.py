@@ -47,7 +47,7 @@ from . import report_parts
 from .harness.errors import UsageError
 from .paired import RunItems, compare_items, headline_ci, paired_table, run_items
 from .report_parts import DASH, Row, ci, pct, role_tokens, table
-from .tasks import TASKS, task_for
+from .tasks.registry import TASKS, task_for
 
 
 class ReportError(ValueError):

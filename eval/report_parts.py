@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 from memreason.lm.tokens import Tokens
 
 if TYPE_CHECKING:
-    from .tasks import Task
+    from .tasks.task import Task
 
 __all__ = [
     "DASH",

@@ -35,7 +35,7 @@ from .harness.options import Options
 from .harness.resume import read_examples
 from .harness.traces import TraceDamaged, TraceStore, example_unit, memory_unit
 from .show_parts import message_text, read_json, short
-from .tasks import task_for
+from .tasks.registry import task_for
 
 
 @dataclass(kw_only=True)

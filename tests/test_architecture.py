@@ -413,11 +413,6 @@ def task_name_offenders(modules: dict[str, Module]) -> list[str]:
     ]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 63, under way: optimize/ (cli/common.py, cli/compile.py, cli/study.py, compile.py, space.py, tune.py), "
-    "eval/cli/options.py's --task default and eval/harness/options.py's still name tasks",
-)
 def test_nothing_outside_the_tasks_names_a_task(modules):
     offenders = task_name_offenders(modules)
     assert not offenders, (

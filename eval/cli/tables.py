@@ -35,7 +35,6 @@ def _options(parser: Parser, table: str) -> None:
         add(
             parser,
             "--task",
-            default="experience_transfer",
             help="experience_transfer (default: the paper's levels), or an inductive task (acre, list_functions): "
             "one column, rows no memory / hdr / hdr_checked, --levels left out",
         )

@@ -13,6 +13,7 @@ demo call :func:`run_cell` once per cell.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,8 @@ def run_cell(options: EvaluateOptions, *, spend: Spend | None = None) -> Outcome
         )
     if options.level is None:
         raise UsageError(f"{options.program} needs --level {{1,2,3}}")
+    if options.task != "experience_transfer":  # a run's config names its task
+        options = replace(options, task="experience_transfer")
     check_run_options(options)
     knobs, digest = _knobs_and_state(options)
     config = ExperienceTransferConfig(

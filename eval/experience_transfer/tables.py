@@ -51,6 +51,7 @@ from .run import ExperienceTransferConfig, memorize
 __all__ = ["TABLES", "Row", "TableError", "TableOptions", "TableSpec", "cell_name", "render_markdown", "reproduce", "run_table"]
 
 log = logging.getLogger(__name__)
+NAME = "experience_transfer"  # the task this package runs
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ class TableOptions(Options):
 
 
 def _rows(spec: TableSpec, text: str | None, task: str = "experience_transfer") -> list[Row]:
-    inductive = task != "experience_transfer"
+    inductive = task != NAME
     if text is None:
         return inductive_rows(task) if inductive else list(spec.rows)
     names = [part.strip() for part in text.split(",") if part.strip()]
@@ -290,7 +291,9 @@ def cell_name(program: str, level: int | str, task: str, memory: str, args: Tabl
 def reproduce(args: TableOptions, command: str) -> str:
     """Run the missing cells of ``args.table``, then write and return its Markdown."""
     spec = TABLES[args.table]
-    inductive = args.task != "experience_transfer"
+    if args.task is None:
+        args = replace(args, task=NAME)
+    inductive = args.task != NAME
     if inductive:
         _check_inductive_table(args)
     levels, rows = ([args.task] if inductive else list(args.levels)), _rows(spec, args.rows, args.task)

@@ -86,7 +86,7 @@ class EvaluateOptions(RunOptions):
     Experience-Transfer only; a task that takes none of them refuses them in one line."""
 
     program: str = identity_field()
-    task: str = identity_field("experience_transfer")
+    task: str | None = identity_field(None)  # None: the program's own task (memreason.eval.tasks.default_task)
     level: int | None = identity_field(None)
     modality: str = identity_field("text")
     rules: str | None = identity_field(None)

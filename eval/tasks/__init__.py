@@ -9,8 +9,18 @@ A benchmark of your own: subclass :class:`ProblemTask` (problems with labelled e
 "A benchmark of your own".
 """
 
-from .problem_task import ProblemTask, UnregisteredTask
-from .registry import PLUGINS_VARIABLE, TASKS, default_task, get_task, register_task, task_for, task_names, task_of
+from .problem_task import ProblemTask
+from .registry import (
+    PLUGINS_VARIABLE,
+    TASKS,
+    UnregisteredTask,
+    default_task,
+    get_task,
+    register_task,
+    task_for,
+    task_names,
+    task_of,
+)
 from .task import Task, identity_field, identity_keys
 
 __all__ = [

@@ -31,7 +31,7 @@ from ..report_parts import Section
 from .report import checked
 from .task import Task
 
-__all__ = ["ProblemTask", "UnregisteredTask"]
+__all__ = ["ProblemTask"]
 
 
 class ProblemTask(Task):
@@ -119,19 +119,3 @@ class ProblemTask(Task):
 
     def report_sections(self) -> tuple[Section, ...]:
         return (checked,)
-
-
-class UnregisteredTask(ProblemTask):
-    """The task of a run that no registered task claims (a task of your own whose module is not imported here): read
-    by the defaults, as a problem task's (its items queries, scored by ``correct``). It runs nothing."""
-
-    def __init__(self, name: str):
-        super().__init__(name=name)
-
-    def claims(self, record: dict[str, Any]) -> bool:
-        return False
-
-    def programs(self) -> list[str]:
-        return []
-
-    run = Task.run  # nothing to run it with

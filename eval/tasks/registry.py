@@ -26,7 +26,8 @@ from memreason.programs import PROGRAMS
 from memreason.programs.registry import PROBLEMS
 
 from ..harness.errors import UsageError
-from .problem_task import UnregisteredTask
+from ..report_parts import Section
+from .report import checked
 from .task import Task
 
 __all__ = ["TASKS", "PLUGINS_VARIABLE", "default_task", "get_task", "register_task", "task_for", "task_names", "task_of"]
@@ -125,6 +126,28 @@ def task_of(record: dict[str, Any]) -> Task | None:
     if isinstance(named, str) and named in TASKS:
         return TASKS[named]
     return next((task for task in TASKS.values() if task.claims(record)), None)
+
+
+class UnregisteredTask(Task):
+    """The task of a run that no registered task claims (a task of your own whose module is not imported here): read
+    by the defaults, as a problem task's (its items queries, scored by ``correct``, its memories one per problem).
+    It runs nothing."""
+
+    kind = PROBLEMS
+    unit = "queries"
+    item = "query"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def claims(self, record: dict[str, Any]) -> bool:
+        return False
+
+    def programs(self) -> list[str]:
+        return []
+
+    def report_sections(self) -> tuple[Section, ...]:
+        return (checked,)
 
 
 def task_for(record: dict[str, Any]) -> Task:
