@@ -23,15 +23,17 @@ from .hdr import (
     TwoStage,
 )
 from .shared import READER_KNOBS
+from .stream import CheatsheetCU, CheatsheetRS, ConceptStream, FailureMemory, FewShot, ReflexionStream, StreamBaseline
 
-__all__ = ["GRIDS", "KINDS", "PROBLEMS", "PROGRAMS", "SCENES", "ProblemTaskSpec", "ProgramSpec", "build_program"]
+__all__ = ["GRIDS", "KINDS", "PROBLEMS", "PROGRAMS", "SCENES", "STREAM", "ProblemTaskSpec", "ProgramSpec", "build_program"]
 
 # What a task feeds a program: the kinds of task a program can be built for. A task says which it is
 # (memreason.eval.tasks); the registry never names a task.
 SCENES = "scenes"  # one memory from a set of labelled episodes, then a count asked of each test scene
 GRIDS = "grids"  # ARC-style problems: train pairs shown, a program written for the test inputs
 PROBLEMS = "problems"  # each problem shows its own labelled episodes and asks its own queries
-KINDS = (SCENES, GRIDS, PROBLEMS)
+STREAM = "stream"  # a stream of text problems with text answers (reasoning-gym's tasks by name, rg:NAME)
+KINDS = (SCENES, GRIDS, PROBLEMS, STREAM)
 
 ET = {"task_description": EXPERIENCE_TRANSFER_TASK}  # the consolidators' prompts as the paper's task has always had them
 
@@ -299,6 +301,64 @@ PROGRAMS: dict[str, ProgramSpec] = {
             memory_format="ps",
             select="execute",
             read_by="solution",
+        ),
+        # -- over a stream of text problems (memreason.programs.stream); knobs: answer, retries, cot, and their own
+        _spec("stream_baseline", STREAM, StreamBaseline, "stream tasks: no memory, the solver alone"),
+        _spec(
+            "fewshot",
+            STREAM,
+            FewShot,
+            "stream tasks: the k solved problems most like this one as examples (knob: k)",
+            memory_format="examples",
+        ),
+        _spec(
+            "reflexion_stream",
+            STREAM,
+            ReflexionStream,
+            "stream tasks: a reflection written after every attempt, the k nearest read (knob: k)",
+            memory_format="reflections",
+        ),
+        _spec(
+            "cheatsheet_cu",
+            STREAM,
+            CheatsheetCU,
+            "stream tasks: Dynamic Cheatsheet, cumulative: one cheatsheet curated after every problem, read whole",
+            memory_format="cheatsheet",
+        ),
+        _spec(
+            "cheatsheet_rs",
+            STREAM,
+            CheatsheetRS,
+            "stream tasks: Dynamic Cheatsheet, retrieval and synthesis: a cheatsheet written for each problem from the "
+            "k most similar earlier ones (knob: k)",
+            memory_format="cheatsheet_rs",
+            selects=True,
+        ),
+        _spec(
+            "arcmemo_oe_stream",
+            STREAM,
+            ConceptStream,
+            "stream tasks: ArcMemo's open-ended concepts abstracted from solved problems, caption + top-k selection",
+            memory_format="oe",
+            selects=True,
+            format="oe",
+        ),
+        _spec(
+            "arcmemo_ps_stream",
+            STREAM,
+            ConceptStream,
+            "stream tasks: ArcMemo's program-synthesis concepts abstracted from solved problems, reasoning-based "
+            "selection (knob: top_k)",
+            memory_format="ps",
+            selects=True,
+            format="ps",
+        ),
+        _spec(
+            "failure_memory",
+            STREAM,
+            FailureMemory,
+            "stream tasks: ReasoningBank-style lessons from failures as well as successes, the k nearest read (knob: k)",
+            memory_format="lessons",
         ),
     ]
 }

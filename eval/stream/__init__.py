@@ -1,0 +1,5 @@
+"""Memory programs over a stream of problems: reasoning-gym's tasks by name (``--task rg:NAME``).
+
+:mod:`.task` is the task (:class:`GymTask`), :mod:`.evaluate` one run from its options, :mod:`.run` the
+stream protocol (seed memory, orders, batches, the guard, snapshots).
+"""
