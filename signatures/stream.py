@@ -9,7 +9,7 @@ shared prompt prefix (llama-server) then evaluates the memory's tokens once for 
     reflection    <- ReflectOnAttempt(problem, attempt, outcome)                    # Reflexion
     cheatsheet'   <- CurateStreamCheatsheet(cheatsheet, problem, solution, outcome) # Dynamic Cheatsheet, cumulative
     cheatsheet    <- SynthesizeCheatsheet(solved, problem)                          # ... retrieval and synthesis
-    items         <- DistillMemoryItems(problem, attempt, outcome)                  # ReasoningBank: successes and failures
+    lessons       <- DistillMemoryItems(problem, attempt, outcome)                  # ReasoningBank: successes and failures
     correct       <- JudgeOwnAnswer(problem, answer)                                # the model's own judgement
 """
 
@@ -115,7 +115,7 @@ class DistillMemoryItems(dspy.Signature):
     problem: str = dspy.InputField(desc="the problem")
     attempt: str = dspy.InputField(desc="the answer (or program) given")
     outcome: str = dspy.InputField(desc="succeeded, failed (and why), or not judged")
-    items: Annotated[list[MemoryItem], Len(1, 3)] = dspy.OutputField(desc="one to three lessons")
+    lessons: Annotated[list[MemoryItem], Len(1, 3)] = dspy.OutputField(desc="one to three lessons")
 
 
 class JudgeOwnAnswer(dspy.Signature):

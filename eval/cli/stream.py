@@ -34,16 +34,16 @@ def stream_programs() -> list[str]:
 
 
 def json_object(flag: str):
-    """An argparse type: a JSON object (the dataset's own config)."""
+    """An argparse type: a JSON object (the dataset's own config), as its canonical JSON text."""
 
-    def parse(value: str) -> dict:
+    def parse(value: str) -> str:
         try:
             found = json.loads(value)
         except json.JSONDecodeError as exc:
             raise argparse.ArgumentTypeError(f"{flag} must be a JSON object: {exc}") from None
         if not isinstance(found, dict):
             raise argparse.ArgumentTypeError(f"{flag} must be a JSON object, got {value!r}")
-        return found
+        return json.dumps(found, sort_keys=True)
 
     return parse
 
@@ -64,7 +64,7 @@ def _options(parser: Parser) -> None:
     data.add_argument(
         "--task-config",
         type=json_object("--task-config"),
-        default={},
+        default="{}",
         metavar="JSON",
         help="the dataset's own config as a JSON object, e.g. '{\"min_numbers\": 4}'",
     )

@@ -9,6 +9,7 @@ config, ``learn_from="check"`` only where the task has a check, the knobs build 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from memreason.lm.spend import Spend
@@ -41,8 +42,12 @@ def check_stream(options: StreamOptions, task: Any) -> str:
         raise UsageError(f"--learn-from must be one of {', '.join(LEARN_FROM)}, got {learn_from!r}")
     if learn_from == "check" and task.checker is None:
         raise UsageError(f"--learn-from check: {task.name} has no check that needs no reference; use reference, self or none")
-    if not isinstance(options.task_config, dict):
-        raise UsageError("--task-config must be a JSON object")
+    try:
+        config = json.loads(options.task_config or "{}")
+    except (TypeError, json.JSONDecodeError):
+        config = None
+    if not isinstance(config, dict):
+        raise UsageError(f"--task-config must be a JSON object, got {options.task_config!r}")
     for name, value in (("--size", options.size), ("--orders", options.orders)):
         if value < 1:
             raise UsageError(f"{name} must be at least 1, got {value}")
@@ -55,7 +60,7 @@ def check_stream(options: StreamOptions, task: Any) -> str:
 def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
     """The run's config from its options, checked (the dataset built with its config, the program with its knobs)."""
     learn_from = check_stream(options, task)
-    task.data(options.task_config)  # UsageError for a config the dataset refuses
+    task.data(json.loads(options.task_config or "{}"))  # UsageError for a config the dataset refuses
     knobs = config_knobs(options.config, options.program)
     try:
         build_program(options.program, task=task, answer=options.answer, retries=options.retries, **knobs)
@@ -64,7 +69,7 @@ def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
     return StreamConfig(
         program=options.program,
         task=task.name,
-        task_config=dict(options.task_config),
+        task_config=json.dumps(json.loads(options.task_config or "{}"), sort_keys=True),
         seed=options.seed,
         size=options.size,
         seed_size=options.seed_size,

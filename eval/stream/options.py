@@ -16,7 +16,7 @@ __all__ = ["StreamOptions"]
 class StreamOptions(RunOptions):
     """What one evaluation of a stream program asks for.
 
-    ``task_config``: the dataset's own config (a JSON object's fields); ``size``: test items; ``seed_size``:
+    ``task_config``: the dataset's own config (a JSON object, as text); ``size``: test items; ``seed_size``:
     seed problems (memory sources, from another seed stream); ``answer``: ``"text"`` or ``"program"``;
     ``retries``: retries on reference-free feedback; ``learn_from``: what writes from the stream learn from
     (None: ``"check"`` where the task has a check, else ``"self"``); ``batch``: items between memory updates
@@ -24,7 +24,7 @@ class StreamOptions(RunOptions):
 
     program: str = identity_field()
     task: str = identity_field()
-    task_config: dict[str, Any] = identity_field(default_factory=dict)
+    task_config: str = identity_field("{}")  # a JSON object's text
     seed: int = identity_field(0)
     size: int = identity_field(50)
     seed_size: int = identity_field(10)

@@ -21,6 +21,7 @@ from the run's response cache), so a crash loses at most one batch of work.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections import Counter
@@ -56,7 +57,7 @@ class StreamConfig:
 
     program: str = identity_field()
     task: str = identity_field()
-    task_config: dict[str, Any] = identity_field(default_factory=dict)
+    task_config: str = identity_field("{}")  # the dataset's own config: a JSON object, as text
     seed: int = identity_field(0)
     size: int = identity_field(50)
     seed_size: int = identity_field(10)
@@ -92,7 +93,7 @@ def evaluate_stream(
 ) -> dict[str, Any]:
     """Run ``config`` on ``task`` (a :class:`memreason.eval.stream.task.GymTask`) into ``run_dir``, continuing what
     it holds."""
-    data = task.data(config.task_config)
+    data = task.data(json.loads(config.task_config))
     tests = data.items(config.seed, config.size)
     seeds = data.seed_items(config.seed, config.seed_size, avoid=tests)
     if not disjoint(seeds, tests):  # seed_items never returns one; checked again where it matters
@@ -344,6 +345,7 @@ def summarise(
         "accuracy_ci": intervals({None: share})[None],  # 95% bootstrap CI over the items
         "ci_method": ci_method("items"),
         "mean_score": {"mean": mean_std(scores)[0], "per_run": scores},  # the dataset's scores, partial credit kept
+        "task_config": json.loads(config.task_config),
         "learn_from": config.learn_from,
         "seed_solutions": "reference" if seeds else None,
         "seed_problems": len(seeds),
@@ -355,7 +357,11 @@ def summarise(
             "withheld_entries": sum(int(r.get("withheld") or 0) for r in records),
             "items_with_withheld": sum(1 for r in records if r.get("withheld")),
         },
-        "writes": {"count": len(stream.writes), "verdicts": dict(sorted(verdicts.items()))},
+        "writes": {
+            "count": len(stream.writes),
+            "failed": sum(1 for w in stream.writes if w.get("failure")),  # a failed write leaves memory as it was
+            "verdicts": dict(sorted(verdicts.items())),
+        },
         "memory_size": stream.final_sizes,
         "checked_share": (sum(checked) / len(checked)) if checked else None,
         "failures": dict(sorted(failures.items())),

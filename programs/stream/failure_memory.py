@@ -41,7 +41,7 @@ class FailureMemory(StreamProgram):
     def learn(self, lesson: Lesson) -> dict[str, Any]:
         if lesson.verdict is None:
             return {"items": 0}
-        items = self.distil(problem=lesson.problem, attempt=lesson.solution, outcome=lesson.outcome()).items
+        items = self.distil(problem=lesson.problem, attempt=lesson.solution, outcome=lesson.outcome()).lessons
         kind = "strategy" if lesson.verdict else "pitfall"
         for item in items:
             self.lessons.add(Entry(f"{kind.title()}: {item.title}: {item.content}", [lesson.item_id], kind, lesson.problem))

@@ -13,6 +13,7 @@ processes, no network, no files.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,8 @@ class PrintRunner:
         lines = [line.strip() for line in (outcome.stdout or "").splitlines() if line.strip()]
         if outcome.failure is not None:
             failure = getattr(outcome.failure, "value", outcome.failure)
-            return Printed(None, str(failure), outcome.detail, outcome.stdout)
+            detail = re.sub(r"line (\d+)", lambda m: f"line {max(1, int(m.group(1)) - 1)}", outcome.detail)  # the prelude's line
+            return Printed(None, str(failure), detail, outcome.stdout)
         if not lines:
             return Printed(None, "NO_OUTPUT", "it printed nothing", outcome.stdout)
         return Printed(lines[-1], stdout=outcome.stdout)
