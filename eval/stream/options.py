@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..harness.options import RunOptions, as_path
 from ..harness.resume import identity_field

@@ -70,9 +70,9 @@ class StreamProgram(dspy.Module):
     #: The memory it keeps, for listings (None: none).
     memory_format: ClassVar[str | None] = None
 
-    def __init__(self, *, answer: str = "text", retries: int = 2, cot: bool = True):
+    def __init__(self, *, answer: str = "text", retries: int = 2, cot: bool = True, memory_first: bool = True):
         super().__init__()
-        self.solver = StreamSolver(answer, retries=retries, cot=cot)
+        self.solver = StreamSolver(answer, retries=retries, cot=cot, memory_first=memory_first)
 
     def read(self, problem: str, item_id: str = "") -> Read:
         """Memory for ``problem`` (item ``item_id``): never an entry written from that item."""

@@ -37,12 +37,22 @@ EMPTY = "(empty)"
 class StreamSolver(dspy.Module):
     """Answer a text problem with memory in context, directly or by a program run in the sandbox."""
 
-    def __init__(self, answer: str = "text", *, retries: int = 2, cot: bool = True, runner: PrintRunner | None = None):
+    def __init__(
+        self,
+        answer: str = "text",
+        *,
+        retries: int = 2,
+        cot: bool = True,
+        memory_first: bool = True,
+        runner: PrintRunner | None = None,
+    ):
         """
         Args:
             answer: ``"text"`` (the LM gives the answer) or ``"program"`` (the LM writes Python printing it).
             retries: the most retries after feedback (a failed check, a program that failed to run).
             cot: reason step by step before answering (``dspy.ChainOfThought``).
+            memory_first: memory before the problem in the prompt (a server's prefix cache then reuses it); False
+                puts the problem first, for the prefix-reuse benchmark (``python -m memreason.eval.bench prefix_memory``).
             runner: runs programs (default: :class:`PrintRunner` on the shared sandbox).
         """
         super().__init__()
@@ -51,9 +61,10 @@ class StreamSolver(dspy.Module):
         if retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries}")
         self.answer_mode, self.retries = answer, retries
+        self.memory_first = memory_first
         make = dspy.ChainOfThought if cot else dspy.Predict
-        self.solve = make(SolveWithMemory if answer == "text" else ProgramWithMemory)
-        self.retry = make(RetryWithFeedback)
+        self.solve = make(_ordered(SolveWithMemory if answer == "text" else ProgramWithMemory, memory_first))
+        self.retry = make(_ordered(RetryWithFeedback, memory_first))
         self.runner = runner
 
     def forward(self, memory: str, problem: str, check: Callable[[str], Any] | None = None) -> dspy.Prediction:
@@ -87,6 +98,15 @@ class StreamSolver(dspy.Module):
         if self.runner is None:
             self.runner = PrintRunner()
         return self.runner
+
+
+def _ordered(signature: type[dspy.Signature], memory_first: bool) -> type[dspy.Signature]:
+    """``signature`` as it is (memory first), or with ``memory`` moved after ``problem``."""
+    if memory_first:
+        return signature
+    names = list(signature.input_fields)
+    field = signature.input_fields["memory"]
+    return signature.delete("memory").insert(names.index("problem"), "memory", field, str)
 
 
 def _code(text: str) -> str:

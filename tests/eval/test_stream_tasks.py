@@ -195,3 +195,20 @@ def test_bad_input_is_one_line_and_exit_2(argv, said, tmp_path, monkeypatch, cap
     assert eval_main([*argv, "--out", str(tmp_path / "run"), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert said in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_prefix_reuse_benchmark_runs_against_a_stand_in_server(monkeypatch, capsys):
+    from memreason.eval.bench.prefix_memory import main as bench
+    from memreason.lm.stub_server import StubServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
+    with StubServer(latency=0, fail_rate=0) as stub:
+        argv = ["--program", "fewshot", "--size", "2", "--seed-size", "2", "--lm", "openai/stub", "--api-base", stub.url]
+        assert bench(argv) == 0
+        erased = [a for a in stub.stats()["slot_actions"] if a.endswith("action=erase")]
+    out = capsys.readouterr().out
+    assert "memory first" in out and "problem first" in out and "not reported" in out
+    sent = [int(line.split("sent per item")[1].split(",")[0]) for line in out.splitlines() if "sent per item" in line]
+    assert len(sent) == 2 and all(n > 0 for n in sent)
+    assert len(erased) >= 2  # the slots were erased before each pass
+    assert bench(["--program", "hdr"]) == 2 and "does not run on rg:puzzle24" in capsys.readouterr().out
