@@ -129,7 +129,7 @@ class StreamRun:
         self.traces = TraceStore(run_dir)
         self.writes: list[dict[str, Any]] = []  # every write record of this process and the snapshots read back
         self.final_sizes: list[int] = []
-        self.events: list[tuple[str, str]] = []  # ("score"|"learn", item id), in order: what tests read
+        self.judgements: list[dict[str, Any]] = []  # learn_from "self": each judgement's verdict and spend
         checker = task.checker
         self.check_of: Callable[[GymItem], Callable[[str], Any] | None] = (
             (lambda item: lambda answer: checker(item.metadata, answer)) if checker is not None else (lambda item: None)
@@ -173,6 +173,7 @@ class StreamRun:
         for index in range(start):  # continue after the newest snapshot; the writes before it, read back
             saved = read_json(self._snapshot_path(order, index))
             self.writes.extend(saved.get("writes", []))
+            self.judgements.extend(saved.get("judgements", []))
         if start:
             program.load_memory(saved["memory"])
         done = sum(len(b) for b in batches[:start])
@@ -204,14 +205,17 @@ class StreamRun:
                     writes = [
                         self._learn(
                             program,
-                            self._lesson(item, self.finished[(order, item.id)]),
+                            self._lesson(item, self.finished[(order, item.id)], unit=f"run{order}/judge-{item.id}"),
                             unit=f"run{order}/write-{index:04d}-{item.id}",
                         )
                         for item in batch
                     ]
                     path = self._snapshot_path(order, index)
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    write_json(path, {"memory": program.memory_state(), "items": [i.id for i in batch], "writes": writes})
+                    ids = {i.id for i in batch}
+                    judged = [j for j in self.judgements if j["item"] in ids and j.get("order", order) == order]
+                    saved = {"memory": program.memory_state(), "items": [i.id for i in batch], "writes": writes}
+                    write_json(path, {**saved, "judgements": judged})
                     self.writes.extend(writes)
         self.final_sizes.append(program.memory_size())
         return [self.finished[(order, item.id)] for item in tests]
@@ -234,7 +238,6 @@ class StreamRun:
                 failure = failure_of(exc)
         prediction = out.answer if out is not None else None
         score = self.task.score(self.data, item, prediction)  # the reference answer is read here, and only here
-        self.events.append(("score", item.id))
         record = {
             "run": order,
             "id": item.id,
@@ -267,8 +270,9 @@ class StreamRun:
 
     # -- writes ----------------------------------------------------------------------------------
 
-    def _lesson(self, item: GymItem, record: dict[str, Any]) -> Lesson:
-        """What a write from a scored test item may learn, by ``learn_from``; never its reference answer."""
+    def _lesson(self, item: GymItem, record: dict[str, Any], *, unit: str) -> Lesson:
+        """What a write from a scored test item may learn, by ``learn_from``; never its reference answer. The
+        model's own judgement (``self``) is made here, under the memory LM, metered and traced under ``unit``."""
         how = self.config.learn_from
         solution = record.get("solution") or record.get("prediction") or ""
         verdict, why = None, ""
@@ -278,13 +282,21 @@ class StreamRun:
             verdict = record.get("checked")
             why = (record.get("feedback") or [""])[-1] if verdict is False else ""
         elif how == "self" and record.get("prediction") is not None:
-            with self.session.memory_context():
-                verdict = bool(SelfJudge()(problem=item.question, answer=record["prediction"]).correct)
+            judge = SelfJudge()
+            meter = Meter(root=judge, trace=True)
+            with metering(meter), self.session.memory_context():
+                try:
+                    verdict = bool(judge(problem=item.question, answer=record["prediction"]).correct)
+                except Exception as exc:  # no judgement: the write learns from the attempt, not judged
+                    why = f"no judgement: {failure_of(exc)['reason']}"
+            calls = meter.take_calls()
+            if calls:
+                self.traces.write(unit, calls)
+            self.judgements.append({"item": item.id, "order": record["run"], "verdict": verdict, **meter.record()})
         return Lesson(item.id, item.question, solution, verdict, why, how)
 
     def _learn(self, program: Any, lesson: Lesson, *, unit: str) -> dict[str, Any]:
         """One write under the memory LM, metered and traced; its record (a failed write is recorded, not raised)."""
-        self.events.append(("learn", lesson.item_id))
         meter = Meter(root=program, trace=True)
         started = time.perf_counter()
         failure = None
@@ -324,7 +336,7 @@ def summarise(
     mean, std = mean_std(accuracy)
     share = [sum(bool(r["correct"]) for r in recs) / len(recs) for recs in zip(*per_order)]
     tally = UsageTally()
-    for write in stream.writes:
+    for write in [*stream.writes, *stream.judgements]:
         tally.add(write, role="memory")
     records = [r for recs in per_order for r in recs]
     for record in records:

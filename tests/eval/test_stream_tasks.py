@@ -212,3 +212,18 @@ def test_the_prefix_reuse_benchmark_runs_against_a_stand_in_server(monkeypatch, 
     assert len(sent) == 2 and all(n > 0 for n in sent)
     assert len(erased) >= 2  # the slots were erased before each pass
     assert bench(["--program", "hdr"]) == 2 and "does not run on rg:puzzle24" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("learn_from, verdicts", [("self", {"True"}), ("none", {"None"}), ("reference", {"True", "False"})])
+def test_what_writes_learn_from_is_recorded(learn_from, verdicts, tmp_path, monkeypatch):
+    engine = _scripted(monkeypatch)
+    run = tmp_path / learn_from
+    argv = ["fewshot", "--task", "rg:puzzle24", "--size", "4", "--seed-size", "1", "--batch", "4"]
+    assert eval_main([*argv, "--learn-from", learn_from, "--out", str(run), "--no-progress", "--no-report"]) == 0
+    results = json.loads((run / "results.json").read_text())
+    assert results["learn_from"] == learn_from and results["config"]["learn_from"] == learn_from
+    writes = json.loads((run / "memory" / "order0" / "batch0000.json").read_text())["writes"]
+    assert {str(w["verdict"]) for w in writes} == verdicts and all(w["learned_from"] == learn_from for w in writes)
+    judged = [c for c in engine.calls if "`correct`" in c.system.split("output fields")[-1]]
+    assert len(judged) == (4 if learn_from == "self" else 0)  # the model's own judgement: one call a write
+    assert (results["tokens"]["memory"]["calls"] > 0) == (learn_from == "self")
