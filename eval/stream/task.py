@@ -72,6 +72,10 @@ class GymTask(Task):
             return f"no program named {program}"
         return None if spec.runs_on(self) else NOT_HERE.get(spec.kind, f"written for {spec.kind} tasks")
 
+    def not_applicable(self) -> dict[str, str]:
+        """Every registered program that cannot run on this task, with why."""
+        return {name: why for name in PROGRAMS if (why := self.why_not(name)) is not None}
+
     def run(self, options: Any, *, spend: Any = None) -> Any:
         from .evaluate import run_stream_cell
 

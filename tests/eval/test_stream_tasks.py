@@ -227,3 +227,18 @@ def test_what_writes_learn_from_is_recorded(learn_from, verdicts, tmp_path, monk
     judged = [c for c in engine.calls if "`correct`" in c.system.split("output fields")[-1]]
     assert len(judged) == (4 if learn_from == "self" else 0)  # the model's own judgement: one call a write
     assert (results["tokens"]["memory"]["calls"] > 0) == (learn_from == "self")
+
+
+def test_runs_on_a_task_without_a_check_are_compared_item_by_item(tmp_path, monkeypatch):
+    _scripted(monkeypatch)
+    for program in ("stream_baseline", "fewshot"):
+        argv = [program, "--task", "rg:basic_arithmetic", "--size", "4", "--seed-size", "2", "--batch", "2"]
+        assert eval_main([*argv, "--out", str(tmp_path / program), "--no-progress", "--no-report"]) == 0
+    results = json.loads((tmp_path / "fewshot" / "results.json").read_text())
+    assert results["learn_from"] == "self" and results["checked_share"] is None  # no check: the model's own judgement
+    out = tmp_path / "compare"
+    assert eval_main(["report", str(tmp_path / "stream_baseline"), str(tmp_path / "fewshot"), "--out", str(out)]) == 0
+    assert "McNemar" in (out / "report.md").read_text()
+    task = get_task("rg:basic_arithmetic")
+    assert task.checker is None and "fewshot" in task.programs()
+    assert "ARC grids" in task.not_applicable()["arcmemo_ps"] and "episodes" in task.not_applicable()["hdr"]
