@@ -1,14 +1,16 @@
 """reasoning-gym's datasets as a stream of text problems: ``rg:NAME`` for any of its generators.
 
     data = GymData("puzzle24", {"min_value": 1})         # GymError (a ValueError) for an unknown name or a bad config
-    tests = data.items(seed=0, size=50)                   # GymItem(id, question, answer, metadata, entry), seeded
+    tests = data.items(seed=0, size=50, distinct=True)    # GymItem(id, question, answer, metadata, entry), seeded
     seeds = data.seed_items(seed=0, size=10, avoid=tests)  # memory sources: another seed stream, no test question
     data.score(tests[0], "10*(8 - 5) - 6")                # the dataset's own score_answer: 1.0 right
 
 Items come from ``reasoning_gym.create_dataset(name, seed=..., size=..., **config)``; each keeps the
 generator's entry, which the dataset's ``score_answer(answer, entry)`` scores. Memory sources (seed
 problems) come from a second seed stream (:func:`seed_stream`) and never share a question with the
-test items: a drawn seed problem whose question is a test item's is dropped and another drawn.
+test items: a drawn seed problem whose question is a test item's is dropped and another drawn. A run's
+test items are distinct problems too (``distinct``): a generator that repeats a small problem would
+otherwise let memory written from one copy answer the other.
 """
 
 from __future__ import annotations
@@ -83,37 +85,47 @@ class GymData:
                     raise GymError(f"{self.name} refuses the config {json.dumps(self.config)}: {said}") from None
             return self._datasets[key]
 
-    def items(self, seed: int = 0, size: int = 50, *, prefix: str = "") -> list[GymItem]:
-        """The first ``size`` items of the stream ``seed`` (ids ``<prefix><index>``)."""
-        dataset = self._dataset(seed, size)
-        found = []
-        for index in range(size):
-            try:
-                entry = dataset[index]
-            except Exception as exc:  # a generator that fails on this config: one line, not a traceback
-                raise GymError(f"{self.name} with config {json.dumps(self.config)} failed to generate: {exc}") from None
-            found.append(
-                GymItem(
-                    f"{prefix}{index}",
-                    str(entry["question"]),
-                    str(entry["answer"]),
-                    dict(entry.get("metadata") or {}),
-                    dict(entry),
-                )
-            )
-        return found
+    def items(self, seed: int = 0, size: int = 50, *, prefix: str = "", distinct: bool = False) -> list[GymItem]:
+        """The first ``size`` items of the stream ``seed`` (ids ``<prefix><index>``, the index in the stream). With
+        ``distinct``, an item whose question an earlier one asked is skipped and the next taken (some generators
+        repeat small problems), so no two items are the same problem."""
+        return self._take(seed, size, prefix=prefix, skip=set() if distinct else None)
 
     def seed_items(self, seed: int = 0, size: int = 10, *, avoid: Sequence[GymItem] = ()) -> list[GymItem]:
-        """``size`` memory sources from the stream :func:`seed_stream` (``seed``), ids ``s<index>``, none with a
-        question of ``avoid`` (the test items): such a draw is dropped and the next taken."""
+        """``size`` memory sources from the stream :func:`seed_stream` (``seed``), ids ``s<index>``, distinct, none
+        with a question of ``avoid`` (the test items): such a draw is dropped and the next taken."""
         if size <= 0:
             return []
-        taken = {item.question.strip() for item in avoid}
-        drawn = self.items(seed_stream(seed), size * 2 + 10, prefix="s")
-        kept = [item for item in drawn if item.question.strip() not in taken][:size]
-        if len(kept) < size:
-            raise GymError(f"{self.name}: only {len(kept)} seed problems differ from the test items; ask for fewer")
-        return kept
+        return self._take(seed_stream(seed), size, prefix="s", skip={item.question.strip() for item in avoid})
+
+    def _take(self, seed: int, size: int, *, prefix: str, skip: set[str] | None) -> list[GymItem]:
+        """The first ``size`` items of stream ``seed``; with ``skip`` (questions), none asking one of those or an
+        earlier item's question. Items are drawn as far as needed (at most ``2 size + 10``); the first ``n`` items
+        of a stream are the same whatever its length."""
+        most = size if skip is None else size * 2 + 10
+        limit = size if skip is None else min(most, size + 5)  # some generators make every item up front: no more
+        while True:
+            dataset, taken, found = self._dataset(seed, limit), set(skip or ()), []
+            for index in range(limit):
+                if len(found) == size:
+                    break
+                try:
+                    entry = dataset[index]
+                except Exception as exc:  # a generator that fails on this config: one line, not a traceback
+                    raise GymError(f"{self.name} with config {json.dumps(self.config)} failed to generate: {exc}") from None
+                question = str(entry["question"])
+                if skip is not None:
+                    if question.strip() in taken:
+                        continue
+                    taken.add(question.strip())
+                metadata = dict(entry.get("metadata") or {})
+                found.append(GymItem(f"{prefix}{index}", question, str(entry["answer"]), metadata, dict(entry)))
+            if len(found) == size or limit == most:
+                break
+            limit = min(most, limit * 2)
+        if len(found) < size:
+            raise GymError(f"{self.name}: only {len(found)} distinct problems in {limit} drawn; ask for fewer")
+        return found
 
     def score(self, item: GymItem, answer: str | None) -> float:
         """The dataset's ``score_answer(answer, entry)`` (1.0 right; some datasets give partial credit)."""

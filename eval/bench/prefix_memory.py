@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.size < 1 or args.seed_size < 0:
             raise UsageError("--size must be at least 1 and --seed-size at least 0")
         data = task.data({})
-        items = data.items(args.seed, args.size)
+        items = data.items(args.seed, args.size, distinct=True)
         seeds = data.seed_items(args.seed, args.seed_size, avoid=items)
         choice = resolve_lm(args.lm, api_base=args.api_base, cache=False)
     except (UsageError, LMConfigError) as exc:

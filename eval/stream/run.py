@@ -94,7 +94,7 @@ def evaluate_stream(
     """Run ``config`` on ``task`` (a :class:`memreason.eval.stream.task.GymTask`) into ``run_dir``, continuing what
     it holds."""
     data = task.data(json.loads(config.task_config))
-    tests = data.items(config.seed, config.size)
+    tests = data.items(config.seed, config.size, distinct=True)
     seeds = data.seed_items(config.seed, config.seed_size, avoid=tests)
     if not disjoint(seeds, tests):  # seed_items never returns one; checked again where it matters
         raise RuntimeError("a seed problem shares its question with a test item")

@@ -94,14 +94,18 @@ def test_the_guard_withholds_an_items_own_entries_and_counts_them(tmp_path, monk
         assert record["withheld"] == len(own) and not any(text in record["memory"] for text in own)
 
 
-def test_seed_and_test_streams_are_disjoint():
+def test_seed_and_test_streams_are_disjoint_and_test_items_distinct():
+    repeats = GymData("number_sequence").items(seed=0, size=50)
+    assert len({i.question for i in repeats}) < 50  # this generator repeats small problems
+    distinct = GymData("number_sequence").items(seed=0, size=50, distinct=True)
+    assert len({i.question for i in distinct}) == 50 and distinct[0] == repeats[0]
     data = GymData("puzzle24")
-    tests = data.items(seed=0, size=40)
+    tests = data.items(seed=0, size=40, distinct=True)
     seeds = data.seed_items(seed=0, size=20, avoid=tests)
     assert disjoint(seeds, tests) and len(seeds) == 20
     assert all(s.id.startswith("s") for s in seeds)
     # a drawn seed problem that repeats a test question is dropped, never kept
-    drawn = data.items(seed_stream(0), 50, prefix="s")
+    drawn = data.items(seed_stream(0), 10, prefix="s")
     clash = [drawn[3], drawn[7]]
     seeds = data.seed_items(seed=0, size=20, avoid=[*tests, *clash])
     assert disjoint(seeds, [*tests, *clash]) and {s.id for s in seeds}.isdisjoint({"s3", "s7"})
