@@ -23,7 +23,16 @@ from .hdr import (
     TwoStage,
 )
 from .shared import READER_KNOBS
-from .stream import CheatsheetCU, CheatsheetRS, ConceptStream, FailureMemory, FewShot, ReflexionStream, StreamBaseline
+from .stream import (
+    CheatsheetCU,
+    CheatsheetRS,
+    ConceptStream,
+    FailureMemory,
+    FewShot,
+    ReflexionStream,
+    StoredPrograms,
+    StreamBaseline,
+)
 
 __all__ = ["GRIDS", "KINDS", "PROBLEMS", "PROGRAMS", "SCENES", "STREAM", "ProblemTaskSpec", "ProgramSpec", "build_program"]
 
@@ -359,6 +368,14 @@ PROGRAMS: dict[str, ProgramSpec] = {
             FailureMemory,
             "stream tasks: ReasoningBank-style lessons from failures as well as successes, the k nearest read (knob: k)",
             memory_format="lessons",
+        ),
+        _spec(
+            "stored_programs",
+            STREAM,
+            StoredPrograms,
+            "stream tasks, --answer function: working solve(problem) programs kept, ranked by running them on the new "
+            "problem and checking what they return, the top_k shown (knobs: top_k, keep); not a paper's",
+            memory_format="programs",
         ),
     ]
 }

@@ -5,6 +5,7 @@ shared prompt prefix (llama-server) then evaluates the memory's tokens once for 
 
     answer        <- SolveWithMemory(memory, problem)                               # text answers
     program       <- ProgramWithMemory(memory, problem)                             # a program printing the answer
+    program       <- FunctionWithMemory(memory, problem)                            # solve(problem) for any such problem
     answer'       <- RetryWithFeedback(memory, problem, previous, feedback)         # retry after a failed check
     reflection    <- ReflectOnAttempt(problem, attempt, outcome)                    # Reflexion
     cheatsheet'   <- CurateStreamCheatsheet(cheatsheet, problem, solution, outcome) # Dynamic Cheatsheet, cumulative
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field
 __all__ = [
     "CurateStreamCheatsheet",
     "DistillMemoryItems",
+    "FunctionWithMemory",
     "JudgeOwnAnswer",
     "MemoryItem",
     "ProgramWithMemory",
@@ -60,6 +62,16 @@ class ProgramWithMemory(dspy.Signature):
     memory: str = dspy.InputField(desc=_MEMORY)
     problem: str = dspy.InputField(desc="the problem to solve")
     program: str = dspy.OutputField(desc="Python source that prints the final answer on its last line")
+
+
+class FunctionWithMemory(dspy.Signature):
+    """Write a Python function ``solve(problem: str) -> str`` that solves any problem of this kind: it reads the
+    problem's text, computes the answer (searching where needed) and returns it as text in the format the
+    problem asks for. Use what memory holds where it helps; a stored program that works may be reused as it is."""
+
+    memory: str = dspy.InputField(desc=_MEMORY)
+    problem: str = dspy.InputField(desc="the problem to solve (the function is run on this text)")
+    program: str = dspy.OutputField(desc="Python source defining solve(problem: str) -> str")
 
 
 class RetryWithFeedback(dspy.Signature):

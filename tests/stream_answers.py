@@ -47,16 +47,55 @@ def answer_for(problem: str) -> str:
     return "1 + 1"
 
 
+SOLVER = """
+import itertools
+import re
+from fractions import Fraction
+
+
+def solve(problem):
+    numbers = [int(n) for n in re.search(r"using ([\\d, ]+)\\.", problem).group(1).split(",")]
+
+    def search(values):
+        if len(values) == 1:
+            return values[0][1] if values[0][0] == 24 else None
+        for i, j in itertools.permutations(range(len(values)), 2):
+            rest = [values[k] for k in range(len(values)) if k not in (i, j)]
+            (a, x), (b, y) = values[i], values[j]
+            for value, text in [(a + b, f"({x} + {y})"), (a - b, f"({x} - {y})"), (a * b, f"({x} * {y})")] + (
+                [(a / b, f"({x} / {y})")] if b else []
+            ):
+                found = search(rest + [(value, text)])
+                if found:
+                    return found
+        return None
+
+    return search([(Fraction(n), str(n)) for n in numbers]) or "1 + 1"
+"""
+
+
+def function_for(problem: str) -> str:
+    """A real solver for problems whose first number is odd; a constant (wrong elsewhere) for the others."""
+    numbers = numbers_of(problem)
+    if numbers and numbers[0] % 2 == 1:
+        return SOLVER
+    return f"def solve(problem):\n    return {answer_for(problem)!r}\n"
+
+
 def respond(call):
     wanted = outputs(call)
     last = wanted[-1]
     if last == "answer" and "previous" in call.user_text and "[[ ## feedback ## ]]" in call.user_text:
         previous = given(call, "previous")
+        if isinstance(previous, str) and "def solve" in previous:
+            return {"reasoning": "fixed", "answer": function_for(given(call, "problem"))}
         if isinstance(previous, str) and previous.startswith("print("):
             return {"reasoning": "fixed", "answer": f"print({answer_for(given(call, 'problem'))!r})"}
         return {"reasoning": "fixed", "answer": answer_for(given(call, "problem"))}
     if last == "answer":
         return {"reasoning": "worked it out", "answer": answer_for(given(call, "problem"))}
+    if last == "program" and "solve(problem" in call.system:
+        return {"reasoning": "a solver", "program": function_for(given(call, "problem"))}
     if last == "program":
         return {"reasoning": "a program", "program": f"print({answer_for(given(call, 'problem'))!r})"}
     if last == "reflection":

@@ -82,7 +82,7 @@ def _options(parser: Parser) -> None:
         "--answer",
         choices=ANSWER_MODES,
         default="text",
-        help="text: the answer itself; program: Python that prints it, run in the sandbox",
+        help="text: the answer itself; program: Python that prints it; function: solve(problem) -> str (both run in the sandbox)",
     )
     protocol.add_argument(
         "--retries",

@@ -65,7 +65,7 @@ def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
     try:
         build_program(options.program, task=task, answer=options.answer, retries=options.retries, **knobs)
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"--config {options.config}: {exc}") from None
+        raise UsageError(f"--config {options.config}: {exc}" if options.config else str(exc)) from None
     return StreamConfig(
         program=options.program,
         task=task.name,

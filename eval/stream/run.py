@@ -227,13 +227,13 @@ class StreamRun:
         if self.session.errors.stopping:
             return None
         meter = Meter(root=program, trace=True)
-        out, read, failure = None, None, None
+        out, read, failure, check = None, None, None, self.check_of(item)
         with metering(meter):
             try:
                 with self.session.memory_context():
-                    read = program.read(item.question, item.id)
+                    read = program.read(item.question, item.id, check)
                 with self.session.task_context():
-                    out = program.solve(item.question, read.text, self.check_of(item))
+                    out = program.solve(item.question, read.text, check)
             except Exception as exc:  # one bad item must not stop the run
                 failure = failure_of(exc)
         prediction = out.answer if out is not None else None

@@ -8,6 +8,8 @@ Each reads memory before solving a problem and writes after the problem is score
 - :class:`CheatsheetCU` / :class:`CheatsheetRS` (``cheatsheet_cu``, ``cheatsheet_rs``): Dynamic Cheatsheet.
 - :class:`ConceptStream` (``arcmemo_oe_stream``, ``arcmemo_ps_stream``): ArcMemo's concepts on text problems.
 - :class:`FailureMemory` (``failure_memory``): lessons from failures as well as successes (ReasoningBank).
+- :class:`StoredPrograms` (``stored_programs``): working ``solve(problem)`` programs, ranked by running them on
+  the new problem.
 """
 
 from .base import LEARN_FROM, Lesson, Read, StreamProgram
@@ -21,6 +23,7 @@ from .judge import SelfJudge
 from .print_runner import Printed, PrintRunner
 from .reflexion import ReflexionStream
 from .solver import ANSWER_MODES, StreamSolver
+from .stored_programs import StoredPrograms
 
 __all__ = [
     "ANSWER_MODES",
@@ -37,6 +40,7 @@ __all__ = [
     "Printed",
     "Read",
     "ReflexionStream",
+    "StoredPrograms",
     "StreamBaseline",
     "StreamProgram",
     "SelfJudge",

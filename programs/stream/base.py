@@ -74,8 +74,9 @@ class StreamProgram(dspy.Module):
         super().__init__()
         self.solver = StreamSolver(answer, retries=retries, cot=cot, memory_first=memory_first)
 
-    def read(self, problem: str, item_id: str = "") -> Read:
-        """Memory for ``problem`` (item ``item_id``): never an entry written from that item."""
+    def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
+        """Memory for ``problem`` (item ``item_id``): never an entry written from that item. ``check``: the task's
+        reference-free check of an answer to this problem, for reads that run stored programs on it (None: none)."""
         return Read()
 
     def solve(self, problem: str, memory: str, check: Callable[[str], Any] | None = None) -> dspy.Prediction:
@@ -86,7 +87,7 @@ class StreamProgram(dspy.Module):
         return {}
 
     def forward(self, problem: str, item_id: str = "", check: Callable[[str], Any] | None = None) -> dspy.Prediction:
-        read = self.read(problem, item_id)
+        read = self.read(problem, item_id, check)
         out = self.solve(problem, read.text, check)
         return dspy.Prediction(**{k: out[k] for k in out.keys()}, read=read.record, memory=read.text)
 

@@ -47,7 +47,7 @@ class CheatsheetCU(StreamProgram):
                 return list(self.versions[index]["entries"]), len(newest) if index < len(self.versions) - 1 else 0
         return [], len(self.versions[-1]["entries"]) if self.versions else 0
 
-    def read(self, problem: str, item_id: str = "") -> Read:
+    def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         entries, withheld = self.current(item_id)
         return Read("\n".join(f"- {e}" for e in entries), {"entries": len(entries), "withheld": withheld})
 
@@ -83,7 +83,7 @@ class CheatsheetRS(StreamProgram):
         self.synthesize = dspy.Predict(SynthesizeCheatsheet)
         self.solved = EntryMemory()
 
-    def read(self, problem: str, item_id: str = "") -> Read:
+    def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         shown, withheld = self.solved.visible(item_id)
         chosen = self.solved.nearest(problem, k=self.k, among=shown)
         record = {"shown": [e.sources for e in chosen], "withheld": withheld}

@@ -41,7 +41,7 @@ class ConceptStream(StreamProgram):
     def memory_format(self) -> str:  # type: ignore[override]
         return self.format
 
-    def read(self, problem: str, item_id: str = "") -> Read:
+    def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         memory = self.memory
         visible = [e for e in memory.entries if item_id not in e.sources]
         withheld = len(memory.entries) - len(visible)

@@ -33,7 +33,7 @@ class FailureMemory(StreamProgram):
         self.distil = dspy.Predict(DistillMemoryItems)
         self.lessons = EntryMemory()
 
-    def read(self, problem: str, item_id: str = "") -> Read:
+    def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         shown, withheld = self.lessons.visible(item_id)
         chosen = self.lessons.nearest(problem, k=self.k, among=shown)
         return Read("\n".join(f"- {e.text}" for e in chosen), {"shown": [e.sources for e in chosen], "withheld": withheld})

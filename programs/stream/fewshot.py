@@ -33,7 +33,7 @@ class FewShot(StreamProgram):
         self.k, self.keep_unjudged = k, keep_unjudged
         self.examples = EntryMemory()
 
-    def read(self, problem: str, item_id: str = "") -> Read:
+    def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         shown, withheld = self.examples.visible(item_id)
         chosen = self.examples.nearest(problem, k=self.k, among=shown)
         text = "\n\n".join(f"Example {i}:\n{e.text}" for i, e in enumerate(chosen, 1))

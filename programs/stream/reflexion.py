@@ -31,7 +31,7 @@ class ReflexionStream(StreamProgram):
         self.reflect = dspy.Predict(ReflectOnAttempt)
         self.reflections = EntryMemory()
 
-    def read(self, problem: str, item_id: str = "") -> Read:
+    def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         shown, withheld = self.reflections.visible(item_id)
         chosen = self.reflections.nearest(problem, k=self.k, among=shown)
         return Read("\n".join(f"- {e.text}" for e in chosen), {"shown": [e.sources for e in chosen], "withheld": withheld})

@@ -24,13 +24,14 @@ from typing import Any, Callable
 
 import dspy
 
-from memreason.signatures.stream import ProgramWithMemory, RetryWithFeedback, SolveWithMemory
+from memreason.signatures.stream import FunctionWithMemory, ProgramWithMemory, RetryWithFeedback, SolveWithMemory
 
 from .print_runner import PrintRunner
 
 __all__ = ["ANSWER_MODES", "StreamSolver"]
 
-ANSWER_MODES = ("text", "program")
+ANSWER_MODES = ("text", "program", "function")
+SIGNATURES = {"text": SolveWithMemory, "program": ProgramWithMemory, "function": FunctionWithMemory}
 EMPTY = "(empty)"
 
 
@@ -48,7 +49,9 @@ class StreamSolver(dspy.Module):
     ):
         """
         Args:
-            answer: ``"text"`` (the LM gives the answer) or ``"program"`` (the LM writes Python printing it).
+            answer: ``"text"`` (the LM gives the answer), ``"program"`` (the LM writes Python printing it) or
+                ``"function"`` (it writes ``solve(problem) -> str``, run on the problem's text: a program that
+                may be stored and run on later problems).
             retries: the most retries after feedback (a failed check, a program that failed to run).
             cot: reason step by step before answering (``dspy.ChainOfThought``).
             memory_first: memory before the problem in the prompt (a server's prefix cache then reuses it); False
@@ -63,7 +66,7 @@ class StreamSolver(dspy.Module):
         self.answer_mode, self.retries = answer, retries
         self.memory_first = memory_first
         make = dspy.ChainOfThought if cot else dspy.Predict
-        self.solve = make(_ordered(SolveWithMemory if answer == "text" else ProgramWithMemory, memory_first))
+        self.solve = make(_ordered(SIGNATURES[answer], memory_first))
         self.retry = make(_ordered(RetryWithFeedback, memory_first))
         self.runner = runner
 
@@ -73,7 +76,7 @@ class StreamSolver(dspy.Module):
         text = str(out.answer if self.answer_mode == "text" else out.program)
         attempts: list[dict[str, Any]] = []
         while True:
-            answer, feedback, passed = self._judge(text, check)
+            answer, feedback, passed = self._judge(text, problem, check)
             attempts.append({"solution": text, "answer": answer, "feedback": feedback, "checked": passed})
             if feedback is None or len(attempts) > self.retries:
                 break
@@ -81,11 +84,12 @@ class StreamSolver(dspy.Module):
         final = attempts[-1]
         return dspy.Prediction(answer=final["answer"], solution=final["solution"], attempts=attempts, checked=final["checked"])
 
-    def _judge(self, text: str, check: Callable[[str], Any] | None) -> tuple[str | None, str | None, bool | None]:
+    def _judge(self, text: str, problem: str, check: Callable[[str], Any] | None) -> tuple[str | None, str | None, bool | None]:
         """(the answer, the feedback for a retry or None, whether the check passed: None without a check)."""
         answer, feedback = text.strip(), None
-        if self.answer_mode == "program":
-            printed = self._runner().run(_code(text))
+        if self.answer_mode != "text":
+            code = _code(text) if self.answer_mode == "program" else applied(_code(text), problem)
+            printed = self._runner().run(code)
             answer = printed.answer
             if answer is None:
                 return None, printed.feedback(), False if check is not None else None
@@ -98,6 +102,11 @@ class StreamSolver(dspy.Module):
         if self.runner is None:
             self.runner = PrintRunner()
         return self.runner
+
+
+def applied(function: str, problem: str) -> str:
+    """A ``solve(problem)`` program made to print its answer to ``problem``."""
+    return f"{function}\n\nprint(solve({problem!r}))\n"
 
 
 def _ordered(signature: type[dspy.Signature], memory_first: bool) -> type[dspy.Signature]:

@@ -65,6 +65,7 @@ def test_each_memory_program_runs_on_a_stream_task(program, tmp_path, monkeypatc
     _scripted(monkeypatch)
     run = tmp_path / program
     argv = [program, "--task", "rg:puzzle24", "--size", "4", "--seed-size", "2", "--batch", "2", "--out", str(run)]
+    argv += ["--answer", "function"] if program == "stored_programs" else []
     assert eval_main([*argv, "--no-progress", "--no-report"]) == 0
     results = json.loads((run / "results.json").read_text())
     assert results["program"] == program and results["examples"] == 4 and results["writes"]["count"] == 2 + 4
@@ -192,6 +193,7 @@ def test_answers_as_programs_run_in_the_sandbox(tmp_path, monkeypatch):
         (["hdr", "--task", "rg:puzzle24"], "hdr does not run on rg:puzzle24"),
         (["fewshot", "--task", "rg:puzzle24", "--size", "0"], "--size must be at least 1"),
         (["fewshot", "--task", "rg:puzzle24", "--answer", "poem"], "invalid choice"),
+        (["stored_programs", "--task", "rg:puzzle24"], "give --answer function"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, said, tmp_path, monkeypatch, capsys):
@@ -246,3 +248,17 @@ def test_runs_on_a_task_without_a_check_are_compared_item_by_item(tmp_path, monk
     task = get_task("rg:basic_arithmetic")
     assert task.checker is None and "fewshot" in task.programs()
     assert "ARC grids" in task.not_applicable()["arcmemo_ps"] and "episodes" in task.not_applicable()["hdr"]
+
+
+def test_stored_programs_are_run_on_the_new_problem_and_the_working_one_kept(tmp_path, monkeypatch):
+    engine = _scripted(monkeypatch)
+    run = tmp_path / "stored"
+    argv = ["stored_programs", "--task", "rg:puzzle24", "--size", "6", "--seed-size", "2", "--batch", "2"]
+    assert eval_main([*argv, "--answer", "function", "--out", str(run), "--no-progress", "--no-report"]) == 0
+    lines = sorted(_lines(run), key=lambda r: r["position"])
+    stored = json.loads((run / "memory" / "order0" / "batch0002.json").read_text())["memory"]["entries"]
+    assert stored and all("def solve" in e["text"] for e in stored)  # only functions judged right are kept
+    later = [r for r in lines if r["read"]["shown"]]
+    assert later and all(r["read"]["shown"][0]["passed"] for r in later)  # the working solver ranks first
+    assert any("passes the check" in r["memory"] for r in later)
+    assert any("passes the check" in c.user_text for c in engine.calls)  # and reaches the solver's prompt

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 import pytest
-from stream_answers import respond
+from stream_answers import SOLVER, respond
 
 from memreason.datasets.gym import GymData
 from memreason.datasets.gym_checks import checker_for, expression_value
@@ -21,8 +21,9 @@ PROBLEM = "Make 24 using 3, 4, 6, 8. You can only use each number once."
 def test_an_item_is_never_shown_an_entry_written_from_itself(program):
     engine = ScriptedEngine(respond)
     built = build_program(program)
+    solution = SOLVER if program == "stored_programs" else "3 * 8 * (6 - 4) / 2"  # stored programs keep functions
     with dspy.context(lm=engine.lm()):
-        built.learn(Lesson("7", PROBLEM, "3 * 8 * (6 - 4) / 2", True, "", "reference"))
+        built.learn(Lesson("7", PROBLEM, solution, True, "", "reference"))
         own = built.read(PROBLEM, "7")
         other = built.read(PROBLEM, "8")
     assert own.withheld >= 1 and other.withheld == 0
