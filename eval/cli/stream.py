@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.stream.evaluate import IDENTITY
@@ -49,6 +50,22 @@ def json_object(flag: str):
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    table = commands.add_parser(
+        "memory_table",
+        help="runs of memory programs on several tasks in one table, each against its task's no-memory run",
+        description="The memory-by-task table: a column a task, a row a program, each cell's gain over its column's "
+        "baseline run with a paired test, and a heatmap of the gains.",
+    )
+    table.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run directories (any tasks)")
+    table.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="COLUMN=PROGRAM",
+        help="the baseline of a column (default: the column's first run); e.g. rg:puzzle24=stream_baseline",
+    )
+    table.add_argument("--out", type=Path, required=True, help="where table.json, table.md and gains.png go")
+    table.set_defaults(handler=run_table)
     for name in stream_programs():
         summary = PROGRAMS[name].summary.removeprefix("stream tasks: ")
         parser = commands.add_parser(
@@ -122,6 +139,25 @@ def _options(parser: Parser) -> None:
     add(run_group, "--resume")
     add_run_options(parser, "items")
     add(parser.add_argument_group("tracking"), "--mlflow")
+
+
+def run_table(args: argparse.Namespace) -> int:
+    from memreason.eval.stream.table import TableError, memory_table, write_table
+
+    baselines = {}
+    for given in args.baseline:
+        column, _, program = given.partition("=")
+        if not column or not program:
+            raise UsageError(f"--baseline takes COLUMN=PROGRAM, got {given!r}")
+        baselines[column] = program
+    try:
+        table = memory_table(args.runs, baselines=baselines)
+    except TableError as exc:
+        raise UsageError(str(exc)) from None
+    paths = write_table(table, args.out)
+    print((args.out / "table.md").read_text(encoding="utf-8"))
+    print(f"written: {', '.join(str(p) for p in paths)}")
+    return 0
 
 
 def run(args: argparse.Namespace, parser: Parser) -> int:

@@ -262,3 +262,23 @@ def test_stored_programs_are_run_on_the_new_problem_and_the_working_one_kept(tmp
     assert later and all(r["read"]["shown"][0]["passed"] for r in later)  # the working solver ranks first
     assert any("passes the check" in r["memory"] for r in later)
     assert any("passes the check" in c.user_text for c in engine.calls)  # and reaches the solver's prompt
+
+
+def test_the_memory_by_task_table_pairs_each_cell_with_its_baseline(tmp_path, monkeypatch, capsys):
+    _scripted(monkeypatch)
+    runs = []
+    for task in ("rg:puzzle24", "rg:basic_arithmetic"):
+        for program in ("stream_baseline", "fewshot"):
+            run = tmp_path / task.replace(":", "-") / program
+            argv = [program, "--task", task, "--size", "4", "--seed-size", "2", "--batch", "2", "--learn-from", "reference"]
+            assert eval_main([*argv, "--out", str(run), "--no-progress", "--no-report"]) == 0
+            runs.append(str(run))
+    out = tmp_path / "table"
+    assert eval_main(["memory_table", *runs[::-1], "--baseline", "rg:puzzle24=stream_baseline", "--out", str(out)]) == 0
+    table = json.loads((out / "table.json").read_text())
+    assert table["columns"] == ["rg:basic_arithmetic", "rg:puzzle24"]
+    assert table["baselines"] == {"rg:basic_arithmetic": "fewshot", "rg:puzzle24": "stream_baseline"}  # given, else first
+    compared = [c for c in table["cells"] if c["gain"] is not None]
+    assert len(compared) == 2 and all(c["paired_items"] == 4 and 0 <= c["p_value"] <= 1 for c in compared)
+    assert (out / "gains.png").stat().st_size > 0 and "(baseline)" in (out / "table.md").read_text()
+    assert eval_main(["memory_table", str(tmp_path), "--out", str(out)]) == 2  # not a run: one line
