@@ -23,6 +23,16 @@ from .hdr import (
     TwoStage,
 )
 from .shared import READER_KNOBS
+from .stream import (
+    CheatsheetCU,
+    CheatsheetRS,
+    ConceptStream,
+    FailureMemory,
+    FewShot,
+    ReflexionStream,
+    StoredPrograms,
+    StreamBaseline,
+)
 
 __all__ = [
     "GRIDS",
@@ -31,6 +41,7 @@ __all__ = [
     "PROBLEMS",
     "PROGRAMS",
     "SCENES",
+    "STREAM",
     "ProblemTaskSpec",
     "ProgramSpec",
     "build_program",
@@ -41,7 +52,8 @@ __all__ = [
 SCENES = "scenes"  # one memory from a set of labelled episodes, then a count asked of each test scene
 GRIDS = "grids"  # ARC-style problems: train pairs shown, a program written for the test inputs
 PROBLEMS = "problems"  # each problem shows its own labelled episodes and asks its own queries
-KINDS = (SCENES, GRIDS, PROBLEMS)
+STREAM = "stream"  # a stream of text problems with text answers (reasoning-gym's tasks by name, rg:NAME)
+KINDS = (SCENES, GRIDS, PROBLEMS, STREAM)
 
 BOOL = ("categorical", (True, False))
 # The search space every program shares on a task of each kind (a program's own ``space`` comes first): on scenes, the
@@ -341,6 +353,72 @@ PROGRAMS: dict[str, ProgramSpec] = {
             select="execute",
             read_by="solution",
             space=SELECTING_SPACE,
+        ),
+        # -- over a stream of text problems (memreason.programs.stream); knobs: answer, retries, cot, and their own
+        _spec("stream_baseline", STREAM, StreamBaseline, "stream tasks: no memory, the solver alone"),
+        _spec(
+            "fewshot",
+            STREAM,
+            FewShot,
+            "stream tasks: the k solved problems most like this one as examples (knob: k)",
+            memory_format="examples",
+        ),
+        _spec(
+            "reflexion_stream",
+            STREAM,
+            ReflexionStream,
+            "stream tasks: a reflection written after every attempt, the k nearest read (knob: k)",
+            memory_format="reflections",
+        ),
+        _spec(
+            "cheatsheet_cu",
+            STREAM,
+            CheatsheetCU,
+            "stream tasks: Dynamic Cheatsheet, cumulative: one cheatsheet curated after every problem, read whole",
+            memory_format="cheatsheet",
+        ),
+        _spec(
+            "cheatsheet_rs",
+            STREAM,
+            CheatsheetRS,
+            "stream tasks: Dynamic Cheatsheet, retrieval and synthesis: a cheatsheet written for each problem from the "
+            "k most similar earlier ones (knob: k)",
+            memory_format="cheatsheet_rs",
+            selects=True,
+        ),
+        _spec(
+            "arcmemo_oe_stream",
+            STREAM,
+            ConceptStream,
+            "stream tasks: ArcMemo's open-ended concepts abstracted from solved problems, caption + top-k selection",
+            memory_format="oe",
+            selects=True,
+            format="oe",
+        ),
+        _spec(
+            "arcmemo_ps_stream",
+            STREAM,
+            ConceptStream,
+            "stream tasks: ArcMemo's program-synthesis concepts abstracted from solved problems, reasoning-based "
+            "selection (knob: top_k)",
+            memory_format="ps",
+            selects=True,
+            format="ps",
+        ),
+        _spec(
+            "failure_memory",
+            STREAM,
+            FailureMemory,
+            "stream tasks: ReasoningBank-style lessons from failures as well as successes, the k nearest read (knob: k)",
+            memory_format="lessons",
+        ),
+        _spec(
+            "stored_programs",
+            STREAM,
+            StoredPrograms,
+            "stream tasks, --answer function: working solve(problem) programs kept, ranked by running them on the new "
+            "problem and checking what they return, the top_k shown (knobs: top_k, keep); not a paper's",
+            memory_format="programs",
         ),
     ]
 }

@@ -6,6 +6,7 @@ from importlib import import_module
 BENCHES = {
     "local_lm": "memreason.eval.bench.local_lm",
     "prefill": "memreason.eval.bench.prefill",
+    "prefix_memory": "memreason.eval.bench.prefix_memory",
     "arc_threads": "memreason.eval.bench.arc_threads",
     "sandbox": "memreason.eval.bench.sandbox",
     "threads": "memreason.eval.bench.threads",

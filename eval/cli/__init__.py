@@ -8,6 +8,7 @@
     python -m eval show RUN_DIR ...                   look inside a run: memory, LM calls, answers (show.py)
     python -m eval report RUN_DIR ...                 compare runs in one report with plots (report.py)
     python -m eval tasks                              the registered tasks and their programs (tasks.py)
+    python -m eval <stream program> --task rg:NAME    a memory program over a reasoning-gym stream (stream.py)
     python -m eval --resume RUN_DIR                   continue a run with its saved config
 
 Each subcommand turns its arguments into typed options (``XOptions.from_args``) and calls one
@@ -27,7 +28,7 @@ from memreason.eval.harness.tuned import TunedError
 from memreason.eval.report import ReportError
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
-from . import arc, demo, evaluate, report, show, submission, tables, tasks
+from . import arc, demo, evaluate, report, show, stream, submission, tables, tasks
 from .options import Parser, check_api_base, exit_with, log_to_stderr, run_cli
 
 __all__ = ["build_parser", "log_to_stderr", "main", "run"]
@@ -42,7 +43,7 @@ def build_parser() -> Parser:
         description="Evaluate memory-for-reasoning programs (HDR, ArcMemo), reproduce the papers' tables, look inside runs.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in (evaluate, arc, submission, tables, demo, show, report, tasks):
+    for module in (evaluate, stream, arc, submission, tables, demo, show, report, tasks):
         module.register(commands)
     return parser
 

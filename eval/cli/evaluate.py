@@ -19,7 +19,7 @@ from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.options import EvaluateOptions
 from memreason.eval.harness.resume import identity_keys
 from memreason.eval.tasks import default_task, get_task, task_names
-from memreason.programs.registry import GRIDS
+from memreason.programs.registry import GRIDS, STREAM
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options
 from .resume import resumed_args
@@ -29,9 +29,9 @@ __all__ = ["register"]
 
 def _evaluated() -> list[str]:
     """The programs ``python -m eval <program>`` evaluates: those of every registered task but ARC's grids (which
-    have their own command, with ``--split``)."""
+    have their own command, with ``--split``) and stream tasks' (:mod:`.stream`)."""
     tasks = [get_task(name) for name in task_names()]
-    return list(dict.fromkeys(p for task in tasks if task.kind != GRIDS for p in task.programs()))
+    return list(dict.fromkeys(p for task in tasks if task.kind not in (GRIDS, STREAM) for p in task.programs()))
 
 
 def register(commands: argparse._SubParsersAction) -> None:

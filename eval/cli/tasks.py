@@ -15,12 +15,22 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="list the registered tasks and the programs that run on each",
         description="List the registered tasks (those of MEMREASON_TASKS and the memreason.tasks entry points too).",
     )
+    parser.add_argument("--gym", action="store_true", help="list reasoning-gym's datasets, each a stream task rg:NAME")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "gym", False):
+        from memreason.datasets.gym import dataset_names
+
+        print("\n".join(f"rg:{name}" for name in dataset_names()))
+        return 0
     for name in task_names():
         task = get_task(name)
         print(f"{name} ({task.kind}, items: {task.unit}){': ' + task.summary if task.summary else ''}")
         print(f"    programs: {', '.join(task.programs())}")
+    from memreason.eval.stream.task import GymTask  # stream tasks are made when named: rg:NAME
+
+    print("rg:NAME (stream, items: items): any reasoning-gym dataset by name (python -m eval tasks --gym lists them)")
+    print(f"    programs: {', '.join(GymTask('puzzle24').programs())}")
     return 0

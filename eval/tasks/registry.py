@@ -94,8 +94,10 @@ def _import(name: str) -> None:
 
 
 def get_task(name: str) -> Task:
-    """The registered task ``name``; :class:`UsageError` naming the known ones."""
+    """The registered task ``name`` (``rg:NAME``, any reasoning-gym dataset, is registered when first asked for);
+    :class:`UsageError` naming the known ones."""
     load_plugins()
+    _on_demand(name)
     if name not in TASKS:
         raise UsageError(f"unknown task {name!r}; choose from: {', '.join(task_names())}")
     return TASKS[name]
@@ -123,6 +125,11 @@ def task_of(record: dict[str, Any]) -> Task | None:
     """The task a run's ``config.json`` or ``results.json`` (``record``) belongs to, None when none claims it."""
     load_plugins()
     named = record.get("task")
+    if isinstance(named, str):
+        try:
+            _on_demand(named)
+        except UsageError:
+            pass
     if isinstance(named, str) and named in TASKS:
         return TASKS[named]
     return next((task for task in TASKS.values() if task.claims(record)), None)
@@ -154,6 +161,15 @@ def task_for(record: dict[str, Any]) -> Task:
     """:func:`task_of`, or, when no registered task claims ``record`` (a task of your own whose module is not
     imported here), an :class:`UnregisteredTask` of the name it gives: read by the defaults, as a problem task."""
     return task_of(record) or UnregisteredTask(str(record.get("task") or "?"))
+
+
+def _on_demand(name: str) -> None:
+    """Register the task ``name`` builds when asked for: ``rg:NAME``, any reasoning-gym dataset (a stream task);
+    :class:`UsageError` for an unknown dataset."""
+    if name not in TASKS and name.startswith("rg:"):
+        from ..stream.task import gym_task
+
+        register_task(gym_task(name))
 
 
 # The library's own tasks: each module's ``TASKS`` (a list of Task instances) registers on first look-up.

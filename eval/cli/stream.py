@@ -1,0 +1,184 @@
+"""``python -m eval <stream program> --task rg:NAME``: a memory program over a stream of reasoning-gym problems.
+
+    python -m eval fewshot --task rg:puzzle24 --size 50 --seed-size 10 --batch 10 --out runs/fewshot-24
+    python -m eval cheatsheet_cu --task rg:countdown --task-config '{"min_numbers": 4}' --orders 3
+    python -m eval arcmemo_ps_stream --task rg:puzzle24 --answer program --learn-from check
+    python -m eval --resume runs/fewshot-24
+
+Bad input (an unknown dataset, a config it refuses, ``--learn-from check`` where there is no check) is one
+line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from memreason.eval.harness.errors import UsageError
+from memreason.eval.stream.evaluate import IDENTITY
+from memreason.eval.stream.options import StreamOptions
+from memreason.eval.tasks import get_task
+from memreason.programs import PROGRAMS
+from memreason.programs.registry import STREAM
+from memreason.programs.stream import ANSWER_MODES, LEARN_FROM
+
+from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, whole
+from .resume import resumed_args
+
+__all__ = ["register", "stream_programs"]
+
+
+def stream_programs() -> list[str]:
+    """The programs registered for stream tasks."""
+    return [name for name, spec in PROGRAMS.items() if spec.kind == STREAM]
+
+
+def json_object(flag: str):
+    """An argparse type: a JSON object (the dataset's own config), as its canonical JSON text."""
+
+    def parse(value: str) -> str:
+        try:
+            found = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise argparse.ArgumentTypeError(f"{flag} must be a JSON object: {exc}") from None
+        if not isinstance(found, dict):
+            raise argparse.ArgumentTypeError(f"{flag} must be a JSON object, got {value!r}")
+        return json.dumps(found, sort_keys=True)
+
+    return parse
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    table = commands.add_parser(
+        "memory_table",
+        help="runs of memory programs on several tasks in one table, each against its task's no-memory run",
+        description="The memory-by-task table: a column a task, a row a program, each cell's gain over its column's "
+        "baseline run with a paired test, and a heatmap of the gains.",
+    )
+    table.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run directories (any tasks)")
+    table.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="COLUMN=PROGRAM",
+        help="the baseline of a column (default: the column's first run); e.g. rg:puzzle24=stream_baseline",
+    )
+    table.add_argument("--out", type=Path, required=True, help="where table.json, table.md and gains.png go")
+    table.set_defaults(handler=run_table)
+    for name in stream_programs():
+        summary = PROGRAMS[name].summary.removeprefix("stream tasks: ")
+        parser = commands.add_parser(
+            name, help=f"evaluate {name} (--task rg:NAME): {summary}", description=f"Evaluate {name}: {summary}."
+        )
+        _options(parser)
+        parser.set_defaults(program=name, handler=lambda args, parser=parser: run(args, parser))
+
+
+def _options(parser: Parser) -> None:
+    data = parser.add_argument_group("data")
+    add(data, "--task", help="rg:NAME, any reasoning-gym dataset (python -m eval tasks --gym lists them)")
+    data.add_argument(
+        "--task-config",
+        type=json_object("--task-config"),
+        default="{}",
+        metavar="JSON",
+        help="the dataset's own config as a JSON object, e.g. '{\"min_numbers\": 4}'",
+    )
+    add(data, "--seed", help="test items' seed (default 0); seed problems come from another stream")
+    data.add_argument("--size", type=whole("--size"), default=50, metavar="N", help="test items (default 50)")
+    data.add_argument(
+        "--seed-size",
+        type=whole("--seed-size", 0),
+        default=10,
+        metavar="N",
+        help="seed problems whose reference answers seed memory (default 10; 0: none)",
+    )
+    protocol = parser.add_argument_group("stream protocol")
+    protocol.add_argument(
+        "--answer",
+        choices=ANSWER_MODES,
+        default="text",
+        help="text: the answer itself; program: Python that prints it; function: solve(problem) -> str (both run in the sandbox)",
+    )
+    protocol.add_argument(
+        "--retries",
+        type=whole("--retries", 0),
+        default=2,
+        metavar="N",
+        help="retries on feedback that needs no reference (a failed check, a failed program; default 2)",
+    )
+    protocol.add_argument(
+        "--learn-from",
+        choices=LEARN_FROM,
+        default=None,
+        help="what writes from the stream learn from (default: check where the task has one, else self)",
+    )
+    protocol.add_argument(
+        "--batch",
+        type=whole("--batch", 0),
+        default=10,
+        metavar="N",
+        help="items between memory updates (default 10; 0: memory frozen after the seed problems)",
+    )
+    protocol.add_argument(
+        "--order-seed",
+        type=whole("--order-seed", 0),
+        default=0,
+        metavar="S",
+        help="the stream's order (default 0); order k of --orders is S + k",
+    )
+    protocol.add_argument(
+        "--orders", type=whole("--orders"), default=1, metavar="N", help="orders of the stream run (mean and spread; default 1)"
+    )
+    add_lm_options(parser)
+    add_fault_options(parser, "items", retry_failed=True)
+    run_group = parser.add_argument_group("run")
+    add(run_group, "--config")
+    add(run_group, "--out", help="run directory (default: runs/<program>-rg-<name>-<time>); continued when it holds this run")
+    add(run_group, "--resume")
+    add_run_options(parser, "items")
+    add(parser.add_argument_group("tracking"), "--mlflow")
+
+
+def run_table(args: argparse.Namespace) -> int:
+    from memreason.eval.stream.table import TableError, memory_table, write_table
+
+    baselines = {}
+    for given in args.baseline:
+        column, _, program = given.partition("=")
+        if not column or not program:
+            raise UsageError(f"--baseline takes COLUMN=PROGRAM, got {given!r}")
+        baselines[column] = program
+    try:
+        table = memory_table(args.runs, baselines=baselines)
+    except TableError as exc:
+        raise UsageError(str(exc)) from None
+    paths = write_table(table, args.out)
+    print((args.out / "table.md").read_text(encoding="utf-8"))
+    print(f"written: {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def run(args: argparse.Namespace, parser: Parser) -> int:
+    if args.resume is not None:
+        args = resumed_args(parser, args, IDENTITY, kind="an evaluation of a stream program", programs=stream_programs())
+    if not args.task:
+        raise UsageError(f"{args.program} runs on a stream task: give --task rg:NAME (e.g. --task rg:puzzle24)")
+    task = get_task(args.task)
+    why = task.why_not(args.program) if hasattr(task, "why_not") else f"{task.name} is not a stream task"
+    if why is not None:
+        raise UsageError(f"{args.program} does not run on {task.name}: {why}")
+    outcome = task.run(StreamOptions.from_args(args, task=task.name))
+    results = outcome.results
+    accuracy = results["accuracy"]
+    spread = f" (std {accuracy['std']:.3f} over {results['orders']} orders)" if results["orders"] > 1 else ""
+    print(
+        f"{results['program']} on {results['task']}: accuracy {accuracy['mean']:.3f}{spread}, "
+        f"{results['examples']} items, learn_from {results['learn_from']}, "
+        f"withheld entries {results['guard']['withheld_entries']}"
+    )
+    if outcome.report is not None:
+        print(f"report: {outcome.report}")
+    print(f"\nrun directory: {outcome.run_dir}")
+    return 0

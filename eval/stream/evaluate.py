@@ -1,0 +1,117 @@
+"""One evaluation on a stream task from its options to its run directory: ``python -m eval <program> --task rg:NAME``.
+
+    options = StreamOptions(program="fewshot", task="rg:puzzle24", size=50, lm="openai/gpt-4o-mini")
+    outcome = run_stream_cell(options, task=get_task("rg:puzzle24"))   # the same options again continue the run
+
+Checked before any model loads, each in one line: the program runs on stream tasks, the dataset takes the
+config, ``learn_from="check"`` only where the task has a check, the knobs build the program.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memreason.lm.spend import Spend
+from memreason.programs import build_program
+from memreason.programs.stream import ANSWER_MODES, LEARN_FROM
+
+from ..harness.errors import UsageError
+from ..harness.lms import retry_policy
+from ..harness.publish import Outcome, publish
+from ..harness.resume import identity_keys
+from ..harness.setup import RunPlan, check_run_options, open_run
+from ..harness.tuned import config_knobs
+from .options import StreamOptions
+from .run import StreamConfig, evaluate_stream
+
+__all__ = ["IDENTITY", "check_stream", "run_stream_cell", "stream_config"]
+
+IDENTITY = identity_keys(StreamConfig, StreamOptions, extra=("knobs",))
+
+
+def check_stream(options: StreamOptions, task: Any) -> str:
+    """Refuse, in one line, what a run on ``task`` cannot do; the ``learn_from`` it runs with."""
+    why = task.why_not(options.program)
+    if why is not None:
+        raise UsageError(f"{options.program} does not run on {task.name}: {why}")
+    if options.answer not in ANSWER_MODES:
+        raise UsageError(f"--answer must be one of {', '.join(ANSWER_MODES)}, got {options.answer!r}")
+    learn_from = options.learn_from or ("check" if task.checker is not None else "self")
+    if learn_from not in LEARN_FROM:
+        raise UsageError(f"--learn-from must be one of {', '.join(LEARN_FROM)}, got {learn_from!r}")
+    if learn_from == "check" and task.checker is None:
+        raise UsageError(f"--learn-from check: {task.name} has no check that needs no reference; use reference, self or none")
+    try:
+        config = json.loads(options.task_config or "{}")
+    except (TypeError, json.JSONDecodeError):
+        config = None
+    if not isinstance(config, dict):
+        raise UsageError(f"--task-config must be a JSON object, got {options.task_config!r}")
+    for name, value in (("--size", options.size), ("--orders", options.orders)):
+        if value < 1:
+            raise UsageError(f"{name} must be at least 1, got {value}")
+    for name, value in (("--seed-size", options.seed_size), ("--batch", options.batch), ("--retries", options.retries)):
+        if value < 0:
+            raise UsageError(f"{name} must be at least 0, got {value}")
+    return learn_from
+
+
+def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
+    """The run's config from its options, checked (the dataset built with its config, the program with its knobs)."""
+    learn_from = check_stream(options, task)
+    task.data(json.loads(options.task_config or "{}"))  # UsageError for a config the dataset refuses
+    knobs = config_knobs(options.config, options.program)
+    try:
+        build_program(options.program, task=task, answer=options.answer, retries=options.retries, **knobs)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--config {options.config}: {exc}" if options.config else str(exc)) from None
+    return StreamConfig(
+        program=options.program,
+        task=task.name,
+        task_config=json.dumps(json.loads(options.task_config or "{}"), sort_keys=True),
+        seed=options.seed,
+        size=options.size,
+        seed_size=options.seed_size,
+        answer=options.answer,
+        retries=options.retries,
+        learn_from=learn_from,
+        batch=options.batch,
+        order_seed=options.order_seed,
+        orders=options.orders,
+        threads=options.threads,
+        knobs=knobs,
+    )
+
+
+def run_stream_cell(options: StreamOptions, *, task: Any, spend: Spend | None = None) -> Outcome:
+    """Evaluate ``options.program`` on ``task`` (a :class:`memreason.eval.stream.task.GymTask`), or continue the
+    run in ``options.out``."""
+    config = stream_config(options, task)
+    check_run_options(options)
+    opened = open_run(
+        options,
+        RunPlan(
+            name=f"{options.program}-{task.name.replace(':', '-')}",
+            config=config,
+            keys=IDENTITY,
+            temperatures={"--temperature": options.temperature},
+        ),
+        spend=spend,
+    )
+    return publish(
+        options,
+        opened.run_dir,
+        lambda: evaluate_stream(
+            config,
+            task,
+            lm=opened.task,
+            memory_lm=opened.memory,
+            run_dir=opened.run_dir,
+            progress=not options.no_progress,
+            policy=retry_policy(options),
+            max_errors=options.max_errors,
+            retry_failed=options.retry_failed,
+            spend=opened.spend,
+        ),
+    )

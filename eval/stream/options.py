@@ -1,0 +1,39 @@
+"""The options of one run of a memory program over a stream task (``python -m eval <program> --task rg:NAME``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..harness.options import RunOptions, as_path
+from ..harness.resume import identity_field
+
+__all__ = ["StreamOptions"]
+
+
+@dataclass(kw_only=True)
+class StreamOptions(RunOptions):
+    """What one evaluation of a stream program asks for.
+
+    ``task_config``: the dataset's own config (a JSON object, as text); ``size``: test items; ``seed_size``:
+    seed problems (memory sources, from another seed stream); ``answer``: ``"text"`` or ``"program"``;
+    ``retries``: retries on reference-free feedback; ``learn_from``: what writes from the stream learn from
+    (None: ``"check"`` where the task has a check, else ``"self"``); ``batch``: items between memory updates
+    (0: memory frozen after the seed problems); ``order_seed`` and ``orders``: the stream's orders."""
+
+    program: str = identity_field()
+    task: str = identity_field()
+    task_config: str = identity_field("{}")  # a JSON object's text
+    seed: int = identity_field(0)
+    size: int = identity_field(50)
+    seed_size: int = identity_field(10)
+    answer: str = identity_field("text")
+    retries: int = identity_field(2)
+    learn_from: str | None = identity_field(None)
+    batch: int = identity_field(10)
+    order_seed: int = identity_field(0)
+    orders: int = identity_field(1)
+    config: Path | None = None  # a best.json whose "knobs" build the program
+
+    def __post_init__(self) -> None:
+        self.config = as_path(self.config)

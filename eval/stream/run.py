@@ -1,0 +1,385 @@
+"""The stream protocol: memory seeded from solved seed problems, then a stream of test items in batches.
+
+    seed:    M <- learn(s, reference answer of s) for each seed problem s        # memory/seed.json
+    for order o in 1..orders:                                                    # the stream shuffled by order_seed + o
+        M_o <- M
+        for each batch B of the stream (batch items; 0: one batch, memory frozen):
+            answer every x in B with read(M_o, x)        # never an entry written from x itself (the guard)
+            score every x in B                           # examples.jsonl, one line an item
+            M_o <- learn(x, verdict by learn_from) for x in B    # only now, after B was scored
+            snapshot M_o                                 # memory/order<o>/batch<b>.json
+
+A write learns from (``learn_from``): ``reference`` (the item's score, known once it was scored), ``check``
+(the task's reference-free check of the final attempt), ``self`` (the memory LM's judgement of the answer)
+or ``none`` (nothing: the attempt, not judged). Seed problems are always written from their reference
+answers (the papers' seed solutions); a test item's reference answer is never written at all.
+
+A stopped run continues from the newest snapshot of each order: the items already in ``examples.jsonl``
+are not answered again, and the writes of the batch it stopped in are made again (their LM calls come
+from the run's response cache), so a crash loses at most one batch of work.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from tqdm import tqdm
+
+from memreason.datasets.gym import GymItem, disjoint
+from memreason.lm import LMChoice
+from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
+from memreason.lm.spend import Spend
+from memreason.lm.tokens import Meter, metering
+from memreason.programs import build_program
+from memreason.programs.stream import Lesson, SelfJudge
+
+from ..harness.loop import finish_example, run_each
+from ..harness.resume import identity_field, read_examples
+from ..harness.runs import JsonlWriter, read_json, write_json
+from ..harness.session import RunSession
+from ..harness.traces import TraceStore, example_unit
+from ..harness.usage import UsageTally
+from ..metrics import mean_std
+from ..stats import ci_method, intervals
+
+__all__ = ["StreamConfig", "evaluate_stream", "stream_order"]
+
+
+@dataclass
+class StreamConfig:
+    """What one evaluation on a stream task asks for (written to ``config.json``)."""
+
+    program: str = identity_field()
+    task: str = identity_field()
+    task_config: str = identity_field("{}")  # the dataset's own config: a JSON object, as text
+    seed: int = identity_field(0)
+    size: int = identity_field(50)
+    seed_size: int = identity_field(10)
+    answer: str = identity_field("text")
+    retries: int = identity_field(2)
+    learn_from: str = identity_field("check")
+    batch: int = identity_field(10)
+    order_seed: int = identity_field(0)
+    orders: int = identity_field(1)
+    threads: int = 1
+    knobs: dict[str, Any] = identity_field(default_factory=dict)
+
+
+def stream_order(items: list[GymItem], order_seed: int) -> list[GymItem]:
+    """``items`` in the order of stream ``order_seed``."""
+    shuffled = list(items)
+    random.Random(order_seed).shuffle(shuffled)
+    return shuffled
+
+
+def evaluate_stream(
+    config: StreamConfig,
+    task: Any,
+    *,
+    lm: LMChoice,
+    memory_lm: LMChoice,
+    run_dir: Path,
+    progress: bool = True,
+    policy: RetryPolicy | None = None,
+    max_errors: int | None = None,
+    retry_failed: bool = False,
+    spend: Spend | None = None,
+) -> dict[str, Any]:
+    """Run ``config`` on ``task`` (a :class:`memreason.eval.stream.task.GymTask`) into ``run_dir``, continuing what
+    it holds."""
+    data = task.data(json.loads(config.task_config))
+    tests = data.items(config.seed, config.size, distinct=True)
+    seeds = data.seed_items(config.seed, config.seed_size, avoid=tests)
+    if not disjoint(seeds, tests):  # seed_items never returns one; checked again where it matters
+        raise RuntimeError("a seed problem shares its question with a test item")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    finished = read_examples(run_dir / "examples.jsonl")
+    if retry_failed:
+        finished = {key: r for key, r in finished.items() if not r.get("error")}
+    resumed = sum((o, t.id) in finished for o in range(config.orders) for t in tests)
+    session = RunSession.start(lm, memory_lm, policy=policy, max_errors=max_errors, unit="items", spend=spend, run_dir=run_dir)
+    writer = JsonlWriter(run_dir / "examples.jsonl")
+    stream = StreamRun(config, task, data, session, run_dir, writer, finished)
+    per_order: list[list[dict[str, Any]]] = []
+    try:
+        seeded = stream.seed_memory(seeds)
+        for order in range(config.orders):
+            per_order.append(stream.run_order(order, tests, seeded, progress=progress))
+            if session.errors.stopping:
+                raise RunAborted(session.errors.why())
+    finally:
+        writer.close()
+        session.note_process()
+    results = summarise(config, per_order, stream, lm, memory_lm, seeds=seeds, tests=tests)
+    return session.finish(results, threads=config.threads, resumed=resumed, answered=sum(map(len, per_order)) - resumed)
+
+
+class StreamRun:
+    """One run's stream: its seed memory, its orders, its writes and snapshots."""
+
+    def __init__(self, config: StreamConfig, task: Any, data: Any, session: RunSession, run_dir: Path, writer, finished):
+        self.config, self.task, self.data, self.session = config, task, data, session
+        self.run_dir, self.writer, self.finished = run_dir, writer, finished
+        self.traces = TraceStore(run_dir)
+        self.writes: list[dict[str, Any]] = []  # every write record of this process and the snapshots read back
+        self.final_sizes: list[int] = []
+        self.judgements: list[dict[str, Any]] = []  # learn_from "self": each judgement's verdict and spend
+        checker = task.checker
+        self.check_of: Callable[[GymItem], Callable[[str], Any] | None] = (
+            (lambda item: lambda answer: checker(item.metadata, answer)) if checker is not None else (lambda item: None)
+        )
+
+    def build(self) -> Any:
+        knobs = {"answer": self.config.answer, "retries": self.config.retries, **self.config.knobs}
+        return build_program(self.config.program, task=self.task, **knobs)
+
+    # -- the seed memory -------------------------------------------------------------------------
+
+    def seed_memory(self, seeds: list[GymItem]) -> dict[str, Any]:
+        """The memory written from the seed problems' reference answers (built once, saved as ``memory/seed.json``)."""
+        path = self.run_dir / "memory" / "seed.json"
+        if path.exists():
+            saved = read_json(path)
+            self.writes.extend(saved.get("writes", []))
+            return saved["memory"]
+        program = self.build()
+        writes = []
+        for item in seeds:
+            lesson = Lesson(item.id, item.question, item.answer, True, "", "reference")
+            writes.append(self._learn(program, lesson, unit=f"memory/seed-{item.id}"))
+        saved = {"memory": program.memory_state(), "items": [s.id for s in seeds], "writes": writes}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, saved)
+        self.writes.extend(writes)
+        return saved["memory"]
+
+    # -- one order of the stream -----------------------------------------------------------------
+
+    def run_order(self, order: int, tests: list[GymItem], seeded: dict[str, Any], *, progress: bool) -> list[dict[str, Any]]:
+        """Every test item answered in order ``order``; their records in the test items' own order."""
+        config = self.config
+        stream = stream_order(tests, config.order_seed + order)
+        size = config.batch or len(stream)
+        batches = [stream[i : i + size] for i in range(0, len(stream), size)]
+        program = self.build()
+        program.load_memory(seeded)
+        start = next((i + 1 for i in range(len(batches) - 1, -1, -1) if self._snapshot_path(order, i).exists()), 0)
+        for index in range(start):  # continue after the newest snapshot; the writes before it, read back
+            saved = read_json(self._snapshot_path(order, index))
+            self.writes.extend(saved.get("writes", []))
+            self.judgements.extend(saved.get("judgements", []))
+        if start:
+            program.load_memory(saved["memory"])
+        done = sum(len(b) for b in batches[:start])
+        bar = tqdm(
+            total=len(stream),
+            initial=done,
+            desc=f"{config.program} {config.task} order {order + 1}/{config.orders}",
+            disable=not progress,
+            unit="item",
+            dynamic_ncols=True,
+        )
+        with bar:
+            for index in range(start, len(batches)):
+                batch = batches[index]
+                todo = [item for item in batch if (order, item.id) not in self.finished]
+                bar.update(len(batch) - len(todo))
+                answered = run_each(
+                    todo,
+                    lambda item: self._answer(program, order, index, stream.index(item), item),
+                    threads=config.threads,
+                    bar=bar,
+                    errors=self.session.errors,
+                )
+                for item, record in answered:
+                    self.finished[(order, item.id)] = record
+                if self.session.errors.stopping or any((order, item.id) not in self.finished for item in batch):
+                    return []
+                if config.batch:  # continual: learn from the batch, now that every item of it was scored
+                    writes = [
+                        self._learn(
+                            program,
+                            self._lesson(item, self.finished[(order, item.id)], unit=f"run{order}/judge-{item.id}"),
+                            unit=f"run{order}/write-{index:04d}-{item.id}",
+                        )
+                        for item in batch
+                    ]
+                    path = self._snapshot_path(order, index)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    ids = {i.id for i in batch}
+                    judged = [j for j in self.judgements if j["item"] in ids and j.get("order", order) == order]
+                    saved = {"memory": program.memory_state(), "items": [i.id for i in batch], "writes": writes}
+                    write_json(path, {**saved, "judgements": judged})
+                    self.writes.extend(writes)
+        self.final_sizes.append(program.memory_size())
+        return [self.finished[(order, item.id)] for item in tests]
+
+    def _snapshot_path(self, order: int, index: int) -> Path:
+        return self.run_dir / "memory" / f"order{order}" / f"batch{index:04d}.json"
+
+    def _answer(self, program: Any, order: int, batch: int, position: int, item: GymItem) -> dict[str, Any] | None:
+        if self.session.errors.stopping:
+            return None
+        meter = Meter(root=program, trace=True)
+        out, read, failure, check = None, None, None, self.check_of(item)
+        with metering(meter):
+            try:
+                with self.session.memory_context():
+                    read = program.read(item.question, item.id, check)
+                with self.session.task_context():
+                    out = program.solve(item.question, read.text, check)
+            except Exception as exc:  # one bad item must not stop the run
+                failure = failure_of(exc)
+        prediction = out.answer if out is not None else None
+        score = self.task.score(self.data, item, prediction)  # the reference answer is read here, and only here
+        record = {
+            "run": order,
+            "id": item.id,
+            "order": order,
+            "batch": batch,
+            "position": position,
+            "question": item.question,
+            "target": item.answer,
+            "prediction": prediction,
+            "solution": out.solution if out is not None else None,
+            "score": score,
+            "correct": score >= 1.0,
+            "checked": out.checked if out is not None else None,
+            "attempts": len(out.attempts) if out is not None else 0,
+            "feedback": [a["feedback"] for a in out.attempts if a["feedback"]] if out is not None else [],
+            "memory": read.text if read is not None else None,
+            "withheld": read.withheld if read is not None else 0,
+            "read": read.record if read is not None else None,
+        }
+        return finish_example(
+            record,
+            meter.record(),
+            failure,
+            unit=example_unit(order, item.id),
+            calls=meter.take_calls(),
+            traces=self.traces,
+            writer=self.writer,
+            session=self.session,
+        )
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def _lesson(self, item: GymItem, record: dict[str, Any], *, unit: str) -> Lesson:
+        """What a write from a scored test item may learn, by ``learn_from``; never its reference answer. The
+        model's own judgement (``self``) is made here, under the memory LM, metered and traced under ``unit``."""
+        how = self.config.learn_from
+        solution = record.get("solution") or record.get("prediction") or ""
+        verdict, why = None, ""
+        if how == "reference":
+            verdict = bool(record.get("correct"))
+        elif how == "check":
+            verdict = record.get("checked")
+            why = (record.get("feedback") or [""])[-1] if verdict is False else ""
+        elif how == "self" and record.get("prediction") is not None:
+            judge = SelfJudge()
+            meter = Meter(root=judge, trace=True)
+            with metering(meter), self.session.memory_context():
+                try:
+                    verdict = bool(judge(problem=item.question, answer=record["prediction"]).correct)
+                except Exception as exc:  # no judgement: the write learns from the attempt, not judged
+                    why = f"no judgement: {failure_of(exc)['reason']}"
+            calls = meter.take_calls()
+            if calls:
+                self.traces.write(unit, calls)
+            self.judgements.append({"item": item.id, "order": record["run"], "verdict": verdict, **meter.record()})
+        return Lesson(item.id, item.question, solution, verdict, why, how)
+
+    def _learn(self, program: Any, lesson: Lesson, *, unit: str) -> dict[str, Any]:
+        """One write under the memory LM, metered and traced; its record (a failed write is recorded, not raised)."""
+        meter = Meter(root=program, trace=True)
+        started = time.perf_counter()
+        failure = None
+        with metering(meter), self.session.memory_context():
+            try:
+                record = program.learn(lesson)
+            except Exception as exc:  # a failed write leaves memory as it was; the stream goes on
+                record, failure = {}, failure_of(exc)
+        calls = meter.take_calls()
+        if calls:
+            self.traces.write(unit, calls)
+        spent = meter.record()
+        return {
+            "item": lesson.item_id,
+            "verdict": lesson.verdict,
+            "learned_from": lesson.learned_from,
+            **record,
+            "failure": failure,
+            **spent,
+            "wall_seconds": round(time.perf_counter() - started, 2),
+        }
+
+
+def summarise(
+    config: StreamConfig,
+    per_order: list[list[dict[str, Any]]],
+    stream: StreamRun,
+    lm: LMChoice,
+    memory_lm: LMChoice,
+    *,
+    seeds: list[GymItem],
+    tests: list[GymItem],
+) -> dict[str, Any]:
+    """The results of a run from its example records (per order) and its writes."""
+    accuracy = [sum(r["correct"] for r in recs) / len(recs) for recs in per_order]
+    scores = [sum(float(r["score"]) for r in recs) / len(recs) for recs in per_order]
+    mean, std = mean_std(accuracy)
+    share = [sum(bool(r["correct"]) for r in recs) / len(recs) for recs in zip(*per_order)]
+    tally = UsageTally()
+    for write in [*stream.writes, *stream.judgements]:
+        tally.add(write, role="memory")
+    records = [r for recs in per_order for r in recs]
+    for record in records:
+        tally.add(record, role="task")
+    failures = Counter(str((r.get("failure") or {}).get("kind", "error")) for r in records if r.get("error"))
+    checked = [r["checked"] for r in records if r.get("checked") is not None]
+    verdicts = Counter(str(w.get("verdict")) for w in stream.writes)
+    return {
+        "program": config.program,
+        "task": config.task,
+        "seed": config.seed,
+        "lm": lm.spec,
+        "memory_lm": memory_lm.spec,
+        "examples": len(tests),
+        "runs": config.orders,
+        "orders": config.orders,
+        "accuracy": {"mean": mean, "std": std, "per_run": accuracy},  # per order of the stream: mean and spread
+        "accuracy_ci": intervals({None: share})[None],  # 95% bootstrap CI over the items
+        "ci_method": ci_method("items"),
+        "mean_score": {"mean": mean_std(scores)[0], "per_run": scores},  # the dataset's scores, partial credit kept
+        "task_config": json.loads(config.task_config),
+        "learn_from": config.learn_from,
+        "seed_solutions": "reference" if seeds else None,
+        "seed_problems": len(seeds),
+        "streams_disjoint": disjoint(seeds, tests),
+        "batch": config.batch,
+        "continual": bool(config.batch),
+        "order_seeds": [config.order_seed + o for o in range(config.orders)],
+        "guard": {
+            "withheld_entries": sum(int(r.get("withheld") or 0) for r in records),
+            "items_with_withheld": sum(1 for r in records if r.get("withheld")),
+        },
+        "writes": {
+            "count": len(stream.writes),
+            "failed": sum(1 for w in stream.writes if w.get("failure")),  # a failed write leaves memory as it was
+            "verdicts": dict(sorted(verdicts.items())),
+        },
+        "memory_size": stream.final_sizes,
+        "checked_share": (sum(checked) / len(checked)) if checked else None,
+        "failures": dict(sorted(failures.items())),
+        "errors": dict(sorted(failures.items())),
+        "faults": dict(sorted(tally.faults.items())),
+        "retries": dict(sorted(tally.retries.items())),
+        **tally.results(lm.spec, memory_lm.spec),
+        "config": {k: v for k, v in asdict(config).items() if k != "threads"},
+    }

@@ -1,0 +1,178 @@
+"""The memory-by-task table: runs of memory programs on several tasks, each cell against its task's no-memory run.
+
+    table = memory_table([Path("runs/table/puzzle24/stream_baseline"), Path("runs/table/puzzle24/fewshot"), ...])
+    write_table(table, Path("runs/table/summary"))   # table.json, table.md, gains.png (a heatmap of the gains)
+
+Any run directory of any task: its task (:func:`memreason.eval.tasks.task_of`) says what an item is
+(``item_key``) and what it scored (``item_score``), so Experience-Transfer, ARC, the inductive tasks and
+stream tasks sit in one table. A column is a task (with its level or split); a row a program. In each
+column the run named by ``baselines`` (a task's column label -> program), else the column's first run,
+is the row every other is compared with: the gain in points and a paired test on the items both hold
+(McNemar's exact test, or a paired bootstrap when scores are not right/wrong).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..harness.resume import read_examples
+from ..harness.runs import read_json, write_json
+from ..stats import paired
+
+__all__ = ["Cell", "TableError", "memory_table", "write_table"]
+
+
+class TableError(ValueError):
+    """A run directory the table cannot read (one line at the command line)."""
+
+
+@dataclass
+class Cell:
+    """One run in the table: its program, its column, its headline score and its items' scores."""
+
+    program: str
+    column: str
+    score: float | None
+    run_dir: str
+    items: dict[str, list[float]] = field(repr=False)
+    gain: float | None = None  # points above the column's baseline
+    p_value: float | None = None
+    test: str | None = None
+    paired_items: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        keys = ("program", "column", "score", "run_dir", "gain", "p_value", "test", "paired_items")
+        return {k: getattr(self, k) for k in keys}
+
+
+def _column(results: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    task = str(results.get("task") or config.get("task") or "?")
+    level = results.get("level") or config.get("level")
+    split = config.get("split") if task in ("arc", "?") else None
+    return task + (f" L{level}" if level else "") + (f" {split}" if split else "")
+
+
+def read_cell(run_dir: Path) -> Cell:
+    """A run directory as a :class:`Cell` (its baseline comparison not made yet)."""
+    from ..tasks import task_of
+
+    try:
+        results = read_json(run_dir / "results.json")
+        config = read_json(run_dir / "config.json")
+    except (OSError, ValueError) as exc:
+        raise TableError(f"{run_dir} is not a finished run: {exc}") from None
+    task = task_of(results) or task_of(config)
+    if task is None:
+        raise TableError(f"{run_dir}: no registered task reads this run (task {results.get('task')!r})")
+    items: dict[str, list[float]] = {}
+    for record in read_examples(run_dir / "examples.jsonl", repair=False).values():
+        items.setdefault(task.item_key(record, config), []).append(task.item_score(record))
+    return Cell(str(results.get("program", "?")), _column(results, config), task.headline_value(results), str(run_dir), items)
+
+
+def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The table of ``run_dirs`` (see the module's docstring) as JSON-ready data."""
+    cells = [read_cell(Path(d)) for d in run_dirs]
+    columns = list(dict.fromkeys(c.column for c in cells))
+    rows = list(dict.fromkeys(c.program for c in cells))
+    chosen: dict[str, str] = {}
+    for column in columns:
+        here = [c for c in cells if c.column == column]
+        wanted = (baselines or {}).get(column) or (baselines or {}).get(column.split()[0])
+        base = next((c for c in here if c.program == wanted), None) if wanted else here[0]
+        if base is None:
+            raise TableError(f"no run of {wanted} in column {column}")
+        chosen[column] = base.program
+        for cell in here:
+            if cell is base or base.score is None or cell.score is None:
+                continue
+            try:
+                test = paired(cell.items, base.items)
+            except ValueError:
+                raise TableError(f"{cell.run_dir} and {base.run_dir} hold no item in common") from None
+            cell.gain, cell.p_value, cell.test, cell.paired_items = 100 * test.difference, test.p_value, test.test, test.items
+    return {
+        "columns": columns,
+        "rows": rows,
+        "baselines": chosen,
+        "cells": [c.as_dict() for c in cells],
+    }
+
+
+def _markdown(table: Mapping[str, Any]) -> str:
+    by = {(c["program"], c["column"]): c for c in table["cells"]}
+    lines = [
+        "| program | " + " | ".join(table["columns"]) + " |",
+        "| --- |" + " --- |" * len(table["columns"]),
+    ]
+    for row in table["rows"]:
+        shown = []
+        for column in table["columns"]:
+            cell = by.get((row, column))
+            if cell is None:
+                shown.append("n/a")
+            elif cell["score"] is None:
+                shown.append("?")
+            elif table["baselines"][column] == row:
+                shown.append(f"{100 * cell['score']:.1f} (baseline)")
+            else:
+                shown.append(f"{100 * cell['score']:.1f} ({cell['gain']:+.1f}, p={cell['p_value']:.3g})")
+        lines.append(f"| {row} | " + " | ".join(shown) + " |")
+    note = (
+        "\nScore in % (gain over the column's baseline in points, paired p: McNemar's exact test on the items both "
+        "runs hold, or a paired bootstrap where scores are not right or wrong). n/a: no run.\n"
+    )
+    return "\n".join(lines) + "\n" + note
+
+
+def _heatmap(table: Mapping[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    by = {(c["program"], c["column"]): c for c in table["cells"]}
+    rows, columns = table["rows"], table["columns"]
+    gains = np.full((len(rows), len(columns)), np.nan)
+    for i, row in enumerate(rows):
+        for j, column in enumerate(columns):
+            cell = by.get((row, column))
+            if cell is not None and cell["gain"] is not None:
+                gains[i, j] = cell["gain"]
+    bound = max(1.0, float(np.nanmax(np.abs(gains)))) if np.isfinite(gains).any() else 1.0
+    figure, axes = plt.subplots(figsize=(3.2 + 1.3 * len(columns), 1.4 + 0.5 * len(rows)))
+    image = axes.imshow(gains, cmap="RdBu", vmin=-bound, vmax=bound, aspect="auto")
+    for i, row in enumerate(rows):
+        for j, column in enumerate(columns):
+            cell = by.get((row, column))
+            if cell is None:
+                text = "n/a"
+            elif table["baselines"][column] == row:
+                text = "base"
+            elif cell["gain"] is None:
+                text = "?"
+            else:
+                star = "*" if (cell["p_value"] or 1) < 0.05 else ""
+                text = f"{cell['gain']:+.0f}{star}"
+            axes.text(j, i, text, ha="center", va="center", fontsize=8)
+    axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
+    axes.set_yticks(range(len(rows)), rows, fontsize=8)
+    figure.colorbar(image, label="gain over no memory (points)")
+    axes.set_title("memory by task (* p < 0.05, paired)", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def write_table(table: Mapping[str, Any], out: Path) -> list[Path]:
+    """``table.json``, ``table.md`` and ``gains.png`` (the gains as a heatmap) in ``out``; their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "table.json", out / "table.md", out / "gains.png"]
+    write_json(paths[0], json.loads(json.dumps(table)))
+    paths[1].write_text(_markdown(table), encoding="utf-8")
+    _heatmap(table, paths[2])
+    return paths

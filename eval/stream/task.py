@@ -1,0 +1,97 @@
+"""``rg:NAME``: any reasoning-gym dataset as a stream task (:class:`GymTask`), built on demand by the registry.
+
+    task = get_task("rg:puzzle24")                     # registered the first time it is asked for
+    task.programs()                                    # the programs registered for stream tasks
+    task.checker                                       # the reference-free check (puzzle24, countdown), else None
+    task.run(StreamOptions(program="fewshot", task="rg:puzzle24", size=50))
+
+Items are the dataset's (:mod:`memreason.datasets.gym`), scored by its own ``score_answer``; an answer counts
+as right at a score of 1 (some datasets give partial credit, recorded as ``score``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar
+
+from memreason.datasets.gym import GymData, GymError, GymItem, dataset_names
+from memreason.datasets.gym_checks import checker_for
+from memreason.programs.registry import PROGRAMS, STREAM
+
+from ..harness.errors import UsageError
+from ..tasks.task import Task
+
+__all__ = ["GYM_PREFIX", "GymTask", "TASKS", "gym_task"]
+
+GYM_PREFIX = "rg:"
+TASKS: list[Task] = []  # none registered up front: ``rg:NAME`` is built when asked for
+
+# Programs of other kinds, and why they cannot run on a stream task (said by ``why_not``).
+NOT_HERE = {
+    "grids": "written for ARC grids (train pairs shown, a transform(grid) program): "
+    "on a stream task use arcmemo_ps_stream, arcmemo_oe_stream or cheatsheet_cu",
+    "scenes": "written for Experience-Transfer's labelled episodes and scenes, which a stream task has none of",
+    "problems": "reads each problem's own labelled episodes, which a stream task's problems do not have",
+}
+
+
+class GymTask(Task):
+    """A reasoning-gym dataset as a stream of text problems."""
+
+    kind: ClassVar[str] = STREAM
+    unit: ClassVar[str] = "items"
+    item: ClassVar[str] = "item"
+    right: ClassVar[str] = "answer right"
+
+    def __init__(self, dataset: str):
+        if dataset not in dataset_names():
+            raise UsageError(str(GymError(f"unknown reasoning-gym dataset {dataset!r}")))
+        self.dataset = dataset
+        self.name = f"{GYM_PREFIX}{dataset}"
+        self.summary = f"reasoning-gym's {dataset}, a stream of text problems scored by its own score_answer"
+
+    @property
+    def checker(self) -> Callable[..., Any] | None:
+        """The check that needs no reference answer (``checker(metadata, answer) -> Check``), or None."""
+        return checker_for(self.dataset)
+
+    def data(self, config: dict[str, Any] | None = None) -> GymData:
+        """The dataset with ``config``; :class:`UsageError` (one line) for a config it refuses."""
+        try:
+            return GymData(self.dataset, config)
+        except GymError as exc:
+            raise UsageError(str(exc)) from None
+
+    def score(self, data: GymData, item: GymItem, answer: str | None) -> float:
+        """The dataset's score of ``answer`` to ``item``."""
+        return data.score(item, answer)
+
+    def why_not(self, program: str) -> str | None:
+        """Why ``program`` cannot run on this task (None: it can)."""
+        spec = PROGRAMS.get(program)
+        if spec is None:
+            return f"no program named {program}"
+        return None if spec.runs_on(self) else NOT_HERE.get(spec.kind, f"written for {spec.kind} tasks")
+
+    def not_applicable(self) -> dict[str, str]:
+        """Every registered program that cannot run on this task, with why."""
+        return {name: why for name in PROGRAMS if (why := self.why_not(name)) is not None}
+
+    def run(self, options: Any, *, spend: Any = None) -> Any:
+        from .evaluate import run_stream_cell
+
+        return run_stream_cell(options, task=self, spend=spend)
+
+    def item_key(self, record: dict[str, Any], config: dict[str, Any]) -> str:
+        seed = config.get("seed") or 0
+        return f"{self.name} {record['id']}" + (f" (seed {seed})" if seed else "")
+
+    def describe_item(self, record: dict[str, Any]) -> str:
+        question = str(record.get("question", "")).strip().splitlines()[:1]
+        return f"{question[0][:60] if question else ''} -> {record.get('prediction')!r} (target {record.get('target')!r})"
+
+
+def gym_task(name: str) -> GymTask | None:
+    """The task ``rg:NAME`` names (:class:`UsageError` for an unknown dataset); None for a name not ``rg:``."""
+    if not name.startswith(GYM_PREFIX):
+        return None
+    return GymTask(name[len(GYM_PREFIX) :])

@@ -1,0 +1,49 @@
+"""Memory programs over a stream of text problems (reasoning-gym's tasks by name, ``--task rg:NAME``).
+
+Each reads memory before solving a problem and writes after the problem is scored (:class:`StreamProgram`):
+
+- :class:`StreamBaseline` (``stream_baseline``): no memory.
+- :class:`FewShot` (``fewshot``): solved problems retrieved by lexical similarity, shown as examples.
+- :class:`ReflexionStream` (``reflexion_stream``): reflections on earlier attempts.
+- :class:`CheatsheetCU` / :class:`CheatsheetRS` (``cheatsheet_cu``, ``cheatsheet_rs``): Dynamic Cheatsheet.
+- :class:`ConceptStream` (``arcmemo_oe_stream``, ``arcmemo_ps_stream``): ArcMemo's concepts on text problems.
+- :class:`FailureMemory` (``failure_memory``): lessons from failures as well as successes (ReasoningBank).
+- :class:`StoredPrograms` (``stored_programs``): working ``solve(problem)`` programs, ranked by running them on
+  the new problem.
+"""
+
+from .base import LEARN_FROM, Lesson, Read, StreamProgram
+from .baseline import StreamBaseline
+from .cheatsheet import CheatsheetCU, CheatsheetRS
+from .concepts import ConceptStream
+from .entries import Entry, EntryMemory, similarity
+from .failure_memory import FailureMemory
+from .fewshot import FewShot
+from .judge import SelfJudge
+from .print_runner import Printed, PrintRunner
+from .reflexion import ReflexionStream
+from .solver import ANSWER_MODES, StreamSolver
+from .stored_programs import StoredPrograms
+
+__all__ = [
+    "ANSWER_MODES",
+    "CheatsheetCU",
+    "CheatsheetRS",
+    "ConceptStream",
+    "Entry",
+    "EntryMemory",
+    "FailureMemory",
+    "FewShot",
+    "LEARN_FROM",
+    "Lesson",
+    "PrintRunner",
+    "Printed",
+    "Read",
+    "ReflexionStream",
+    "StoredPrograms",
+    "StreamBaseline",
+    "StreamProgram",
+    "SelfJudge",
+    "StreamSolver",
+    "similarity",
+]

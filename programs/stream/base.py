@@ -1,0 +1,101 @@
+"""What every memory program over a stream of problems is: a read, a solver, a write, a memory saved as JSON.
+
+    program = build_program("fewshot", k=3)                      # any program registered for stream tasks
+    read = program.read(problem, item_id="7")                    # memory for this problem (never an entry from item 7)
+    out = program.solve(problem, read.text, check=check)         # the answer (StreamSolver)
+    program.learn(Lesson("7", problem, out.solution, verdict=True, learned_from="check"))   # the write
+    state = program.memory_state(); program.load_memory(state)   # snapshots
+
+``forward(problem, item_id, check)`` is read then solve, for use in a pipeline of your own. The harness
+(:mod:`memreason.eval.stream`) calls the three steps apart: the read and write under the memory LM, the
+solve under the task LM, each write only after the items it learns from were scored.
+
+A :class:`Lesson` says what a write may learn from (``learned_from``): ``"reference"`` (a seed problem's
+reference answer, or a test item's score once it was scored), ``"check"`` (a check that needs no
+reference), ``"self"`` (the model's own judgement) or ``"none"`` (nothing: ``verdict`` is None).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, ClassVar
+
+import dspy
+
+from .solver import StreamSolver
+
+__all__ = ["LEARN_FROM", "Lesson", "Read", "StreamProgram"]
+
+LEARN_FROM = ("reference", "check", "self", "none")
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One write's material: the item, its problem, the solution (answer or program), what is known of it."""
+
+    item_id: str
+    problem: str
+    solution: str
+    verdict: bool | None = None  # right, wrong, or not judged
+    why: str = ""  # the check's words, where there are some
+    learned_from: str = "none"
+
+    def outcome(self) -> str:
+        """What is known of the solution, in words."""
+        if self.verdict is None:
+            return "not judged"
+        how = {"reference": "by the reference answer", "check": "by a check", "self": "by the solver's own judgement"}
+        said = f" ({self.why})" if self.why else ""
+        return f"{'right' if self.verdict else 'wrong'} {how.get(self.learned_from, '')}".strip() + said
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Read:
+    """What memory gave a problem: the text the solver reads, and a record (what was shown, withheld, asked)."""
+
+    text: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def withheld(self) -> int:
+        return int(self.record.get("withheld", 0))
+
+
+class StreamProgram(dspy.Module):
+    """Base of the stream programs: no memory (subclasses override :meth:`read`, :meth:`learn` and the state)."""
+
+    #: The memory it keeps, for listings (None: none).
+    memory_format: ClassVar[str | None] = None
+
+    def __init__(self, *, answer: str = "text", retries: int = 2, cot: bool = True, memory_first: bool = True):
+        super().__init__()
+        self.solver = StreamSolver(answer, retries=retries, cot=cot, memory_first=memory_first)
+
+    def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
+        """Memory for ``problem`` (item ``item_id``): never an entry written from that item. ``check``: the task's
+        reference-free check of an answer to this problem, for reads that run stored programs on it (None: none)."""
+        return Read()
+
+    def solve(self, problem: str, memory: str, check: Callable[[str], Any] | None = None) -> dspy.Prediction:
+        return self.solver(memory=memory, problem=problem, check=check)
+
+    def learn(self, lesson: Lesson) -> dict[str, Any]:
+        """Write what ``lesson`` teaches; a record of the write."""
+        return {}
+
+    def forward(self, problem: str, item_id: str = "", check: Callable[[str], Any] | None = None) -> dspy.Prediction:
+        read = self.read(problem, item_id, check)
+        out = self.solve(problem, read.text, check)
+        return dspy.Prediction(**{k: out[k] for k in out.keys()}, read=read.record, memory=read.text)
+
+    def memory_state(self) -> dict[str, Any]:
+        return {}
+
+    def load_memory(self, state: dict[str, Any]) -> None:
+        """Put back a :meth:`memory_state`."""
+
+    def memory_size(self) -> int:
+        return 0
