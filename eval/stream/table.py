@@ -51,13 +51,13 @@ class Cell:
 def _column(results: Mapping[str, Any], config: Mapping[str, Any]) -> str:
     task = str(results.get("task") or config.get("task") or "?")
     level = results.get("level") or config.get("level")
-    split = config.get("split") if task in ("arc", "?") else None
+    split = config.get("split")  # an ARC run's split
     return task + (f" L{level}" if level else "") + (f" {split}" if split else "")
 
 
 def read_cell(run_dir: Path) -> Cell:
     """A run directory as a :class:`Cell` (its baseline comparison not made yet)."""
-    from ..tasks import task_of
+    from ..tasks.registry import task_of
 
     try:
         results = read_json(run_dir / "results.json")

@@ -20,7 +20,7 @@ from memreason.programs.registry import PROGRAMS, STREAM
 from ..harness.errors import UsageError
 from ..tasks.task import Task
 
-__all__ = ["GYM_PREFIX", "GymTask", "TASKS", "gym_task"]
+__all__ = ["GYM_PREFIX", "GymTask", "ON_DEMAND", "TASKS", "gym_task"]
 
 GYM_PREFIX = "rg:"
 TASKS: list[Task] = []  # none registered up front: ``rg:NAME`` is built when asked for
@@ -95,3 +95,6 @@ def gym_task(name: str) -> GymTask | None:
     if not name.startswith(GYM_PREFIX):
         return None
     return GymTask(name[len(GYM_PREFIX) :])
+
+
+ON_DEMAND = {GYM_PREFIX: gym_task}  # the registry builds rg:NAME when it is first asked for

@@ -20,7 +20,7 @@ import os
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 from memreason.programs import PROGRAMS
 from memreason.programs.registry import PROBLEMS
@@ -36,6 +36,7 @@ PLUGINS_VARIABLE = "MEMREASON_TASKS"  # modules (or .py files) that register tas
 ENTRY_POINTS = "memreason.tasks"
 
 TASKS: dict[str, Task] = {}
+ON_DEMAND: dict[str, Callable[[str], Task]] = {}  # a name's prefix -> what builds its task when first asked for
 _loaded: set[str] = set()
 
 T = TypeVar("T", Task, type)
@@ -60,8 +61,10 @@ def load_plugins() -> None:
     for name in BUILTIN:
         if name not in _loaded:
             _loaded.add(name)
-            for task in importlib.import_module(name).TASKS:
+            module = importlib.import_module(name)
+            for task in module.TASKS:
                 TASKS.setdefault(task.name, task)
+            ON_DEMAND.update(getattr(module, "ON_DEMAND", {}))
     wanted = [part.strip() for part in os.environ.get(PLUGINS_VARIABLE, "").split(",") if part.strip()]
     for name in wanted:
         if name not in _loaded:
@@ -166,11 +169,16 @@ def task_for(record: dict[str, Any]) -> Task:
 def _on_demand(name: str) -> None:
     """Register the task ``name`` builds when asked for: ``rg:NAME``, any reasoning-gym dataset (a stream task);
     :class:`UsageError` for an unknown dataset."""
-    if name not in TASKS and name.startswith("rg:"):
-        from ..stream.task import gym_task
-
-        register_task(gym_task(name))
+    load_plugins()
+    for prefix, build in ON_DEMAND.items():
+        if name not in TASKS and name.startswith(prefix):
+            register_task(build(name))
 
 
 # The library's own tasks: each module's ``TASKS`` (a list of Task instances) registers on first look-up.
-BUILTIN = ("memreason.eval.experience_transfer.task", "memreason.eval.arc.task", "memreason.eval.inductive.task")
+BUILTIN = (
+    "memreason.eval.experience_transfer.task",
+    "memreason.eval.arc.task",
+    "memreason.eval.inductive.task",
+    "memreason.eval.stream.task",
+)

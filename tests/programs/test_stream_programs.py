@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dspy
 import pytest
-from stream_answers import SOLVER, respond
 
 from memreason.datasets.gym import GymData
 from memreason.datasets.gym_checks import checker_for, expression_value
@@ -12,6 +11,7 @@ from memreason.lm import ScriptedEngine
 from memreason.programs import build_program
 from memreason.programs.registry import PROGRAMS, STREAM
 from memreason.programs.stream import Entry, EntryMemory, Lesson, StreamSolver, similarity
+from tests.helpers.stream_answers import SOLVER, respond
 
 STREAMING = [name for name, spec in PROGRAMS.items() if spec.kind == STREAM]
 PROBLEM = "Make 24 using 3, 4, 6, 8. You can only use each number once."

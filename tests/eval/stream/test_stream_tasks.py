@@ -6,7 +6,6 @@ import json
 from dataclasses import replace
 
 import pytest
-from stream_answers import respond
 
 from memreason.datasets.gym import GymData, disjoint, seed_stream
 from memreason.eval.cli import main as eval_main
@@ -14,6 +13,7 @@ from memreason.eval.stream.run import StreamRun
 from memreason.eval.tasks import get_task
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs.registry import PROGRAMS, STREAM
+from tests.helpers.stream_answers import respond
 
 
 def _scripted(monkeypatch) -> ScriptedEngine:

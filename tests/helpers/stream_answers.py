@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from scripted_answers import given, outputs
+from tests.helpers.scripted_answers import given, outputs
 
 
 def solve24(numbers: list[int]) -> str | None:
