@@ -126,8 +126,9 @@ _response_cache_lock = threading.Lock()
 def use_response_cache(directory: Path) -> None:
     """Keep DSPy's response cache in ``directory`` (with the run, never silently in the home directory).
 
-    Reading it never runs code (:func:`memreason.lm.response_cache.open_response_cache`: a
-    planted object is refused with a warning and asked of the LM again). The same directory
+    Reading it never runs code (:func:`memreason.lm.response_cache.open_response_cache`: answers
+    are stored as JSON; a damaged or planted entry, or a pickle an earlier version left, is refused
+    with a warning and asked of the LM again). The same directory
     again keeps the open cache; another one closes the disk cache this
     process opened before, so a process that runs many cells or studies holds one set of
     file descriptors, not one per run.

@@ -104,7 +104,7 @@ def import_litellm() -> None:
     """Import LiteLLM whole, in the calling thread, before any worker thread needs it.
 
     DSPy imports LiteLLM on first use and hands out whatever ``sys.modules`` holds; reading a
-    cached LiteLLM response also imports it (the unpickler loads its classes). When a run's first
+    cached answer can import it (DSPy turns a replay back into its response types). When a run's first
     tasks are answered from the cache, a worker thread can be importing LiteLLM that way while
     another makes the first live call and gets the half-imported module: "partially initialized
     module 'litellm' has no attribute 'completion'", and the task fails. Imported here first, it
