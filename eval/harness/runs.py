@@ -29,6 +29,7 @@ from memreason.programs.shared.atomic_file import DiskFull, is_disk_full, write_
 
 from .errors import UsageError
 from .options import Options
+from .resume import refuse_damaged_entries
 
 # What depends on the process that produced the results (timings, threads, resumption).
 TIMING_KEYS = ("wall_seconds", "execution")
@@ -152,6 +153,7 @@ def open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
     with DSPy's response cache in it (or in ``cache``)."""
     run_dir = path or new_run_dir(Path("runs"), name)
     run_dir.mkdir(parents=True, exist_ok=True)
+    refuse_damaged_entries(run_dir)
     hold_run_dir(run_dir)
     use_response_cache(cache or run_dir / "dspy_cache")  # with the run (or where the user says), never in the home directory
     return run_dir
