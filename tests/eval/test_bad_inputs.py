@@ -513,6 +513,24 @@ def test_show_says_a_trace_is_damaged_instead_of_showing_no_calls(tmp_path, caps
     assert "run/traces/memory-run0.json.gz is damaged" in capsys.readouterr().out
 
 
+def test_show_reads_a_run_it_cannot_write(tmp_path, monkeypatch, capsys):
+    """A run directory someone else owns (or a read-only mount): shown in full, with no picture drawn into it."""
+    import PIL.Image
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")  # what writing into a directory the user cannot write gives
+
+    _write(tmp_path, {"run": et_run()})
+    before = _tree(tmp_path)
+    monkeypatch.setattr(PIL.Image.Image, "save", refuse)
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    record = json.loads((tmp_path / "run" / "examples.jsonl").read_text().splitlines()[0])
+    assert eval_main(["show", "run", "--id", str(record["id"]), "--width", "200"]) == 0
+    out, err = capsys.readouterr()
+    assert "image: not written (run cannot be written)" in out and "Traceback" not in out + err
+    assert _tree(tmp_path) == before
+
+
 def test_show_leaves_a_torn_last_line_for_the_run_to_repair(tmp_path, capsys):
     _write(tmp_path, {"run": et_run()})
     examples = tmp_path / "run" / "examples.jsonl"
