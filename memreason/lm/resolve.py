@@ -66,6 +66,7 @@ def resolve_lm(
     and server errors itself (``memreason.lm.faults``), so DSPy's own retries stay at its default
     here and are turned off only where the harness wraps the LM.
     """
+    local = local_model_file(spec) if spec is not None and spec.startswith("local:") else None  # before LiteLLM's import
     import_litellm()
     if spec is None or spec == EMBEDDED:
         try:
@@ -73,13 +74,8 @@ def resolve_lm(
         except EmbeddedModelMissing as exc:
             raise LMConfigError(str(exc)) from None
         return _local_choice(EMBEDDED, path, temperature, max_tokens, cache, slots)
-    if spec.startswith("local:"):
-        path = Path(spec.removeprefix("local:")).expanduser()
-        if not path.is_file():
-            raise LMConfigError(f"no GGUF file at {path}")
-        if not is_gguf(path):
-            raise LMConfigError(f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes)")
-        return _local_choice(spec, path, temperature, max_tokens, cache, slots)
+    if local is not None:
+        return _local_choice(spec, local, temperature, max_tokens, cache, slots)
     if spec.startswith(f"{PROVIDER}/"):  # a llama-server of the user's own
         if not api_base:
             raise LMConfigError(f"{spec} names a llama-server of your own: give its address with --api-base http://HOST:PORT/v1")
@@ -137,6 +133,16 @@ def is_gguf(path: Path) -> bool:
             return handle.read(4) == b"GGUF"
     except OSError:
         return False
+
+
+def local_model_file(spec: str) -> Path:
+    """The GGUF file ``local:PATH`` names, or :class:`LMConfigError` at once (no import, no server) when there is none."""
+    path = Path(spec.removeprefix("local:")).expanduser()
+    if not path.is_file():
+        raise LMConfigError(f"no GGUF file at {path}")
+    if not is_gguf(path):
+        raise LMConfigError(f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes)")
+    return path
 
 
 def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool, slots: int) -> LMChoice:
