@@ -513,6 +513,15 @@ def test_show_says_a_trace_is_damaged_instead_of_showing_no_calls(tmp_path, caps
     assert "run/traces/memory-run0.json.gz is damaged" in capsys.readouterr().out
 
 
+def test_a_studys_best_json_as_program_state_says_what_it_is_and_where_it_goes(tmp_path, capsys):
+    _write(tmp_path, {"best.json": {"program": "hdr", "level": 1, "knobs": {"K": 2}, "value": 0.5, "trial": 3}})
+    before = _tree(tmp_path)
+    assert eval_main(["hdr", "--level", "1", "--program-state", "best.json"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: --program-state best.json is not a saved program state") and "goes to --config" in line
+    assert _tree(tmp_path) == before
+
+
 def test_show_reads_a_run_it_cannot_write(tmp_path, monkeypatch, capsys):
     """A run directory someone else owns (or a read-only mount): shown in full, with no picture drawn into it."""
     import PIL.Image
