@@ -86,7 +86,9 @@ def resolve_lm(
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
     if api_base:
-        kwargs["api_base"] = api_base
+        kwargs["api_base"], key = split_credentials(api_base)
+        if key:
+            kwargs["api_key"] = key
     if timeout:
         kwargs["timeout"] = timeout
     try:
@@ -133,6 +135,22 @@ def is_gguf(path: Path) -> bool:
             return handle.read(4) == b"GGUF"
     except OSError:
         return False
+
+
+def split_credentials(api_base: str) -> tuple[str, str | None]:
+    """``api_base`` without its ``user:password@`` part, and the password (None without one).
+
+    The address goes to the client as a host and path only (with the credentials in it, the client takes
+    ``user:password@host`` for a host name); the password goes as the API key, sent in a header of its own
+    (``Authorization: Bearer``, as llama-server, vLLM and LiteLLM's proxy check it)."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(api_base)
+    if "@" not in parts.netloc:
+        return api_base, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    password = userinfo.partition(":")[2] if ":" in userinfo else userinfo
+    return urlunsplit(parts._replace(netloc=host)), unquote(password) or None
 
 
 def local_model_file(spec: str) -> Path:
