@@ -26,6 +26,7 @@ import json
 import logging
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def legacy_keys(directory: Path) -> set[str]:
         if not db.is_file():
             continue
         try:
-            with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as old:
+            with closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as old:
                 keys.update(key for (key,) in old.execute("SELECT key FROM Cache") if isinstance(key, str))
         except sqlite3.Error:
             continue  # not a cache we can list: nothing of it is read either way
@@ -97,9 +98,19 @@ class JsonDisk:
         self.path = self.directory / STORE_NAME
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        except sqlite3.DatabaseError as exc:  # not a database (damaged, or some other file under this name)
+            self._db.close()
+            if "locked" in str(exc) or "full" in str(exc):
+                raise
+            from .resolve import LMConfigError
+
+            raise LMConfigError(
+                f"response cache {self.path} is damaged ({exc}); move it away (its answers are asked again) or give another --cache"
+            ) from None
         self._legacy = legacy_keys(self.directory)
         self._reported: set[str] = set()
         self._kept_in_memory: set[str] = set()

@@ -220,3 +220,15 @@ def test_a_new_run_on_a_planted_or_old_shared_cache_runs_nothing_and_answers_as_
     assert 1 <= asked <= planted and len(refusals) == asked  # every refused entry asked again, and reported once
     assert json.loads((out / "results.json").read_text())["accuracy"] == whole["accuracy"]
     assert len(stored(shared)) == planted  # the answers asked again (and their ledgers) are kept again, as data
+
+
+def test_a_damaged_cache_file_is_refused_in_one_line_before_any_call(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
+    out = tmp_path / "run"
+    (out / "dspy_cache").mkdir(parents=True)
+    (out / "dspy_cache" / STORE_NAME).write_bytes(b"this is no database, and it is long enough to be read as one" * 20)
+    argv = [*ARGV, "--out", str(out), "--api-base", "http://127.0.0.1:9/v1"]
+    assert cli.main(argv) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: response cache {out / 'dspy_cache' / STORE_NAME} is damaged") and "move it away" in line
+    assert (out / "dspy_cache" / STORE_NAME).read_bytes().startswith(b"this is no database")  # left as it was
