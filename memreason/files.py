@@ -132,10 +132,17 @@ def read_bounded(path: str | Path, error: type[Exception], what: str, *, max_byt
     be read or holds more."""
     path = Path(path)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO with no writer would block an ordinary open for ever
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise error(f"{what} {path} is not a regular file (a folder, device or pipe); give a file")
+    with open(fd, "rb") as handle:
+        try:
+            data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
         raise error(f"{what} {path} is larger than {max_bytes / 2**20:g} MiB")
     return data

@@ -67,7 +67,7 @@ from memreason.eval.harness.session import RunSession
 from memreason.eval.harness.tuned import TunedError, state_digest
 from memreason.files import write_text
 from memreason.lm import LMChoice
-from memreason.lm.faults import failure_of
+from memreason.lm.faults import RunAborted, failure_of
 from memreason.lm.redact import redact
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
@@ -328,6 +328,7 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
         program, {**val, **held_out}, memory, options, label="at start" if options.program_state else "uncompiled"
     )
     stop_if_spent(spend, out)
+    refuse_failed_memories(before, "before compiling, so nothing was compiled", out)
     started = time.perf_counter()
     session = RunSession.start(memory, memory, policy=retry_policy(options))
     guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
@@ -392,6 +393,7 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
     write_json(out / "compile.json", report)
     text = summary(report)
     write_text(out / "summary.md", redact(text))
+    refuse_failed_memories(after, f"after compiling; the report in {out} scores them F1 0", out)
     return ConsolidatorOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report, summary=text)
 
 
@@ -450,6 +452,21 @@ def validation_f1(
     with ThreadPoolExecutor(max(1, min(options.threads, len(levels)))) as pool:
         per_table = dict(zip(levels, pool.map(lambda item: score(*item), levels.items())))
     return _subset({"tables": per_table}, levels)
+
+
+def refuse_failed_memories(scores: dict[str, Any], when: str, out: Path) -> None:
+    """Stop the command (:class:`RunAborted`, exit 1, what was written kept) when a table's memory could not be built.
+
+    An F1 of 0 for a memory the LM never wrote measures the LM's address, not the consolidator: a compile
+    that reports it must not end as a success.
+    """
+    failed = [(name, table["failure"]) for name, table in scores["tables"].items() if table.get("failure")]
+    if failed:
+        name, failure = failed[0]
+        raise RunAborted(
+            f"{len(failed)} of {len(scores['tables'])} memories could not be built {when} "
+            f"(first, {name}: {failure}); check --lm and --api-base, then run again"
+        )
 
 
 def _subset(scores: dict[str, Any], levels: dict[str, Any]) -> dict[str, Any]:

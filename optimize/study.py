@@ -23,6 +23,8 @@ Each host keeps its own study directory (caches, configuration runs, outputs).
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 import warnings
@@ -189,13 +191,41 @@ def run_workers(
             study_.stop()
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study.optimize(
-        guarded,
-        n_trials=None,
-        n_jobs=n_jobs,
-        callbacks=[count_pruned],
-        catch=(Surplus,),
-        gc_after_trial=False,
-        show_progress_bar=False,
-    )
+    quiet = QuietLMFailures()
+    optuna_log = logging.getLogger("optuna.study._optimize")
+    optuna_log.addFilter(quiet)
+    try:
+        study.optimize(
+            guarded,
+            n_trials=None,
+            n_jobs=n_jobs,
+            callbacks=[count_pruned],
+            catch=(Surplus,),
+            gc_after_trial=False,
+            show_progress_bar=False,
+        )
+    finally:
+        optuna_log.removeFilter(quiet)
     return done
+
+
+class QuietLMFailures(logging.Filter):
+    """Drops Optuna's report of a trial that failed because the LM did (its traceback runs to hundreds of lines).
+
+    The failure stops the study and the command line says it in one line; the trial stays in the study as failed.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trials: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from memreason.lm.faults import LMFailure
+
+        trial = re.match(r"Trial (\d+) failed with", record.getMessage())
+        if trial is None:
+            return True
+        if record.exc_info and isinstance(record.exc_info[1], LMFailure):
+            self.trials.add(trial.group(1))
+            return False
+        return trial.group(1) not in self.trials  # its second line, "failed with value None"

@@ -193,7 +193,8 @@ def build_memory(
                     session.errors.fail(failure_of(exc))
                 else:
                     save_memory(writer_program.memory, run_dir / "memory" / f"step-{i:04d}.json")
-                    save_memory(writer_program.memory, out)
+                    if len(writer_program.memory):  # an empty memory never replaces what out holds
+                        save_memory(writer_program.memory, out)
         record.update(meter.record())
         writer.write(record)
         records.append(record)
@@ -209,11 +210,25 @@ def build_memory(
     finally:
         writer.close()
         session.note_process()
+    refuse_empty_memory(records, writer_program.memory, out)
     results = _build_results(config, tasks, records, writer_program, out, session)
     if start is not None:  # what the build began from: its examples are the tasks not already held
         results["extended"] = began
     stopped = STOPPED_BY_BUDGET if len(records) < len(tasks) and session.errors.budget_reached else None
     return session.finish(results, threads=config.threads, resumed=len(kept), answered=len(records) - len(kept), stopped=stopped)
+
+
+def refuse_empty_memory(records: list[dict[str, Any]], memory, out: Path) -> None:
+    """Stop the build (:class:`RunAborted`, exit 1) when its tasks were abstracted into no entry at all.
+
+    ``out`` was not written (an empty memory never replaces it), so a build that learnt nothing cannot
+    pass for one that did; the run directory keeps what each task's abstraction answered."""
+    abstracted = sum(1 for record in records if record.get("write") is not None)
+    if abstracted and not len(memory):
+        raise RunAborted(
+            f"{abstracted} of {len(records)} tasks abstracted, but into no entry; {out} was left as it was "
+            "(see the writes in examples.jsonl of the run directory)"
+        )
 
 
 def _start_memory(config: BuildConfig, run_dir: Path):

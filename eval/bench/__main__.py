@@ -11,6 +11,7 @@ BENCHES = {
     "sandbox": "memreason.eval.bench.sandbox",
     "threads": "memreason.eval.bench.threads",
     "f1_agreement": "memreason.eval.bench.f1_agreement",
+    "cache": "memreason.eval.bench.cache",
 }
 
 

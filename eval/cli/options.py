@@ -39,7 +39,7 @@ from memreason.eval.harness.loop import threads_left_running
 from memreason.eval.harness.paths import check_output_dir, check_output_file
 from memreason.files import DiskFull, is_disk_full
 from memreason.lm import LMConfigError
-from memreason.lm.faults import RunAborted
+from memreason.lm.faults import LMFailure, RunAborted
 from memreason.lm.server import stop_all as stop_servers
 
 __all__ = [
@@ -497,6 +497,9 @@ def _run(command: Callable[[], int], bad_input: tuple[type[BaseException], ...],
         return 2
     except RunAborted as exc:
         print(f"error: run stopped: {exc}", file=sys.stderr)
+        return 1
+    except LMFailure as exc:  # a call that failed after its retries, where no harness turned it into a stopped run
+        print(f"error: run stopped: the LM failed ({exc}); check --lm and --api-base, then {continue_hint}", file=sys.stderr)
         return 1
     except (OSError, sqlite3.OperationalError) as exc:
         if not (is_disk_full(exc) or "disk is full" in str(exc)):

@@ -101,7 +101,8 @@ def scene_parts(run: Run, record: dict[str, Any], r: int) -> list[Any]:
     scene = find_scene(run, str(record["id"]))
     if scene is not None:
         parts.append(Text(f"scene: {scene.text()}"))
-        parts.append(Text(f"image: {scene_png(run, scene)}", style="dim"))
+        png = scene_png(run, scene)
+        parts.append(Text(f"image: {png}" if png else f"image: not written ({run.dir} cannot be written)", style="dim"))
         true_labels = record.get("true_labels") or scene.labels
         objects = record.get("object_labels")
         if objects:
@@ -132,9 +133,13 @@ def scene_parts(run: Run, record: dict[str, Any], r: int) -> list[Any]:
     return parts
 
 
-def scene_png(run: Run, scene) -> Path:
+def scene_png(run: Run, scene) -> Path | None:
+    """The scene's picture in the run directory, drawn there the first time; None where the directory cannot be written."""
     path = run.dir / "scenes" / f"{scene.id}.png"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scene.image.save(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            scene.image.save(path)
+        except OSError:  # a run someone else owns, a read-only mount: show it without the picture
+            return None
     return path

@@ -69,7 +69,10 @@ def read_examples(
         if raw.strip():
             record = _parse(raw)
             if record is None:
-                raise RunDirError(f"{path}: line {number} is not an example record; the file was damaged")
+                raise RunDirError(
+                    f"{path}: line {number} is not an example record; the file was damaged: "
+                    "delete that line (its example is answered again) or start the run in another directory"
+                )
             if keep is None or keep(record):
                 finished[(int(record["run"]), str(record["id"]))] = record
     tail = data[end:]
@@ -146,6 +149,27 @@ def read_config(run_dir: Path) -> dict[str, Any]:
     return config
 
 
+RUN_FILES = ("config.json", "examples.jsonl", "results.json", "processes.jsonl", "report.md", ".lock")  # kept as files
+RUN_FOLDERS = ("traces", "memory", "dspy_cache")  # kept as folders
+
+
+def refuse_damaged_entries(run_dir: Path) -> None:
+    """Refuse in one line (:class:`RunDirError`) a run directory whose entries are of the wrong kind.
+
+    A file the run keeps (``results.json``, ``examples.jsonl``, ``.lock``, a memory record, ...) that
+    is a folder or anything but a regular file, or a folder it keeps (``traces/``, ``dspy_cache/``)
+    that is not a folder, would fail only when the run first writes there, after paid LM calls, or
+    (``processes.jsonl``) lose the run's time record without a word; it is found here, before any.
+    """
+    files = [run_dir / name for name in RUN_FILES] + sorted(p for pattern in MEMORY_RECORDS for p in run_dir.glob(pattern))
+    for path in files:
+        if (path.exists() or path.is_symlink()) and not path.is_file():
+            raise RunDirError(f"{path} is not a regular file, where the run keeps one; move it away, or choose another directory")
+    for path in [run_dir / name for name in RUN_FOLDERS]:
+        if (path.exists() or path.is_symlink()) and not path.is_dir():
+            raise RunDirError(f"{path} is not a folder, where the run keeps one; move it away, or choose another directory")
+
+
 def check_saved_records(run_dir: Path) -> None:
     """Read what a continued run reads back (its example records, its memory records) before any model loads:
     a damaged file raises :class:`RunDirError` naming it. A last line of ``examples.jsonl`` torn by a crash
@@ -154,7 +178,10 @@ def check_saved_records(run_dir: Path) -> None:
     for pattern in MEMORY_RECORDS:
         for path in sorted(run_dir.glob(pattern)):
             if not isinstance(read_json_file(path, RunDirError, "memory record"), dict):
-                raise RunDirError(f"memory record {path} is not a JSON object; the file was damaged")
+                raise RunDirError(
+                    f"memory record {path} is not a JSON object; the file was damaged: "
+                    "delete it (that memory is built again) or start the run in another directory"
+                )
 
 
 def resumed_program(argv: list[str]) -> str | None:
@@ -178,6 +205,8 @@ def continues(
 ) -> bool:
     """Whether ``run_dir`` already holds the run ``requested`` asks for (to be continued); raises
     :class:`RunDirError` on another run's directory, before any model loads."""
+    if run_dir is not None and run_dir.is_dir():
+        refuse_damaged_entries(run_dir)
     if run_dir is not None and (run_dir / "config.json").exists():
         check_same_config(read_config(run_dir), requested, run_dir, keys=keys, defaults=defaults)
         check_saved_records(run_dir)

@@ -29,6 +29,7 @@ from memreason.lm.response_cache import open_response_cache
 
 from .errors import UsageError
 from .options import LMOptions
+from .resume import refuse_damaged_entries
 
 # What depends on the process that produced the results (timings, threads, resumption).
 TIMING_KEYS = ("wall_seconds", "execution")
@@ -126,8 +127,9 @@ _response_cache_lock = threading.Lock()
 def use_response_cache(directory: Path) -> None:
     """Keep DSPy's response cache in ``directory`` (with the run, never silently in the home directory).
 
-    Reading it never runs code (:func:`memreason.lm.response_cache.open_response_cache`: a
-    planted object is refused with a warning and asked of the LM again). The same directory
+    Reading it never runs code (:func:`memreason.lm.response_cache.open_response_cache`: answers
+    are stored as JSON; a damaged or planted entry, or a pickle an earlier version left, is refused
+    with a warning and asked of the LM again). The same directory
     again keeps the open cache; another one closes the disk cache this
     process opened before, so a process that runs many cells or studies holds one set of
     file descriptors, not one per run.
@@ -151,6 +153,7 @@ def open_run_dir(path: Path | None, name: str, cache: Path | None) -> Path:
     with DSPy's response cache in it (or in ``cache``)."""
     run_dir = path or new_run_dir(Path("runs"), name)
     run_dir.mkdir(parents=True, exist_ok=True)
+    refuse_damaged_entries(run_dir)
     hold_run_dir(run_dir)
     use_response_cache(cache or run_dir / "dspy_cache")  # with the run (or where the user says), never in the home directory
     return run_dir

@@ -54,6 +54,13 @@ def state_digest(program, name: str, state: Path | None, *, load: str = "load") 
         getattr(program, load)(str(state))
     except FileNotFoundError:
         raise TunedError(f"--program-state {state}: no such file") from None
+    except KeyError as exc:
+        if exc.args != ("metadata",):  # a saved program, of another program: its predictors are not these
+            raise TunedError(f"--program-state {state} does not fit {name}: {exc}") from None
+        raise TunedError(  # no saved program at all: a study's best.json, a memory, a config
+            f"--program-state {state} is not a saved program state (it has no 'metadata'); give the program.json or "
+            "best_program.json a compile or study wrote (a study's best.json goes to --config)"
+        ) from None
     except Exception as exc:  # a state saved from another program or other knobs
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TunedError(f"--program-state {state} does not fit {name}: {first}") from None

@@ -66,6 +66,7 @@ def resolve_lm(
     and server errors itself (``memreason.lm.faults``), so DSPy's own retries stay at its default
     here and are turned off only where the harness wraps the LM.
     """
+    local = local_model_file(spec) if spec is not None and spec.startswith("local:") else None  # before LiteLLM's import
     import_litellm()
     if spec is None or spec == EMBEDDED:
         try:
@@ -73,13 +74,8 @@ def resolve_lm(
         except EmbeddedModelMissing as exc:
             raise LMConfigError(str(exc)) from None
         return _local_choice(EMBEDDED, path, temperature, max_tokens, cache, slots)
-    if spec.startswith("local:"):
-        path = Path(spec.removeprefix("local:")).expanduser()
-        if not path.is_file():
-            raise LMConfigError(f"no GGUF file at {path}")
-        if not is_gguf(path):
-            raise LMConfigError(f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes)")
-        return _local_choice(spec, path, temperature, max_tokens, cache, slots)
+    if local is not None:
+        return _local_choice(spec, local, temperature, max_tokens, cache, slots)
     if spec.startswith(f"{PROVIDER}/"):  # a llama-server of the user's own
         if not api_base:
             raise LMConfigError(f"{spec} names a llama-server of your own: give its address with --api-base http://HOST:PORT/v1")
@@ -90,7 +86,9 @@ def resolve_lm(
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
     if api_base:
-        kwargs["api_base"] = api_base
+        kwargs["api_base"], key = split_credentials(api_base)
+        if key:
+            kwargs["api_key"] = key
     if timeout:
         kwargs["timeout"] = timeout
     try:
@@ -104,7 +102,7 @@ def import_litellm() -> None:
     """Import LiteLLM whole, in the calling thread, before any worker thread needs it.
 
     DSPy imports LiteLLM on first use and hands out whatever ``sys.modules`` holds; reading a
-    cached LiteLLM response also imports it (the unpickler loads its classes). When a run's first
+    cached answer can import it (DSPy turns a replay back into its response types). When a run's first
     tasks are answered from the cache, a worker thread can be importing LiteLLM that way while
     another makes the first live call and gets the half-imported module: "partially initialized
     module 'litellm' has no attribute 'completion'", and the task fails. Imported here first, it
@@ -137,6 +135,32 @@ def is_gguf(path: Path) -> bool:
             return handle.read(4) == b"GGUF"
     except OSError:
         return False
+
+
+def split_credentials(api_base: str) -> tuple[str, str | None]:
+    """``api_base`` without its ``user:password@`` part, and the password (None without one).
+
+    The address goes to the client as a host and path only (with the credentials in it, the client takes
+    ``user:password@host`` for a host name); the password goes as the API key, sent in a header of its own
+    (``Authorization: Bearer``, as llama-server, vLLM and LiteLLM's proxy check it)."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(api_base)
+    if "@" not in parts.netloc:
+        return api_base, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    password = userinfo.partition(":")[2] if ":" in userinfo else userinfo
+    return urlunsplit(parts._replace(netloc=host)), unquote(password) or None
+
+
+def local_model_file(spec: str) -> Path:
+    """The GGUF file ``local:PATH`` names, or :class:`LMConfigError` at once (no import, no server) when there is none."""
+    path = Path(spec.removeprefix("local:")).expanduser()
+    if not path.is_file():
+        raise LMConfigError(f"no GGUF file at {path}")
+    if not is_gguf(path):
+        raise LMConfigError(f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes)")
+    return path
 
 
 def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool, slots: int) -> LMChoice:

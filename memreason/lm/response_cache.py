@@ -1,55 +1,213 @@
-"""DSPy's response cache, opened so that reading it never runs code.
+"""DSPy's response cache, kept on disk as data so that reading it never runs code.
 
-DSPy keeps LM responses on disk as pickles. A pickle can name any callable, so an
-unrestricted cache in a shared run directory (or a project-wide ``--cache``) runs whatever
-was planted in it when a run resumes. :func:`open_response_cache` opens the cache with
-DSPy's restricted unpickler (``restrict_pickle=True``): only LiteLLM's and OpenAI's response
-types, plain containers and numpy arrays load; anything else is refused, logged as a
-warning, deleted, and the call is asked of the LM again (a cache miss).
+DSPy keeps LM responses on disk as pickles, and a pickle can name any callable: a cache in a
+shared run directory (or a project-wide ``--cache``) runs whatever was planted in it when a
+run resumes. DSPy's restricted unpickler does not close that door (it trusts whole module
+trees, and a dotted name reaches beyond them). So the disk layer here stores no pickle at all:
+:func:`open_response_cache` makes ``dspy.cache`` a ``DataCache``, DSPy's own ``Cache``
+(same keys, same memory cache, same hit and miss rules) whose disk layer is a
+:class:`JsonDisk`: one SQLite file, ``responses.sqlite3``, holding each answer as JSON text.
+
+- An answer replays exactly as it was stored: only plain data is written (dicts with string
+  keys, lists, strings, numbers, booleans, None), which JSON gives back unchanged. An answer
+  that is not plain data (an SDK object from LiteLLM's compatibility path) stays in memory
+  for the process and is asked again in the next one.
+- An entry that is not such JSON (damaged, or planted) is refused with one warning and is a
+  miss: the call is asked of the LM again and the answer replaces it.
+- A cache written by an earlier version (DSPy's pickles, ``cache.db`` files) is never
+  unpickled: its keys are read as text, and each entry a run asks for is refused with one
+  warning, then asked of the LM again.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
+import sqlite3
+import threading
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-__all__ = ["open_response_cache", "SAFE_TYPES"]
+__all__ = ["open_response_cache", "JsonDisk", "STORE_NAME"]
 
 logger = logging.getLogger(__name__)
 
-# Types beyond DSPy's own allowlist that this library's LM calls store. The responses it caches are
-# LiteLLM ``ModelResponse`` objects and plain dicts (both allowed by DSPy already), so none are needed.
-SAFE_TYPES: tuple[type, ...] = ()
+STORE_NAME = "responses.sqlite3"
+_MISSING = object()
+
+
+def is_plain(value: Any) -> bool:
+    """Whether ``value`` is data that JSON gives back unchanged (no tuples, no non-string keys, no objects)."""
+    if value is None or type(value) in (str, int, float, bool):
+        return True
+    if type(value) is list:
+        return all(is_plain(item) for item in value)
+    if type(value) is dict:
+        return all(type(key) is str and is_plain(item) for key, item in value.items())
+    return False
+
+
+def legacy_keys(directory: Path) -> set[str]:
+    """The keys of a cache an earlier version wrote in ``directory`` (DSPy's ``cache.db`` files), read as text.
+
+    Only the key column is read, through a read-only connection; the pickled values are never touched.
+    """
+    keys: set[str] = set()
+    for db in [directory / "cache.db", *sorted(directory.glob("*/cache.db"))]:
+        if not db.is_file():
+            continue
+        try:
+            with closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as old:
+                keys.update(key for (key,) in old.execute("SELECT key FROM Cache") if isinstance(key, str))
+        except sqlite3.Error:
+            continue  # not a cache we can list: nothing of it is read either way
+    return keys
+
+
+def from_json(text: str) -> Any:
+    """The data ``text`` holds (JSON can hold nothing else), or ``_MISSING`` when it is not JSON.
+
+    orjson reads it when it can (faster); the standard library when orjson cannot (integers beyond
+    64 bits, NaN), so every value :meth:`JsonDisk.set` wrote comes back.
+    """
+    import orjson
+
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _MISSING
+
+
+class JsonDisk:
+    """A key-value store of JSON text in one SQLite file: the disk layer of :class:`DataCache`.
+
+    It answers what DSPy's ``Cache`` asks of its disk cache (``get``, ``set``, ``delete``, ``in``,
+    ``close``). Safe to share between threads (one connection behind a lock) and processes (SQLite's
+    own locking, write-ahead log).
+    """
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / STORE_NAME
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        except sqlite3.DatabaseError as exc:  # not a database (damaged, or some other file under this name)
+            self._db.close()
+            if "locked" in str(exc) or "full" in str(exc):
+                raise
+            from .resolve import LMConfigError
+
+            raise LMConfigError(
+                f"response cache {self.path} is damaged ({exc}); move it away (its answers are asked again) or give another --cache"
+            ) from None
+        self._legacy = legacy_keys(self.directory)
+        self._reported: set[str] = set()
+        self._kept_in_memory: set[str] = set()
+        if self._legacy:
+            logger.debug("response cache %s: %d entries of an earlier version, never read", self.directory, len(self._legacy))
+
+    def _refuse(self, key: str, why: str) -> None:
+        """Say once for ``key`` that its entry was refused and the call is asked again."""
+        with self._lock:
+            if key in self._reported:
+                return
+            self._reported.add(key)
+        logger.warning("response cache %s: refused an entry (%s); the call is asked of the LM again", self.directory, why)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The answer stored under ``key``, or ``default`` (a miss) when there is none or it is not plain JSON."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            if key in self._legacy:
+                self._refuse(key, "stored as a pickle by an earlier version, never read")
+            return default
+        value = _MISSING if not isinstance(row[0], str) else from_json(row[0])
+        if value is _MISSING:
+            self._refuse(key, "not JSON data: damaged, or written by something else")
+            return default
+        return value
+
+    def set(self, key: str, value: Any) -> None:
+        """Store ``value`` under ``key`` as JSON; an answer that is not plain data is not stored (memory only)."""
+        if not is_plain(value):
+            if key not in self._kept_in_memory:
+                self._kept_in_memory.add(key)
+                logger.debug("response cache %s: a %s answer is not plain data; kept in memory only", self.directory, type(value))
+            return
+        text = json.dumps(value)  # ASCII: even a lone surrogate comes back as it went in
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, text))
+
+    def delete(self, key: str) -> bool:
+        """Forget ``key``; whether it was there."""
+        with self._lock:
+            return self._db.execute("DELETE FROM responses WHERE key = ?", (key,)).rowcount > 0
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def __iter__(self):
+        with self._lock:
+            keys = [key for (key,) in self._db.execute("SELECT key FROM responses")]
+        return iter(keys)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+@functools.cache
+def _data_cache_class() -> type:
+    """:class:`DataCache`, built on DSPy's ``Cache`` when first asked for (DSPy is imported late)."""
+    from dspy.clients.cache import Cache
+
+    class DataCache(Cache):
+        """DSPy's two-level response cache (memory, then disk) whose disk layer is a :class:`JsonDisk`.
+
+        Keys, the memory cache, and what counts as a hit or a miss are DSPy's own; only what is
+        written to and read back from disk differs: JSON text, never a pickle.
+        """
+
+        def __init__(self, directory: Path, memory_max_entries: int = 1_000_000):
+            super().__init__(
+                enable_disk_cache=False,
+                enable_memory_cache=True,
+                disk_cache_dir=str(directory),
+                memory_max_entries=memory_max_entries,
+            )
+            self.enable_disk_cache = True
+            self.disk_cache = JsonDisk(Path(directory))
+
+    return DataCache
 
 
 def open_response_cache(directory: Path) -> Any:
-    """Make ``dspy.cache`` a disk and memory cache in ``directory`` that never unpickles arbitrary objects.
+    """Make ``dspy.cache`` a memory and disk cache in ``directory`` that stores data, never pickles.
 
-    Returns the new cache. An entry that the restricted unpickler refuses is reported once
-    per entry as a warning naming the directory, then treated as a miss (DSPy deletes it).
+    Returns the new cache (a ``DataCache``). What an earlier version left in ``directory``
+    is never unpickled: each of its entries a run asks for is refused with one warning and asked
+    of the LM again.
     """
     import dspy
-    from dspy.clients.disk_serialization import DeserializationError
 
-    where = str(Path(directory).resolve())
-    dspy.configure_cache(
-        enable_disk_cache=True,
-        enable_memory_cache=True,
-        disk_cache_dir=where,
-        restrict_pickle=True,
-        safe_types=list(SAFE_TYPES),
-    )
-    cache = dspy.cache
-    disk = cache.disk_cache
-    read = disk.get
-
-    def get(key: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return read(key, *args, **kwargs)
-        except DeserializationError as exc:
-            logger.warning("response cache %s: refused an entry (%s); the call is asked again", where, exc)
-            raise
-
-    disk.get = get  # DSPy's Cache.get turns the refusal into a miss and deletes the entry
+    cache = _data_cache_class()(Path(directory).resolve())
+    with dspy._cache_lock:
+        dspy.cache = cache
     return cache

@@ -61,6 +61,19 @@ def test_litellm_is_imported_whole_before_a_run_starts_its_threads():
     assert run.stdout.strip() == "whole"
 
 
+def test_a_local_model_file_that_is_not_there_is_refused_before_litellm_is_imported(tmp_path):
+    script = (
+        "import sys\n"
+        "from memreason.eval.cli import main\n"
+        "code = main(['hdr', '--level', '1', '--lm', 'local:/no/such.gguf', '--out', sys.argv[1]])\n"
+        "print(code, 'litellm' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "run")], capture_output=True, text=True, timeout=120)
+    assert run.stdout.split() == ["2", "False"], run.stderr[-2000:]
+    assert run.stderr.strip().splitlines() == ["error: no GGUF file at /no/such.gguf"]
+    assert not (tmp_path / "run").exists()
+
+
 def test_unknown_lm_and_missing_key(monkeypatch):
     with pytest.raises(LMConfigError, match="unknown LM"):
         resolve_lm("nonsense-model-xyz")

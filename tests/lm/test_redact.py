@@ -6,6 +6,7 @@ import pytest
 
 import memreason.eval.cli as cli
 from memreason.lm.redact import redact
+from memreason.lm.resolve import split_credentials
 from memreason.lm.stub_server import StubServer
 
 
@@ -29,20 +30,56 @@ def test_redact_walks_structures():
     assert redact({"a": ["http://u:p@h/"], "b": ("x", 1), "c": None}) == {"a": ["http://***@h/"], "b": ("x", 1), "c": None}
 
 
-def test_a_run_records_no_password_from_its_api_base(tmp_path, monkeypatch):
+def test_split_credentials_takes_the_password_out_of_the_address():
+    assert split_credentials("http://me:s%40cret@host:8000/v1") == ("http://host:8000/v1", "s@cret")
+    assert split_credentials("http://token@host/v1") == ("http://host/v1", "token")
+    assert split_credentials("http://host:8000/v1") == ("http://host:8000/v1", None)
+
+
+def test_an_api_base_with_a_password_works_and_no_file_the_run_writes_holds_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     out = tmp_path / "run"
     with StubServer(latency=0, fail_rate=0, lifetime=60) as stub:
         url = stub.url
         base = url.replace("http://", "http://someone:hunter2@")
         argv = ["episodic", "--level", "1", "--limit", "2", "--lm", "openai/stub", "--api-base", base, "--lm-retries", "0"]
-        # DSPy's own client may not take credentials in the URL (then every call fails, exit 1): either way none is written
-        assert cli.main([*argv, "--out", str(out), "--no-progress"]) in (0, 1)
+        mlflow = ["--mlflow", f"sqlite:///{tmp_path / 'mlflow.db'}"]
+        assert cli.main([*argv, "--out", str(out), "--no-progress", *mlflow]) == 0  # the address works
+        assert stub.stats()["served"]["ok"] >= 2
     config = json.loads((out / "config.json").read_text())
     assert config["api_base"] == url.replace("http://", "http://***@")
-    written = [p for p in out.rglob("*") if p.is_file() and "dspy_cache" not in p.parts]
-    assert len(written) >= 4  # config, examples, results, report
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) >= 6 and (tmp_path / "mlflow.db").is_file()  # config, examples, results, report, cache, mlflow.db
     assert not [p for p in written if b"hunter2" in p.read_bytes()]
+    out_err = capsys.readouterr()
+    assert "hunter2" not in out_err.out + out_err.err
+
+
+def test_a_password_in_the_address_of_a_dead_server_is_in_no_message_nor_trace(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    import memreason.optimize.cli as optimize_cli
+
+    base = "http://someone:hunter2@127.0.0.1:9/v1"
+    mlflow = ["--mlflow", f"sqlite:///{tmp_path / 'mlflow.db'}"]
+    argv = [
+        "hdr",
+        "--level",
+        "1",
+        "--trials",
+        "1",
+        "--limit",
+        "2",
+        "--lm",
+        "openai/stub",
+        "--api-base",
+        base,
+        "--lm-retries",
+        "0",
+    ]
+    assert optimize_cli.main([*argv, "--out", str(tmp_path / "study"), *mlflow]) == 1
+    out_err = capsys.readouterr()
+    assert "hunter2" not in out_err.out + out_err.err and "127.0.0.1:9" in out_err.err
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and b"hunter2" in p.read_bytes()]
 
 
 def test_a_run_whose_api_base_held_a_password_resumes_only_with_the_url_given_again(tmp_path, monkeypatch, capsys):

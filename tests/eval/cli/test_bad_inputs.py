@@ -192,6 +192,15 @@ CASES: list[Case] = [
         {"run": arc_run(), "run/memory/run0/step-0002.json": TRUNCATED, **SPLIT},
     ),
     Case("resume-saved-config-a-list", "--resume run", {"run": et_run(), "run/config.json": [1]}),
+    Case("resume-results-a-directory", "--resume run", {"run": et_run(), "run/results.json": DIR}),
+    Case("resume-examples-a-directory", "--resume run", {"run": et_run(), "run/examples.jsonl": DIR}),
+    Case("resume-traces-a-file", "--resume run", {"run": et_run(), "run/traces": "x"}),
+    Case("resume-dspy-cache-a-file", "--resume run", {"run": et_run(), "run/dspy_cache": "x"}),
+    Case("resume-lock-a-directory", "--resume run", {"run": et_run(), "run/.lock": DIR}),
+    Case("resume-processes-a-directory", "--resume run", {"run": et_run(), "run/processes.jsonl": DIR}),
+    Case("resume-memory-record-a-directory", "--resume run", {"run": et_run(), "run/memory-run0.json": DIR}),
+    Case("resume-arc-results-a-directory", "--resume run", {"run": arc_run(), "run/results.json": DIR, **SPLIT}),
+    Case("resume-arc-memory-a-file", "--resume run", {"run": arc_run(), "run/memory": "x", **SPLIT}),
     Case("resume-saved-budget-tokens-zero", "--resume run", {"run": et_run(budget_tokens=0)}),
     Case("resume-saved-budget-usd-nan", "--resume run", {"run": et_run(budget_usd="nan")}),
     Case("resume-budget-usd-of-an-embedded-run", "--resume run --budget-usd 1", {"run": et_run()}),
@@ -450,6 +459,10 @@ def _write(root: Path, files: dict[str, Any]) -> None:
     for name, content in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir() and content is not DIR:
+            shutil.rmtree(path)  # a folder of a copied run, replaced by a file
+        elif path.is_file() and content is DIR:
+            path.unlink()  # a file of a copied run, replaced by a folder
         if content is DIR:
             path.mkdir(exist_ok=True)
         elif isinstance(content, dict) and "copy" in content:
@@ -500,6 +513,33 @@ def test_show_says_a_trace_is_damaged_instead_of_showing_no_calls(tmp_path, caps
     assert "run/traces/memory-run0.json.gz is damaged" in capsys.readouterr().out
 
 
+def test_a_studys_best_json_as_program_state_says_what_it_is_and_where_it_goes(tmp_path, capsys):
+    _write(tmp_path, {"best.json": {"program": "hdr", "level": 1, "knobs": {"K": 2}, "value": 0.5, "trial": 3}})
+    before = _tree(tmp_path)
+    assert eval_main(["hdr", "--level", "1", "--program-state", "best.json"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: --program-state best.json is not a saved program state") and "goes to --config" in line
+    assert _tree(tmp_path) == before
+
+
+def test_show_reads_a_run_it_cannot_write(tmp_path, monkeypatch, capsys):
+    """A run directory someone else owns (or a read-only mount): shown in full, with no picture drawn into it."""
+    import PIL.Image
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")  # what writing into a directory the user cannot write gives
+
+    _write(tmp_path, {"run": et_run()})
+    before = _tree(tmp_path)
+    monkeypatch.setattr(PIL.Image.Image, "save", refuse)
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    record = json.loads((tmp_path / "run" / "examples.jsonl").read_text().splitlines()[0])
+    assert eval_main(["show", "run", "--id", str(record["id"]), "--width", "200"]) == 0
+    out, err = capsys.readouterr()
+    assert "image: not written (run cannot be written)" in out and "Traceback" not in out + err
+    assert _tree(tmp_path) == before
+
+
 def test_show_leaves_a_torn_last_line_for_the_run_to_repair(tmp_path, capsys):
     _write(tmp_path, {"run": et_run()})
     examples = tmp_path / "run" / "examples.jsonl"
@@ -507,3 +547,27 @@ def test_show_leaves_a_torn_last_line_for_the_run_to_repair(tmp_path, capsys):
     before = examples.read_bytes()
     assert eval_main(["show", "run", "--width", "200"]) == 0
     assert examples.read_bytes() == before
+
+
+# -- a path that is no regular file: refused at once, not read for ever --------------------------------
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        "hdr --level 1 --rules pipe",
+        "hdr --level 1 --config pipe",
+        "hdr --level 1 --program-state pipe",
+        "arcmemo_ps --split val100 --memory pipe",
+        "score_submission pipe --split val100",
+    ],
+)
+def test_a_fifo_is_refused_at_once(argv, tmp_path, monkeypatch, capsys):
+    import os
+
+    os.mkfifo(tmp_path / "pipe")  # no writer: reading it would wait for ever
+    assert eval_main(shlex.split(argv)) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "pipe" in lines[0], lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]

@@ -142,3 +142,21 @@ def test_fail_share_states_how_many_failures_end_in_exit_1(tmp_path, monkeypatch
         assert 2 <= failed < 8  # some scenes failed, not all
     assert codes == {"1": 0, "0.2": 1}
     assert "of the 8 scenes answered failed" in capsys.readouterr().err
+
+
+def test_a_build_that_abstracts_no_entry_keeps_the_memory_file_and_exits_1(tmp_path, tiny, no_sandbox_pool, monkeypatch, capsys):
+    engine = ScriptedEngine(Script(pseudocode={"pseudocode": "1. flip"}, concepts={"concepts": []}))
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: choice(engine, spec or "embedded"))
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    (solutions / "a_flip.py").write_text(FLIP)
+    out = tmp_path / "ps.json"
+    before = json.dumps({"format": "ps", "concepts": [{"title": "one", "kind": "routine"}]})
+    out.write_text(before)
+    argv = ["build_memory", "--format", "ps", "--split", str(tiny), "--solutions", str(solutions), "--out", str(out)]
+    assert eval_main([*argv, "--run-dir", str(tmp_path / "log"), "--no-progress"]) == 1
+    assert out.read_text() == before  # not replaced by an empty memory
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(err)
+    assert err[-1].startswith("error: run stopped: 1 of 1 tasks abstracted, but into no entry") and str(out) in err[-1]
+    assert (tmp_path / "log" / "examples.jsonl").read_text().strip()  # the run keeps what was answered
