@@ -27,16 +27,24 @@ from .resume import resumed_args
 __all__ = ["register"]
 
 
+def _runs_on() -> dict[str, list[str]]:
+    """The programs ``python -m eval <program>`` evaluates, each with the tasks it runs on: those of every registered
+    task but ARC's grids (which have their own command, with ``--split``) and stream tasks' (:mod:`.stream`)."""
+    found: dict[str, list[str]] = {}
+    for name in task_names():
+        task = get_task(name)
+        if task.kind not in (GRIDS, STREAM):
+            for program in task.programs():
+                found.setdefault(program, []).append(name)
+    return found
+
+
 def _evaluated() -> list[str]:
-    """The programs ``python -m eval <program>`` evaluates: those of every registered task but ARC's grids (which
-    have their own command, with ``--split``) and stream tasks' (:mod:`.stream`)."""
-    tasks = [get_task(name) for name in task_names()]
-    return list(dict.fromkeys(p for task in tasks if task.kind not in (GRIDS, STREAM) for p in task.programs()))
+    return list(_runs_on())
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    for name in _evaluated():
-        tasks = [t for t in task_names() if name in get_task(t).programs()]
+    for name, tasks in _runs_on().items():
         where = " or ".join(tasks)
         parser = commands.add_parser(name, help=f"evaluate {name} (--task {where})", description=f"Evaluate {name} on {where}.")
         _options(parser)

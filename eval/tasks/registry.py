@@ -70,6 +70,9 @@ def load_plugins() -> None:
         if name not in _loaded:
             _loaded.add(name)
             _import(name)
+    if ENTRY_POINTS in _loaded:  # the installed packages' entry points, read once a process
+        return
+    _loaded.add(ENTRY_POINTS)
     for point in entry_points(group=ENTRY_POINTS):
         if f"entry point {point.name}" not in _loaded:
             _loaded.add(f"entry point {point.name}")
