@@ -58,10 +58,10 @@ def opener(kind: str, directory: Path):
     """A function that opens the ``kind`` cache in ``directory`` afresh (empty memory)."""
     from dspy.clients.cache import Cache
 
-    from memreason.lm.response_cache import _data_cache_class
+    from memreason.lm.response_cache import data_cache_class
 
     if kind == "memreason (JSON)":
-        return lambda: _data_cache_class()(directory)
+        return lambda: data_cache_class()(directory)
     restricted = kind == "DSPy, restricted pickle"
     return lambda: Cache(
         enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory), restrict_pickle=restricted

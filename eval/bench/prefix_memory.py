@@ -1,6 +1,6 @@
 """Memory's tokens evaluated once: a stream program's prompts with the memory before the problem, and after it.
 
-    python -m memreason.eval.bench prefix_memory [--program cheatsheet_cu] [--task rg:puzzle24] [--size 8]
+    python -m memreason.eval.bench prefix_memory [--program cheatsheet_cu] --task rg:puzzle24 [--size 8]
     python -m memreason.eval.bench prefix_memory --lm openai/x --api-base http://127.0.0.1:8080/v1   # a running server
 
 The program's memory is seeded from ``--seed-size`` seed problems' reference answers and then frozen; the same
@@ -89,7 +89,7 @@ def one_pass(program: Any, items: list, lm: Any, root: str | None) -> dict[str, 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m memreason.eval.bench prefix_memory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--program", default="cheatsheet_cu", help="a stream program (default cheatsheet_cu)")
-    parser.add_argument("--task", default="rg:puzzle24", help="a stream task (default rg:puzzle24)")
+    parser.add_argument("--task", required=True, help="a stream task, such as rg:puzzle24")
     parser.add_argument("--size", type=int, default=8, help="items answered in each pass (default 8)")
     parser.add_argument("--seed-size", type=int, default=8, help="seed problems written to memory first (default 8)")
     parser.add_argument("--seed", type=int, default=0)

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, parser: Parser) -> int:
             parser,
             args,
             identity_keys(EvaluateOptions, extra=("program", "knobs", "program_state_sha256")),
-            kind="an evaluation of a program on a task",
+            kind="an Experience-Transfer run (or a problem task's)",
             programs=_evaluated(),
         )
     task = get_task(args.task) if args.task is not None else default_task(args.program)

@@ -174,7 +174,7 @@ class JsonDisk:
 
 
 @functools.cache
-def _data_cache_class() -> type:
+def data_cache_class() -> type:
     """:class:`DataCache`, built on DSPy's ``Cache`` when first asked for (DSPy is imported late)."""
     from dspy.clients.cache import Cache
 
@@ -207,7 +207,7 @@ def open_response_cache(directory: Path) -> Any:
     """
     import dspy
 
-    cache = _data_cache_class()(Path(directory).resolve())
+    cache = data_cache_class()(Path(directory).resolve())
     with dspy._cache_lock:
         dspy.cache = cache
     return cache

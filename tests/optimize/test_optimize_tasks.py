@@ -19,7 +19,7 @@ from memreason.optimize.lms import SCRIPTED_ENV, resolve
 from memreason.optimize.space import default_space
 from memreason.programs.registry import PROBLEMS
 
-LM = "scripted:optimize_lms:problems"
+LM = "scripted:tests.helpers.optimize_lms:problems"
 
 
 @pytest.fixture(autouse=True)

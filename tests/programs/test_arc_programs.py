@@ -17,6 +17,7 @@ from memreason.programs import (
 )
 from memreason.programs.arcmemo.arc_program import Feedback
 from memreason.programs.arcmemo.cheatsheet import curated_entries
+from memreason.programs.registry import GRIDS
 from memreason.signatures import OEConcept, PSConcept
 from tests.helpers.arc_helpers import FLIP, PS_CONCEPT, flip_task, last_given, recolor_task, sandbox  # noqa: F401
 from tests.helpers.scripted_answers import Script, given
@@ -381,7 +382,7 @@ def test_a_continual_write_keeps_the_verified_program_with_each_concept_it_adds_
 
 
 def test_the_arc_programs_are_registered():
-    assert {n for n, s in PROGRAMS.items() if s.task == "arc"} == {
+    assert {n for n, s in PROGRAMS.items() if s.kind == GRIDS} == {
         "baseline",
         "cheatsheet",
         "arcmemo_oe",

@@ -58,7 +58,7 @@ def evaluate(tmp_path, program, memory: ScriptedEngine, task: ScriptedEngine, **
 
 @pytest.mark.parametrize("name", NEW_PROGRAMS)
 def test_each_program_is_registered_builds_and_answers(tmp_path, name):
-    assert PROGRAMS[name].task == "experience_transfer"
+    assert PROGRAMS[name].kind == SCENES
     memory, task = ScriptedEngine(memory_script()), ScriptedEngine(oracle_counter())
     results = evaluate(tmp_path, name, memory, task)
     assert results["accuracy"]["mean"] == 1.0 and len(task.calls) == 4

@@ -209,7 +209,20 @@ def test_the_prefix_reuse_benchmark_runs_against_a_stand_in_server(monkeypatch, 
 
     monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
     with StubServer(latency=0, fail_rate=0) as stub:
-        argv = ["--program", "fewshot", "--size", "2", "--seed-size", "2", "--lm", "openai/stub", "--api-base", stub.url]
+        argv = [
+            "--program",
+            "fewshot",
+            "--task",
+            "rg:puzzle24",
+            "--size",
+            "2",
+            "--seed-size",
+            "2",
+            "--lm",
+            "openai/stub",
+            "--api-base",
+            stub.url,
+        ]
         assert bench(argv) == 0
         erased = [a for a in stub.stats()["slot_actions"] if a.endswith("action=erase")]
     out = capsys.readouterr().out
@@ -217,7 +230,7 @@ def test_the_prefix_reuse_benchmark_runs_against_a_stand_in_server(monkeypatch, 
     sent = [int(line.split("sent per item")[1].split(",")[0]) for line in out.splitlines() if "sent per item" in line]
     assert len(sent) == 2 and all(n > 0 for n in sent)
     assert len(erased) >= 2  # the slots were erased before each pass
-    assert bench(["--program", "hdr"]) == 2 and "does not run on rg:puzzle24" in capsys.readouterr().out
+    assert bench(["--program", "hdr", "--task", "rg:puzzle24"]) == 2 and "does not run on rg:puzzle24" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("learn_from, verdicts", [("self", {"True"}), ("none", {"None"}), ("reference", {"True", "False"})])
