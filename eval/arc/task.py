@@ -46,12 +46,6 @@ class Arc(Task):
     def item_key(self, record: dict[str, Any], config: dict[str, Any]) -> str:
         return str(record["id"])
 
-    def row_label(self, results: dict[str, Any]) -> str:
-        return f"{results.get('program', '?')} on {results.get('split', '?')}"
-
-    def describe_item(self, record: dict[str, Any]) -> str:
-        return f"official score {official(record):g}"
-
     def show_setting(self, config: dict[str, Any]) -> str:
         return show.setting(config)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, ClassVar
 
 from memreason.programs.registry import SCENES
@@ -27,7 +26,7 @@ class ExperienceTransfer(Task):
     summary: ClassVar[str] = "the HDR paper's Experience-Transfer scenes: count the anomalous objects (--level 1-3)"
 
     def run(self, options: Any, *, spend: Any = None) -> Any:
-        return run_cell(replace(options, task=self.name) if options.task != self.name else options, spend=spend)
+        return run_cell(options, spend=spend)  # it records its own task name
 
     def claims(self, record: dict[str, Any]) -> bool:
         return record.get("task") in (None, self.name) and "split" not in record and "format" not in record
@@ -37,12 +36,6 @@ class ExperienceTransfer(Task):
         another scene)."""
         seed, rules = config.get("seed") or 0, config.get("rules")
         return str(record["id"]) if (seed, rules) == (0, None) else f"{record['id']} (seed {seed}, rules {rules})"
-
-    def row_label(self, results: dict[str, Any]) -> str:
-        return f"{results.get('program', '?')} L{results.get('level', '?')}"
-
-    def describe_item(self, record: dict[str, Any]) -> str:
-        return f"{record.get('objects')} objects: counted {record.get('prediction')!r}, target {record.get('target')!r}"
 
     def show_setting(self, config: dict[str, Any]) -> str:
         return show.setting(config)

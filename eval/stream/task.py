@@ -85,10 +85,6 @@ class GymTask(Task):
         seed = config.get("seed") or 0
         return f"{self.name} {record['id']}" + (f" (seed {seed})" if seed else "")
 
-    def describe_item(self, record: dict[str, Any]) -> str:
-        question = str(record.get("question", "")).strip().splitlines()[:1]
-        return f"{question[0][:60] if question else ''} -> {record.get('prediction')!r} (target {record.get('target')!r})"
-
 
 def gym_task(name: str) -> GymTask | None:
     """The task ``rg:NAME`` names (:class:`UsageError` for an unknown dataset); None for a name not ``rg:``."""

@@ -114,8 +114,5 @@ class ProblemTask(Task):
         options = replace(options, task=self.name) if options.task != self.name else options
         return run_inductive_cell(options, benchmark=self, spend=spend)
 
-    def describe_item(self, record: dict[str, Any]) -> str:
-        return f"{record.get('query')} -> {record.get('prediction')!r} (target {record.get('target')!r})"
-
     def report_sections(self) -> tuple[Section, ...]:
         return (checked,)

@@ -95,14 +95,6 @@ class Task:
         value = results.get(self.headline)
         return value.get("std") if isinstance(value, dict) else None
 
-    def row_label(self, results: dict[str, Any]) -> str:
-        """A run's row in a report: its program and what it ran on."""
-        return f"{results.get('program', '?')} on {self.name}"
-
-    def describe_item(self, record: dict[str, Any]) -> str:
-        """One line for an example in ``show``'s list: what was asked, what came back."""
-        return f"{record.get('prediction')!r} (target {record.get('target')!r})"
-
     # -- what show prints (python -m eval show RUN_DIR) ------------------------------------------------
 
     def show_title(self) -> str:
