@@ -77,7 +77,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _options(parser: Parser) -> None:
     data = parser.add_argument_group("data")
-    add(data, "--task", help="rg:NAME, any reasoning-gym dataset (python -m eval tasks --gym lists them)")
+    add(
+        data,
+        "--task",
+        help="rg:NAME, any reasoning-gym dataset (python -m eval tasks --gym lists them), or et:L1-et:L3, Experience-Transfer's scenes",
+    )
     data.add_argument(
         "--task-config",
         type=json_object("--task-config"),
@@ -164,7 +168,7 @@ def run(args: argparse.Namespace, parser: Parser) -> int:
     if args.resume is not None:
         args = resumed_args(parser, args, IDENTITY, kind="an evaluation of a stream program", programs=stream_programs())
     if not args.task:
-        raise UsageError(f"{args.program} runs on a stream task: give --task rg:NAME (e.g. --task rg:puzzle24)")
+        raise UsageError(f"{args.program} runs on a stream task: give --task rg:NAME (e.g. --task rg:puzzle24) or et:L1-et:L3")
     task = get_task(args.task)
     why = task.why_not(args.program) if hasattr(task, "why_not") else f"{task.name} is not a stream task"
     if why is not None:

@@ -170,8 +170,8 @@ def task_for(record: dict[str, Any]) -> Task:
 
 
 def _on_demand(name: str) -> None:
-    """Register the task ``name`` builds when asked for: ``rg:NAME``, any reasoning-gym dataset (a stream task);
-    :class:`UsageError` for an unknown dataset."""
+    """Register the task ``name`` builds when asked for: ``rg:NAME``, any reasoning-gym dataset, or ``et:LN``,
+    Experience-Transfer's scenes (stream tasks); :class:`UsageError` for an unknown dataset or level."""
     load_plugins()
     for prefix, build in ON_DEMAND.items():
         if name not in TASKS and name.startswith(prefix):
