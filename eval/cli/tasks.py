@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memreason.eval.tasks import get_task, task_names
+from memreason.installed import command
 
 __all__ = ["register"]
 
@@ -31,6 +32,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"    programs: {', '.join(task.programs())}")
     from memreason.eval.stream.task import GymTask  # stream tasks are made when named: rg:NAME
 
-    print("rg:NAME (stream, items: items): any reasoning-gym dataset by name (python -m eval tasks --gym lists them)")
+    print(f"rg:NAME (stream, items: items): any reasoning-gym dataset by name ({command('eval')} tasks --gym lists them)")
     print(f"    programs: {', '.join(GymTask('puzzle24').programs())}")
     return 0
