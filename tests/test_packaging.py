@@ -254,3 +254,14 @@ def test_install_hints_follow_the_installation(tmp_path, monkeypatch):
         for p in (ROOT / folder).rglob("*.py")
     ]
     assert not [p for p in library if "pip install -e" in p.read_text() and p.name != "installed.py"]
+
+
+def test_a_memory_that_is_neither_a_file_nor_a_shipped_name_is_one_line_listing_the_shipped_ones(capsys):
+    from memreason.eval.cli import main as eval_main
+
+    assert eval_main(["arcmemo_ps", "--split", "val100", "--limit", "1", "--memory", "arc1d_nosuch"]) == 2
+    shipped = ", ".join(shipped_memories())
+    assert (
+        capsys.readouterr().err
+        == f"error: cannot read memory file arc1d_nosuch: no such file (nor a shipped memory: {shipped})\n"
+    )

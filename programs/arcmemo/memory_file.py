@@ -68,7 +68,7 @@ def memory_path(spec: str | Path) -> Path:
     name = str(spec).removesuffix(".json")
     if name in shipped:
         return MEMORIES / f"{name}.json"
-    raise MemoryFileError(f"no memory file {spec} (not a file, nor a shipped memory: {', '.join(shipped)})")
+    raise MemoryFileError(f"cannot read memory file {spec}: no such file (nor a shipped memory: {', '.join(shipped)})")
 
 
 def load_memory(path: str | Path) -> Memory:

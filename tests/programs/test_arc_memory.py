@@ -263,7 +263,7 @@ def test_corrupt_memory_files_are_one_clear_error(tmp_path, content, message):
 
 def test_missing_memory_file():
     with pytest.raises(
-        MemoryFileError, match=r"^no memory file nowhere.json \(not a file, nor a shipped memory: arc1d_cheatsheet, "
+        MemoryFileError, match=r"^cannot read memory file nowhere.json: no such file \(nor a shipped memory: arc1d_cheatsheet, "
     ):
         load_memory("nowhere.json")
 
