@@ -20,6 +20,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from memreason.installed import command
+
 __all__ = ["GymData", "GymError", "GymItem", "dataset_names", "disjoint", "seed_stream"]
 
 #: The seed stream of memory sources is the test seed plus this (a stream no test seed reaches by small steps).
@@ -65,7 +67,7 @@ class GymData:
         names = dataset_names()
         if name not in names:
             close = [n for n in names if name.lower() in n or n in name.lower()][:5]
-            hint = f" (did you mean {', '.join(close)}?)" if close else " (python -m eval tasks --gym lists them)"
+            hint = f" (did you mean {', '.join(close)}?)" if close else f" ({command('eval')} tasks --gym lists them)"
             raise GymError(f"unknown reasoning-gym dataset {name!r}{hint}")
         self.name, self.config = name, dict(config or {})
         self._datasets: dict[tuple[int, int], Any] = {}

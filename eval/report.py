@@ -40,6 +40,7 @@ from typing import Any
 
 from memreason.eval.harness.figures import save_figure
 from memreason.files import write_text
+from memreason.installed import command
 from memreason.lm.cost import role_costs
 from memreason.lm.tokens import Tokens
 
@@ -61,9 +62,7 @@ def load_results(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "results.json"
     if not path.exists():
         hint = (
-            " (unfinished? continue it with: python -m eval --resume {})".format(run_dir)
-            if (run_dir / "config.json").exists()
-            else ""
+            f" (unfinished? continue it with: {command('eval')} --resume {run_dir})" if (run_dir / "config.json").exists() else ""
         )
         raise ReportError(f"no results.json in {run_dir}{hint}")
     try:

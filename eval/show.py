@@ -30,6 +30,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from memreason.installed import command
+
 from .harness.errors import UsageError
 from .harness.options import Options
 from .harness.resume import read_examples
@@ -63,7 +65,7 @@ class Run:
             raise UsageError(f"{run_dir} is not a run directory")
         config_path = run_dir / "config.json"
         if not config_path.exists():
-            raise UsageError(f"{run_dir} has no config.json: not a run directory of python -m eval")
+            raise UsageError(f"{run_dir} has no config.json: not a run directory of {command('eval')}")
         try:
             self.config = json.loads(config_path.read_text())
         except (OSError, ValueError) as exc:
@@ -180,9 +182,9 @@ def _step_table(calls: list[dict[str, Any]], *, title: str) -> Table:
 def _hints(run: Run) -> Text:
     wrong = next((r for r in run.examples.values() if not run.correct(r)), None)
     some = wrong or next(iter(run.examples.values()), None)
-    lines = ["look closer:", f"  python -m eval show {run.dir} --wrong"]
+    lines = ["look closer:", f"  {command('eval')} show {run.dir} --wrong"]
     if some is not None:
-        lines.append(f"  python -m eval show {run.dir} --id {some['id']} --messages")
+        lines.append(f"  {command('eval')} show {run.dir} --id {some['id']} --messages")
     return Text("\n".join(lines), style="dim")
 
 

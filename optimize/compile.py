@@ -36,6 +36,7 @@ from memreason.eval.harness.options import LMOptions
 from memreason.eval.harness.runs import new_run_dir, use_response_cache, write_json
 from memreason.eval.harness.tuned import TunedError, config_knobs
 from memreason.files import save_via
+from memreason.installed import command
 from memreason.lm import LMChoice
 from memreason.lm.faults import RunAborted
 from memreason.lm.spend import Spend
@@ -127,7 +128,7 @@ def compile_program(options: CompileOptions) -> CompileOutcome:
     if kind not in (SCENES, GRIDS):
         raise UsageError(
             f"{options.program} runs on problem tasks only; compiling covers programs of Experience-Transfer and ARC "
-            "(tune it with a study: python -m optimize PROGRAM --task T)"
+            f"(tune it with a study: {command('optimize')} PROGRAM --task T)"
         )
     if options.optimizer not in OPTIMIZERS:
         raise UsageError(f"unknown optimizer {options.optimizer!r}; choose from: {', '.join(OPTIMIZERS)}")

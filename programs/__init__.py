@@ -31,6 +31,7 @@ from .arcmemo import (
     empty_memory,
     load_memory,
     save_memory,
+    shipped_memories,
     use_arc_demos,
 )
 from .hdr import (
@@ -125,5 +126,6 @@ __all__ = [
     "memory_signature",
     "parse_implications",
     "save_memory",
+    "shipped_memories",
     "use_arc_demos",
 ]

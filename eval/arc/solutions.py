@@ -9,6 +9,8 @@
 A directory holds ``<name>.py`` files defining ``transform(grid)``; a task takes the file named
 by its id, else the one named by its concept (:func:`memreason.datasets.arc.concept_of`: the
 family of a generated task), so one family solution serves every instance of the family.
+The folders this package ships are named too (:data:`SHIPPED_SOLUTIONS`: ``seed_solutions``,
+``arc1d_solutions``); a directory of that name wins.
 ``rearc`` (:data:`REARC`) gives each task re-ARC's verifier for its id (or concept): the program
 is the DSL's source plus the verifier, the abstractor sees the verifier with a reference of the
 DSL primitives it uses (:mod:`memreason.datasets.arc.rearc_solutions`).
@@ -20,15 +22,18 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from memreason.datasets.arc import ArcDataError, ArcTask, concept_of
+from memreason.datasets.arc import ARC1D_SOLUTIONS, SEED_SOLUTIONS, ArcDataError, ArcTask, concept_of
 from memreason.datasets.arc.rearc_solutions import abstraction_text, runnable_program, verifier_ids, verifier_source
 
-__all__ = ["REARC", "Solution", "given_solutions"]
+__all__ = ["REARC", "SHIPPED_SOLUTIONS", "Solution", "given_solutions"]
 
 log = logging.getLogger(__name__)
 
 #: ``--solutions rearc``: re-ARC's verifier programs (reasoning-gym), instead of a directory.
 REARC = "rearc"
+
+#: ``--solutions NAME``: the folders of solutions this package ships, by name.
+SHIPPED_SOLUTIONS = {"seed_solutions": SEED_SOLUTIONS, "arc1d_solutions": ARC1D_SOLUTIONS}
 
 
 @dataclass(frozen=True)
@@ -54,8 +59,13 @@ def given_solutions(
     if solutions == REARC:
         return _rearc(tasks, split=split, named=named)
     folder = Path(solutions).expanduser()
+    if not folder.exists() and solutions in SHIPPED_SOLUTIONS:
+        folder = SHIPPED_SOLUTIONS[solutions]
     if not folder.is_dir():
-        raise ArcDataError(f"--solutions {folder} is not a directory (nor {REARC!r}, re-ARC's verifiers)")
+        raise ArcDataError(
+            f"--solutions {folder} is not a directory (nor {REARC!r}, re-ARC's verifiers, "
+            f"nor a shipped folder: {', '.join(SHIPPED_SOLUTIONS)})"
+        )
     files = {f.stem: f for f in sorted(folder.glob("*.py"))}
     if not files:
         raise ArcDataError(f"no solutions (<task_id>.py or <concept>.py) in {folder}")

@@ -26,6 +26,7 @@ from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.resume import RunDirError, read_config, resumed_program
 from memreason.eval.harness.tuned import TunedError
 from memreason.eval.report import ReportError
+from memreason.installed import command
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
 from . import arc, demo, evaluate, report, show, stream, submission, tables, tasks
@@ -39,7 +40,7 @@ BAD_INPUT = (RuleTableError, RunDirError, TunedError, ArcDataError, MemoryFileEr
 
 def build_parser() -> Parser:
     parser = Parser(
-        prog="python -m eval",
+        prog=command("eval"),  # memreason-eval, or python -m eval when run so; help texts follow (Parser)
         description="Evaluate memory-for-reasoning programs (HDR, ArcMemo), reproduce the papers' tables, look inside runs.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -61,14 +62,14 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0].startswith("--resume") and saved is None:
             given = argv[0].partition("=")[2] or (argv[1] if len(argv) > 1 else "")
             if not given.strip() or given.startswith("-"):
-                raise UsageError("--resume needs a run directory: python -m eval --resume RUN_DIR")
+                raise UsageError(f"--resume needs a run directory: {command('eval')} --resume RUN_DIR")
             where = Path(given)
             if where.is_dir():
                 read_config(where)  # raises, saying what the directory lacks
             raise RunDirError(f"--resume {where}: no such run directory")
         args = parser.parse_args([saved, *argv] if saved else argv)
         if args.command is None:
-            raise UsageError("name a command (python -m eval --help lists them) or --resume RUN_DIR")
+            raise UsageError(f"name a command ({command('eval')} --help lists them) or --resume RUN_DIR")
         if getattr(args, "resume", None) is None:  # a resumed run's models are in its config: checked once merged
             check_api_base(args)
         args.argv = argv

@@ -214,9 +214,10 @@ def _build_options(parser: Parser) -> None:
     parser.add_argument(
         "--solutions",
         type=text("--solutions"),
-        metavar="DIR|rearc",
+        metavar="DIR|rearc|NAME",
         help="skip solving: a directory of <task_id>.py or <concept>.py files defining transform, "
-        "or 'rearc' for re-ARC's verifier programs (reasoning-gym)",
+        "'rearc' for re-ARC's verifier programs (reasoning-gym), or a shipped folder's name "
+        "(seed_solutions, arc1d_solutions)",
     )
     parser.add_argument("--unverified", action="store_true", help="also abstract solutions that fail some pair")
     parser.add_argument(

@@ -10,6 +10,7 @@ import argparse
 import shlex
 
 from memreason.eval.experience_transfer.demo import ROWS, DemoOptions, run_demo
+from memreason.installed import command
 
 from .options import add, add_budget_options, whole
 
@@ -60,7 +61,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    table, epilogue = run_demo(DemoOptions.from_args(args), command="python -m eval " + shlex.join(args.argv))
+    table, epilogue = run_demo(DemoOptions.from_args(args), command=f"{command('eval')} {shlex.join(args.argv)}")
     print(table)
     print(epilogue)
     return 0

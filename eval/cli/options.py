@@ -38,9 +38,11 @@ from memreason.eval.harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
 from memreason.eval.harness.loop import threads_left_running
 from memreason.eval.harness.paths import check_output_dir, check_output_file
 from memreason.files import DiskFull, is_disk_full
+from memreason.installed import as_run, install_hint
 from memreason.lm import LMConfigError
 from memreason.lm.faults import LMFailure, RunAborted
 from memreason.lm.server import stop_all as stop_servers
+from memreason.programs.arcmemo.memory_file import shipped_memories
 
 __all__ = [
     "OPTIONS",
@@ -69,8 +71,29 @@ __all__ = [
 ]
 
 
+class _CommandsAsRun(argparse.HelpFormatter):
+    """Help texts, descriptions, examples and section titles with the commands as run, before they are wrapped
+    (the hooks argparse's own formatters override)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return super()._split_lines(as_run(text), width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return super()._fill_text(as_run(text), width, indent)
+
+    def start_section(self, heading: str | None) -> None:
+        super().start_section(heading and as_run(heading))
+
+
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one :class:`UsageError` line instead of usage text."""
+    """An argument parser whose errors are one :class:`UsageError` line instead of usage text, and whose help
+    names the commands as the user runs them: help texts and examples are written ``python -m eval ...``
+    and shown as ``memreason-eval ...`` where that is the command (:func:`memreason.installed.as_run`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        formatter = kwargs.get("formatter_class", argparse.HelpFormatter)
+        kwargs["formatter_class"] = type(formatter.__name__, (_CommandsAsRun, formatter), {})
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:
         message = message.replace("argument COMMAND: invalid choice:", "unknown program or command")
@@ -289,7 +312,8 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "--modality": dict(default="text", choices=("text", "image"), help="text (structured descriptions) or image (rendered PNGs)"),
     "--rules": dict(
         type=text("--rules"),
-        help="a rule table as JSON, or a generated table's name such as hard-test-7-0 (default: the HDR paper's Table 1)",
+        help="a rule table as JSON, a generated table's name such as hard-test-7-0, or a shipped table's "
+        "(example_table, table1; default: the HDR paper's Table 1)",
     ),
     "--limit": dict(type=whole("--limit"), metavar="N", help="only the first N test items"),
     "--seed": dict(type=whole("--seed", 0), default=0, help="data seed (default 0)"),
@@ -300,7 +324,12 @@ OPTIONS: dict[str, dict[str, Any]] = {
         help="an ARC split (val100, barc_seeds, ...), or a directory of ARC JSON files (default val100)",
     ),
     "--tasks": dict(type=task_ids, help="only these comma-separated task ids of the split"),
-    "--memory": dict(type=text("--memory"), help="an ARC concept memory file from build_memory (default: start empty)"),
+    "--memory": dict(
+        type=text("--memory"),
+        metavar="FILE|NAME",
+        help="an ARC concept memory file from build_memory, or a shipped memory's name "
+        f"({', '.join(shipped_memories())}; default: start empty)",
+    ),
     # programs
     "--config": dict(
         type=path("--config"),
@@ -392,7 +421,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
         metavar="URI",
         help="track the run in MLflow: params, metrics, artifacts, a trace per DSPy call (bare: a SQLite "
         "mlflow.db in the run directory's parent; or a tracking URI such as http://host:5000, or a .db "
-        "path); needs pip install -e '.[mlflow]'",
+        f"path); needs {install_hint('mlflow')}",
     ),
 }
 

@@ -15,6 +15,7 @@ import shlex
 
 from memreason.eval.experience_transfer.hypothesis_scoring import F1_MODES
 from memreason.eval.experience_transfer.tables import TABLES, TableOptions, run_table
+from memreason.installed import command
 
 from .options import Parser, add, add_budget_options, path, text
 
@@ -109,5 +110,5 @@ def _options(parser: Parser, table: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    print(run_table(TableOptions.from_args(args), command="python -m eval " + shlex.join(args.argv)))
+    print(run_table(TableOptions.from_args(args), command=f"{command('eval')} {shlex.join(args.argv)}"))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memreason.eval.tasks import get_task, task_names
+from memreason.installed import command
 
 __all__ = ["register"]
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"    programs: {', '.join(task.programs())}")
     from memreason.eval.stream.task import GymTask  # stream tasks are made when named: rg:NAME, et:LN
 
-    print("rg:NAME (stream, items: items): any reasoning-gym dataset by name (python -m eval tasks --gym lists them)")
+    print(f"rg:NAME (stream, items: items): any reasoning-gym dataset by name ({command('eval')} tasks --gym lists them)")
     print("et:L1, et:L2, et:L3 (stream, items: items): Experience-Transfer's scenes as a stream, its episodes the seed problems")
     print(f"    programs: {', '.join(GymTask('puzzle24').programs())}")
     return 0

@@ -24,6 +24,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from memreason import installed
+
 from ..harness.options import Options
 from .tables import TableOptions, run_table
 
@@ -50,7 +52,7 @@ class DemoOptions(Options):
     budget_usd: float | None = None
 
 
-def run_demo(options: DemoOptions, command: str = "python -m eval demo") -> tuple[str, str]:
+def run_demo(options: DemoOptions, command: str | None = None) -> tuple[str, str]:
     """Run (or finish) the demo's table: its Markdown, and the epilogue to print after it."""
     table = TableOptions(
         table="table3",
@@ -68,7 +70,7 @@ def run_demo(options: DemoOptions, command: str = "python -m eval demo") -> tupl
         budget_tokens=options.budget_tokens,
         budget_usd=options.budget_usd,
     )
-    markdown = run_table(table, command)
+    markdown = run_table(table, command or f"{installed.command('eval')} demo")
     cells = [Path(cell["cell"]) for row in json.loads((options.out / "table3.json").read_text())["rows"] for cell in row["cells"]]
     return markdown, _epilogue(options, cells)
 
@@ -77,6 +79,7 @@ def _epilogue(options: DemoOptions, cells: list[Path]) -> str:
     from ..report import write_report  # matplotlib: only once there is something to plot
 
     report = write_report(cells, options.out)
+    eval_command = installed.command("eval")
     lines = [
         f"\nreport with plots: {report}",
         "",
@@ -84,16 +87,16 @@ def _epilogue(options: DemoOptions, cells: list[Path]) -> str:
     ]
     for cell in cells:
         program = cell.name.split("-L")[0]
-        lines.append(f"  python -m eval show {shlex.quote(str(cell))} --wrong      # {MEMORY.get(program, program)}")
+        lines.append(f"  {eval_command} show {shlex.quote(str(cell))} --wrong      # {MEMORY.get(program, program)}")
     grounded = next((c for c in cells if c.name.startswith("hdr_grounded-")), None)
     if grounded is not None:
         lines.append(
-            f"  python -m eval show {shlex.quote(str(grounded))} --step grounded_consolidator   # how the hypotheses were found"
+            f"  {eval_command} show {shlex.quote(str(grounded))} --step grounded_consolidator   # how the hypotheses were found"
         )
     lines += [
         "",
         "the paper's tables in full (150 scenes a cell; hours on the embedded model, minutes on an API model):",
-        "  python -m eval table3 --levels 1,2,3 --per-object --retrieve-k 3 --threads 16",
-        "  python -m eval table5 --levels 1,2,3 --rows hdr,hdr_grounded",
+        f"  {eval_command} table3 --levels 1,2,3 --per-object --retrieve-k 3 --threads 16",
+        f"  {eval_command} table5 --levels 1,2,3 --rows hdr,hdr_grounded",
     ]
     return "\n".join(lines)

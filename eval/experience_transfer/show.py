@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from memreason.installed import command
 from memreason.programs import PROGRAMS
 
 from ..show_parts import mark, memory_record
@@ -128,7 +129,7 @@ def scene_parts(run: Run, record: dict[str, Any], r: int) -> list[Any]:
     if episodic:
         used.append(f"{len(data(run).episodes)} raw episodes")
     if semantic:
-        used.append(f"{len((memory or {}).get('hypotheses') or [])} hypotheses (python -m eval show {run.dir} lists them)")
+        used.append(f"{len((memory or {}).get('hypotheses') or [])} hypotheses ({command('eval')} show {run.dir} lists them)")
     parts.append(Text("memory used: " + ("; ".join(used) if used else "none"), style="dim"))
     return parts
 

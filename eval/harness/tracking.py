@@ -1,4 +1,4 @@
-"""MLflow tracking of a run (``--mlflow [URI]``), an optional extra: ``pip install -e '.[mlflow]'``.
+"""MLflow tracking of a run (``--mlflow [URI]``), the optional ``mlflow`` extra.
 
     python -m eval hdr --level 1 --mlflow                          # runs/mlflow.db, artifacts in runs/mlartifacts
     python -m eval hdr --level 1 --mlflow http://localhost:5000    # any MLflow tracking URI (or a .db file path)
@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
+from memreason.installed import install_hint
 from memreason.lm.redact import redact
 
 from .errors import UsageError
@@ -49,7 +50,7 @@ def check_mlflow(args: Tracked) -> None:
     try:
         import mlflow  # noqa: F401
     except ImportError:
-        raise UsageError("--mlflow needs MLflow: pip install -e '.[mlflow]'") from None
+        raise UsageError(f"--mlflow needs MLflow: {install_hint('mlflow')}") from None
 
 
 def store_uri(value: str | None, home: Path) -> str:

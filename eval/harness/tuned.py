@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memreason.files import MAX_BYTES, read_bounded, read_json_file
+from memreason.installed import command
 
 STATE_BYTES = 4 * MAX_BYTES  # a DSPy state holds demos: room for many
 
@@ -25,8 +26,8 @@ def config_knobs(path: Path | None, program: str) -> dict[str, Any]:
     saved = read_json_file(path, TunedError, "--config file")
     if not isinstance(saved, dict) or not isinstance(saved.get("knobs"), dict):
         raise TunedError(
-            f'--config {path}: expected a JSON object with a "knobs" object (a best.json of python -m optimize, '
-            "or the config.json of python -m optimize compile)"
+            f'--config {path}: expected a JSON object with a "knobs" object (a best.json of {command("optimize")}, '
+            f"or the config.json of {command('optimize')} compile)"
         )
     if saved.get("program") not in (None, program):
         raise TunedError(f"--config {path} is for {saved['program']}, not {program}")

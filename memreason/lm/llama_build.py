@@ -32,6 +32,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from memreason.installed import install_hint
+
 from .cache import cache_dir
 
 LLAMA_CPP_PYTHON = "0.3.36"  # the source distribution whose vendored llama.cpp we build
@@ -127,7 +129,7 @@ def _build(target: Path, progress: bool) -> None:
     missing = [name for name in ("cmake", "c++") if not tools[name]]
     if missing:
         raise ServerBuildError(
-            f"building llama-server needs {' and '.join(missing)}: pip install -e '.[local]' brings CMake; "
+            f"building llama-server needs {' and '.join(missing)}: {install_hint('local')} brings CMake; "
             "a C++ compiler comes from your system (apt-get install g++, xcode-select --install, ...)"
         )
     say = logger.info if progress else (lambda text: None)

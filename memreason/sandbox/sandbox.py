@@ -31,30 +31,68 @@ class Sandbox:
     `run` may be called from many threads at once; each call takes one idle
     worker (waiting for one if all are busy). A worker that stops answering is
     killed and replaced, and that call's grids fail with `Failure.KILLED`.
+
+    A sandbox is a handle that copies and pickles by its settings (worker count,
+    `limits`, `isolation`), never by its processes: `copy.deepcopy`, `copy.copy`
+    and a pickle round trip give a new sandbox with the same settings, whose own
+    workers start on its first `run` (or `isolation_report`). So a program
+    holding a sandbox copies and pickles (DSPy's optimizers deep-copy programs),
+    and each copy runs code in workers of its own: a copy never shares, stops or
+    waits on the original's workers, and closing one leaves the other working,
+    even a copy of a closed sandbox. A copy's workers stop at its `close()`, or
+    when it is garbage-collected. The copy keeps `isolation.uid_base`: as root,
+    sandboxes with the same settings running at once share their slots' uids,
+    and so their process limit.
     """
 
     def __init__(self, workers: int | None = None, limits: Limits | None = None, isolation: Isolation | None = None) -> None:
         self.limits = limits or Limits()
         self.isolation = isolation or Isolation()
-        count = workers if workers is not None else default_workers()
-        if count < 1:
+        self._workers = workers if workers is not None else default_workers()
+        if self._workers < 1:
             raise ValueError("workers must be >= 1")
+        self._handle()
+        self._open()  # started here, so a sandbox that cannot start fails where it is made
+
+    def _handle(self) -> None:
+        """The unstarted state: no workers yet (they start in `_open`)."""
         self._lock = threading.Lock()
+        self._opening = threading.Lock()  # one thread starts the workers of a copy; the others wait for them
+        self._opened = False
         self._closed = False
         self._idle: queue.Queue[WorkerProcess] = queue.Queue()
         self._live: dict[int, WorkerProcess] = {}  # slot -> worker, for close()
+        self._report: IsolationReport | None = None
         self._finalizer = weakref.finalize(self, _kill_all, self._live)
-        try:
-            with ThreadPoolExecutor(max_workers=count) as pool:
-                started = list(pool.map(self._start, range(count)))
-        except BaseException:
-            self.close()
-            raise
-        self._report = started[0]
-        missing = self.isolation.require - self._report.active_names
-        if missing:
-            self.close()
-            raise SandboxError(f"required isolation layers are not active: {sorted(missing)}\n{self._report}")
+
+    def _open(self) -> None:
+        """Start the workers, once (a copy's on its first use); `SandboxError` when they cannot start."""
+        with self._opening:
+            if self._opened:
+                return
+            if self._closed:
+                raise SandboxError("the sandbox is closed")
+            try:
+                with ThreadPoolExecutor(max_workers=self._workers) as pool:
+                    started = list(pool.map(self._start, range(self._workers)))
+            except BaseException:
+                self.close()
+                raise
+            self._report = started[0]
+            missing = self.isolation.require - self._report.active_names
+            if missing:
+                self.close()
+                raise SandboxError(f"required isolation layers are not active: {sorted(missing)}\n{self._report}")
+            self._opened = True
+
+    # -- copies and pickles: the settings, never the processes ----------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"workers": self._workers, "limits": self.limits, "isolation": self.isolation}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.limits, self.isolation, self._workers = state["limits"], state["isolation"], state["workers"]
+        self._handle()  # workers start on first use
 
     # -- public API ---------------------------------------------------------
 
@@ -68,6 +106,8 @@ class Sandbox:
         wire_grids = [_input_grid(grid, position) for position, grid in enumerate(grids)]
         if not wire_grids:
             return []
+        if not self._opened:
+            self._open()
         try:
             raw = self._execute(source, wire_grids, limits)
         except WorkerFailed as error:
@@ -76,10 +116,12 @@ class Sandbox:
 
     def isolation_report(self) -> IsolationReport:
         """The layers the workers measured as active at start-up (see `report.LAYER_NAMES`)."""
+        if not self._opened:
+            self._open()
         return self._report
 
     def worker_pids(self) -> list[int]:
-        """Process ids of the current workers (their launchers), for monitoring."""
+        """Process ids of the current workers (their launchers), for monitoring (none before a copy's first use)."""
         with self._lock:
             return sorted(worker.pid for worker in self._live.values())
 

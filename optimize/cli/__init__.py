@@ -19,6 +19,7 @@ import sys
 
 from memreason.datasets.experience_transfer import RuleTableError
 from memreason.eval.cli.options import Parser, UsageError, check_api_base, log_to_stderr, run_cli
+from memreason.installed import command
 from memreason.programs import PROGRAMS
 
 from ..space import SpaceError
@@ -34,7 +35,7 @@ BAD_INPUT = (SpaceError, StudyError, RuleTableError)
 def build_parser() -> Parser:
     """The root parser: a study subcommand per program, and ``compile`` with its own subcommands."""
     parser = Parser(
-        prog="python -m optimize",
+        prog=command("optimize"),  # memreason-optimize, or python -m optimize when run so; help texts follow (Parser)
         description="Optuna studies over a program's knobs and demonstrations "
         "(python -m optimize PROGRAM), and DSPy compilation "
         "(python -m optimize compile).",

@@ -15,6 +15,7 @@ from typing import Any
 
 from memreason.eval.cli.options import add as add_common
 from memreason.eval.cli.options import whole
+from memreason.installed import command
 from memreason.programs import PROGRAMS
 from memreason.programs.registry import GRIDS
 
@@ -64,4 +65,4 @@ def eval_command(
     elif level is not None:
         words.append(f"--level {level}")
     words.append(f"--config {config}")
-    return " ".join([f"python -m eval {program}", *words]) + (f" --program-state {state}" if state else "")
+    return " ".join([f"{command('eval')} {program}", *words]) + (f" --program-state {state}" if state else "")

@@ -74,7 +74,7 @@ def program_options(parser: Parser, *, needs_level: bool) -> None:
     add(et, "--rules")
     arc = parser.add_argument_group("ARC data")
     add(arc, "--split", default=None, help="ARC evaluation split whose tasks are kept out of training (default val100)")
-    add(arc, "--memory", help="the concept memory file the program reads")
+    add(arc, "--memory", help="the concept memory file the program reads, or a shipped memory's name (arc1d_ps, ...)")
     data = parser.add_argument_group("data")
     add(data, "--seed", help="data seed (default 0); training data comes from seed + 1000")
     add(data, "--limit", help="at most N validation examples (default: half the trainset)")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 
 from memreason.eval.cli.options import Parser, add_fault_options, add_lm_options, text, whole
+from memreason.installed import install_hint
 from memreason.programs import PROGRAMS
 
 from ..demos import DEMO_SOURCES
@@ -70,7 +71,7 @@ def options(parser: Parser) -> None:
     )
     arc = parser.add_argument_group("ARC data")
     add(arc, "--split", default=None)  # None, not val100: a study's identity (its configurations' digests) keeps None
-    add(arc, "--memory", help="the concept memory file the program reads (frozen during the study)")
+    add(arc, "--memory", help="the concept memory file the program reads, or a shipped memory's name (frozen during the study)")
     data = parser.add_argument_group("data")
     add(data, "--seed", help="data seed (default 0); demos come from seed + 1000")
     add(data, "--limit", help="evaluate each configuration on the first N examples")
@@ -151,7 +152,7 @@ def options(parser: Parser) -> None:
         "--mlflow",
         help="track the study in MLflow: one run for the study, a nested run per trial, a trace per DSPy call (bare: a "
         "SQLite mlflow.db in the study directory's parent, runs/optimize/ by default; or a tracking URI such as "
-        "http://host:5000, or a .db path); needs pip install -e '.[mlflow]'",
+        f"http://host:5000, or a .db path); needs {install_hint('mlflow')}",
     )
 
 

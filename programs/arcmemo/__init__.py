@@ -20,7 +20,7 @@ from .cheatsheet_memory import CheatsheetMemory
 from .concept_abstractor import ConceptAbstractor
 from .concept_memory import ConceptMemory
 from .concept_selector import ConceptSelector
-from .memory_file import MemoryFileError, empty_memory, load_memory, save_memory
+from .memory_file import MemoryFileError, empty_memory, load_memory, save_memory, shipped_memories
 
 __all__ = [
     "ArcMemo",
@@ -43,5 +43,6 @@ __all__ = [
     "empty_memory",
     "load_memory",
     "save_memory",
+    "shipped_memories",
     "use_arc_demos",
 ]

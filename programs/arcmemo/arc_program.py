@@ -110,7 +110,8 @@ class ArcProgram(MemoryWriters, StepModule):
             retry_mode: ``"inline"`` or ``"passes"`` (see the module docs).
             reselect: a retry re-selects concepts with the previous program and its feedback in view.
             reselect_k: the most concepts a re-selection adds (default: the program's ``top_k``).
-            sandbox: where programs run (a :class:`memreason.sandbox.Sandbox`; default: one started on first use).
+            sandbox: where programs run (a :class:`memreason.sandbox.Sandbox`; default: one started on first use). A
+                copy or pickle of the program holds a copy of it: the same settings, workers of its own.
             one_prefill: draw a task's first programs from one call with n = ``attempts`` (one prompt
                 evaluation per task on the embedded model; see :class:`ArcSolver`).
             answer: how the solver's programs come back: ``"code"`` (a fenced code block) or ``"fields"``

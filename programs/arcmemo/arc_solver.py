@@ -180,7 +180,8 @@ class ArcSolver(dspy.Module):
             cot: think step by step before writing the program.
             temperature: sampling temperature of the attempts.
             seed: offsets each attempt's seed and rollout id.
-            sandbox: where programs run (default: a shared sandbox started on first use).
+            sandbox: where programs run (default: a shared sandbox started on first use); a copy or pickle of
+                the solver holds a copy of it (the same settings, workers of its own: see ``Sandbox``).
             shown_examples: how many wrong train examples a retry's feedback shows.
             parallel: run a task's attempts at once, in threads that inherit DSPy's context.
             one_prefill: draw the first programs of a task's attempts from one call with ``n`` =

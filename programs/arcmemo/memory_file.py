@@ -2,9 +2,12 @@
 
     save_memory(memory, "memory.json")          # a crash leaves the old file or the new one
     memory = load_memory("memory.json")         # ConceptMemory ("oe", "ps") or CheatsheetMemory
+    memory = load_memory("arc1d_ps")            # a memory this package ships, by name
     empty_memory("ps")
 
-A file records its ``format``; programs refuse a memory of another format.
+A file records its ``format``; programs refuse a memory of another format. Where a memory is named
+(``--memory``, :func:`load_memory`), a path to a file wins; a name that is no file reads the shipped
+memory of that name (:data:`memreason.datasets.arc.MEMORIES`, listed by :func:`shipped_memories`).
 """
 
 from __future__ import annotations
@@ -14,12 +17,22 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from memreason.datasets.arc.splits import MEMORIES
 from memreason.files import read_json_file, write_atomically
 
 from .cheatsheet_memory import CheatsheetMemory
 from .concept_memory import ConceptMemory
 
-__all__ = ["FORMATS", "Memory", "MemoryFileError", "empty_memory", "load_memory", "save_memory"]
+__all__ = [
+    "FORMATS",
+    "Memory",
+    "MemoryFileError",
+    "empty_memory",
+    "load_memory",
+    "memory_path",
+    "save_memory",
+    "shipped_memories",
+]
 
 Memory = ConceptMemory | CheatsheetMemory
 FORMATS = ("oe", "ps", "cheatsheet")
@@ -40,8 +53,27 @@ def save_memory(memory: Memory, path: str | Path) -> None:
     write_atomically(path, lambda handle: json.dump(memory.to_json(), handle, indent=1))
 
 
+def shipped_memories() -> list[str]:
+    """The names of the memories this package ships (``arc1d_ps``, ``rearc_ps``, ...), sorted."""
+    return sorted(file.stem for file in MEMORIES.glob("*.json"))
+
+
+def memory_path(spec: str | Path) -> Path:
+    """The file a user's ``spec`` names: a memory file's path, or else a shipped memory's name (``arc1d_ps``,
+    ``arc1d_ps.json``); :class:`MemoryFileError` listing the shipped names when it is neither."""
+    path = Path(spec).expanduser()
+    if path.exists() or path.is_symlink():  # a file (or something that is not one: refused by the reader, named)
+        return path
+    shipped = shipped_memories()
+    name = str(spec).removesuffix(".json")
+    if name in shipped:
+        return MEMORIES / f"{name}.json"
+    raise MemoryFileError(f"cannot read memory file {spec}: no such file (nor a shipped memory: {', '.join(shipped)})")
+
+
 def load_memory(path: str | Path) -> Memory:
-    path = Path(path)
+    """The memory in ``path``: a memory file, or the name of a shipped memory (:func:`memory_path`)."""
+    path = memory_path(path)
     data = read_json_file(path, MemoryFileError, "memory file")
     if not isinstance(data, dict) or data.get("format") not in FORMATS:
         raise MemoryFileError(f"memory file {path} has no known 'format' (one of {', '.join(FORMATS)})")

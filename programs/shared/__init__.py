@@ -7,6 +7,7 @@ StepModule, call, run, arun             one step function for forward and aforwa
 as_episodes, episode_to_json, ...       episodes as users give them and as programs save them
 """
 
+from . import signature_pickling  # noqa: F401  (registers how run-time signatures pickle)
 from .checks import some_episodes, texts, whole_number
 from .episodes import as_episodes, episode_from_json, episode_to_json
 from .experience_memory import ExperienceMemory

@@ -92,9 +92,8 @@ class ListRunner:
         """``f`` of ``source`` on each input, in order."""
         from memreason.sandbox import Limits
 
-        if self._sandbox is None:
-            self._sandbox = shared_sandbox()
-        outcomes = self._sandbox.run(source + _SHIM, [encode(xs) for xs in inputs], limits=Limits(**self.limits))
+        sandbox = self._sandbox or shared_sandbox()  # not kept: a copy of this runner uses the shared one too
+        outcomes = sandbox.run(source + _SHIM, [encode(xs) for xs in inputs], limits=Limits(**self.limits))
         return [_outcome(o) for o in outcomes]
 
 

@@ -50,11 +50,10 @@ class PrintRunner:
     def run(self, source: str) -> Printed:
         from memreason.sandbox import Limits
 
-        if self._sandbox is None:
-            from ..arcmemo.arc_solver import shared_sandbox
+        from ..arcmemo.arc_solver import shared_sandbox
 
-            self._sandbox = shared_sandbox()
-        outcome = self._sandbox.run(_PRELUDE + source + _SHIM, [[[0]]], limits=Limits(**self.limits))[0]
+        sandbox = self._sandbox or shared_sandbox()  # not kept: a copy of this runner uses the shared one too
+        outcome = sandbox.run(_PRELUDE + source + _SHIM, [[[0]]], limits=Limits(**self.limits))[0]
         lines = [line.strip() for line in (outcome.stdout or "").splitlines() if line.strip()]
         if outcome.failure is not None:
             failure = getattr(outcome.failure, "value", outcome.failure)

@@ -142,7 +142,7 @@ def test_the_study_finds_the_known_optimum_and_writes_its_outputs(tmp_path, caps
     for name in ("best_program.json", "history.png", "pareto.png", "summary.md"):
         assert (out / name).stat().st_size > 0
     assert "K=2, N=2, cot=False, per_object=False, demos=0: accuracy 100.0%" in (out / "summary.md").read_text()
-    assert "python -m eval hdr --level 1 --config" in capsys.readouterr().out
+    assert "memreason-eval hdr --level 1 --config" in capsys.readouterr().out
 
 
 def test_two_objectives_give_a_pareto_front_and_the_pruner_stops_bad_trials(tmp_path):

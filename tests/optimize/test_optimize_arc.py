@@ -134,7 +134,7 @@ def test_the_arc_study_finds_the_retry_and_python_m_eval_reproduces_it(tmp_path,
     assert cheap["memory_tokens"] == dear["memory_tokens"] and 0 < cheap["task_tokens"] < dear["task_tokens"]
     state = json.loads((out / "best_program.json").read_text())
     assert state and all(lm is None for lm in lms_of(state))  # the study's LMs are never saved with the state
-    hint = f"python -m eval arcmemo_ps --split {tiny} --memory {memory_file} --config {out / 'best.json'}"
+    hint = f"memreason-eval arcmemo_ps --split {tiny} --memory {memory_file} --config {out / 'best.json'}"
     assert hint in capsys.readouterr().out
     results = evaluate(
         "arcmemo_ps",

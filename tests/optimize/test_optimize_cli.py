@@ -36,7 +36,7 @@ COMMANDS = [
 def test_every_command_has_a_help_that_exits_0(command, capsys):
     assert cli.main([*command, "--help"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: python -m optimize" + "".join(f" {word}" for word in command))
+    assert out.startswith("usage: memreason-optimize" + "".join(f" {word}" for word in command))
 
 
 def test_python_m_optimize_help_from_the_repository_root():

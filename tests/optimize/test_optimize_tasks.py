@@ -91,7 +91,7 @@ def test_a_two_trial_study_on_acre_runs_through_the_task(tmp_path, capsys, monke
         assert json.loads((run / "config.json").read_text())["knobs"] == {"cot": cot}
     best = json.loads((out / "best.json").read_text())
     assert best["task"] == "acre" and best["program"] == "episodic_cot" and "level" in best
-    assert f"python -m eval episodic_cot --task acre --config {out / 'best.json'}" in printed
+    assert f"memreason-eval episodic_cot --task acre --config {out / 'best.json'}" in printed
     # the same command again: the study holds its trials, nothing runs
     assert cli.main([*argv, "--sampler", "grid"]) == 0
     assert "this worker ran 0 trials" in capsys.readouterr().out

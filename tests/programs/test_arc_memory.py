@@ -262,5 +262,20 @@ def test_corrupt_memory_files_are_one_clear_error(tmp_path, content, message):
 
 
 def test_missing_memory_file():
-    with pytest.raises(MemoryFileError, match="cannot read memory file"):
+    with pytest.raises(
+        MemoryFileError, match=r"^cannot read memory file nowhere.json: no such file \(nor a shipped memory: arc1d_cheatsheet, "
+    ):
         load_memory("nowhere.json")
+
+
+def test_a_shipped_memory_is_read_by_name_and_a_file_of_that_name_wins(tmp_path, monkeypatch):
+    from memreason.datasets.arc import MEMORIES
+    from memreason.programs import shipped_memories
+
+    assert {"arc1d_ps", "arc1d_ps_apart", "arc1d_oe", "arc1d_cheatsheet", "rearc_ps", "rearc_oe"} <= set(shipped_memories())
+    for name in shipped_memories():
+        assert load_memory(name).to_json() == load_memory(MEMORIES / f"{name}.json").to_json()
+    assert load_memory("arc1d_ps.json").to_json() == load_memory("arc1d_ps").to_json()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "arc1d_ps").write_text('{"format": "oe", "concepts": []}')
+    assert load_memory("arc1d_ps").format == "oe"  # a path wins over a shipped name

@@ -1,5 +1,8 @@
 """ArcMemo's modules and programs on the scripted engine: selection, abstraction, Algorithm 1."""
 
+import copy
+import pickle
+
 import dspy
 import pytest
 
@@ -709,3 +712,31 @@ def test_a_memory_module_given_none_for_its_memory_refuses_it_before_any_call():
     with pytest.raises(TypeError, match="needs a ps memory, got None"):
         build_program("arcmemo_ps").use_memory(None)
     assert engine.calls == []
+
+
+# -- copies and pickles ----------------------------------------------------------------------------------
+
+COPIES = {"deepcopy": copy.deepcopy, "dspy deepcopy": lambda p: p.deepcopy(), "pickle": lambda p: pickle.loads(pickle.dumps(p))}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in PROGRAMS.items() if s.kind == GRIDS))
+def test_every_arc_program_with_its_own_sandbox_copies_and_pickles_and_the_copy_runs_code_in_workers_of_its_own(name, sandbox):
+    script = ARC_SCRIPTS.get(name, dict(program={"program": FLIP}))  # the oracle reads its concepts without an LM
+    program = arc_program_with_memory(name, sandbox)
+    expected = in_context(ScriptedEngine(Script(**script)), lambda: program(task=flip_task()))
+    workers = sandbox.worker_pids()
+    for how, make in COPIES.items():
+        twin = make(program)
+        box = twin.solver.sandbox
+        try:
+            assert box is not sandbox and box.worker_pids() == [], how  # a handle with the same settings, not started
+            assert (box.limits, box.isolation) == (sandbox.limits, sandbox.isolation)
+            assert twin.dump_state() == program.dump_state(), how
+            got = in_context(ScriptedEngine(Script(**script)), lambda: twin(task=flip_task()))
+            assert [a.to_json() for a in got.attempts] == [a.to_json() for a in expected.attempts], how
+            assert all(a.final.passed_train for a in got.attempts), how  # the copy ran the program
+            assert box.worker_pids() and not set(box.worker_pids()) & set(workers), how
+        finally:
+            box.close()
+    assert sandbox.worker_pids() == workers  # the original's workers are untouched
+    assert in_context(ScriptedEngine(Script(**script)), lambda: program(task=flip_task())).attempts[0].final.passed_train

@@ -2,6 +2,7 @@
 as a build records them now, and nothing else changes; the shipped 1D-ARC memories hold exactly those."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,20 @@ def test_the_shipped_1d_arc_memories_keep_the_programs_a_build_records(name, san
     report = attach_programs(again, tasks, given, sandbox)
     assert len(report.verified) == len(MEMORY_FAMILIES) and not report.refused and not report.missing
     assert again.stored_programs() == shipped.stored_programs() and report.concepts == len(shipped)
+
+
+def test_the_shipped_solution_folders_and_rule_tables_are_found_by_name_from_anywhere(tmp_path, monkeypatch):
+    from memreason.datasets.arc import SEED_SOLUTIONS
+    from memreason.datasets.experience_transfer import RuleTable, load_rules
+    from memreason.eval.arc.solutions import SHIPPED_SOLUTIONS
+
+    monkeypatch.chdir(tmp_path)  # no datasets/ folder here: only the names find them
+    tasks = load_split("barc_seeds")
+    by_name = given_solutions("seed_solutions", tasks, split="barc_seeds")
+    by_path = given_solutions(str(SEED_SOLUTIONS), tasks, split="barc_seeds")
+    assert [t.id for t in by_name[0]] == [t.id for t in by_path[0]] and by_name[1] == by_path[1] and by_name[1]
+    assert SHIPPED_SOLUTIONS == {"seed_solutions": SEED_SOLUTIONS, "arc1d_solutions": ARC1D_SOLUTIONS}
+    for name in ("example_table", "example_table.json", "table1"):
+        shipped = Path(__file__).resolve().parents[3] / "datasets" / "experience_transfer" / f"{name.removesuffix('.json')}.json"
+        assert load_rules(name).to_dict() == RuleTable.from_json(shipped).to_dict()
+    assert load_rules("table1").to_dict() == RuleTable.paper().to_dict()

@@ -244,6 +244,8 @@ CASES: list[Case] = [
     Case("arcmemo_ps-memory-oe", "arcmemo_ps --split split --memory mem.json", {"mem.json": {"format": "oe"}, **SPLIT}),
     Case("arcmemo_ps-memory-no-format", "arcmemo_ps --split split --memory mem.json", {"mem.json": {"concepts": []}, **SPLIT}),
     Case("arcmemo_ps-memory-missing", "arcmemo_ps --split split --memory missing.json", SPLIT),
+    Case("arcmemo_ps-memory-no-such-shipped-name", "arcmemo_ps --split split --memory arc1d_nosuch", SPLIT),
+    Case("hdr-rules-no-such-shipped-table", "hdr --level 1 --rules example_nosuch"),
     Case("arcmemo_ps-memory-empty", "arcmemo_ps --split split --memory ''", SPLIT),
     Case("arcmemo_ps-memory-dev-zero", "arcmemo_ps --split split --memory /dev/zero", SPLIT),
     Case("arcmemo_ps-config-a-memory-file", "arcmemo_ps --split split --config mem.json", {"mem.json": PS_MEMORY, **SPLIT}),
@@ -288,6 +290,11 @@ CASES: list[Case] = [
         {"m.json": "{not json", **SPLIT},
     ),
     Case("build_memory-solutions-missing", "build_memory --format ps --split split --out m.json --solutions missing", SPLIT),
+    Case(
+        "build_memory-solutions-no-such-shipped-folder",
+        "build_memory --format ps --split split --out m.json --solutions x_solutions",
+        SPLIT,
+    ),
     Case("build_memory-solutions-empty", "build_memory --format ps --split split --out m.json --solutions ''", SPLIT),
     Case("build_memory-out-in-proc", "build_memory --format ps --split split --out /proc/m.json", SPLIT),
     Case("build_memory-split-unknown", "build_memory --format ps --split nosuch --out m.json"),
@@ -375,6 +382,10 @@ CASES: list[Case] = [
     Case("eval-unknown-command", "nosuch"),
     # -- python -m optimize: studies ------------------------------------------------------------------
     Case("optimize-unknown-program", "nosuch", cli="optimize"),
+    Case("optimize-arcmemo_ps-memory-unknown-name", f"arcmemo_ps --memory nosuch --trials 1 {LM}", cli="optimize"),
+    Case(
+        "compile-arcmemo_ps-memory-unknown-name", f"compile arcmemo_ps --memory nosuch --optimizer bootstrap {LM}", cli="optimize"
+    ),
     Case("optimize-no-command", "", cli="optimize"),
     Case("optimize-hdr-level-missing", "hdr", cli="optimize"),
     Case("optimize-hdr-trials-zero", "hdr --level 1 --trials 0", cli="optimize"),

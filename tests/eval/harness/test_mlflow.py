@@ -23,6 +23,8 @@ from memreason.eval.harness.tracking import flat_params, run_metrics, store_uri 
 from memreason.lm import LMChoice, ScriptedEngine  # noqa: E402
 from memreason.optimize.lms import SCRIPTED_ENV, resolve, scripted_engine  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[3]
+
 TASK, MEMORY = "scripted:tests.helpers.optimize_lms:task", "scripted:tests.helpers.optimize_lms:memory"
 LMS = ["--lm", TASK, "--memory-lm", MEMORY]
 
@@ -206,7 +208,7 @@ def test_mlflow_missing_is_one_line_and_exit_2_before_any_work(main, argv, tmp_p
     monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow fails
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda *a, **k: pytest.fail("an LM was resolved"))
     assert main([*argv, *LMS] if argv[0] != "table3" else argv) == 2
-    assert capsys.readouterr().err == "error: --mlflow needs MLflow: pip install -e '.[mlflow]'\n"
+    assert capsys.readouterr().err == f"error: --mlflow needs MLflow: pip install -e '{ROOT}[mlflow]'\n"  # a checkout's path
     assert list(tmp_path.iterdir()) == []
 
 

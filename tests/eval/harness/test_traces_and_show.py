@@ -160,7 +160,7 @@ def test_show_gives_the_wrong_examples_with_their_reasoning(tmp_path, scripted, 
 
     assert eval_main(["show", str(out), "--width", "200"]) == 0  # the overview: one line per example, and what next
     text = capsys.readouterr().out
-    assert all(r["id"] in text for r in records) and f"python -m eval show {out} --wrong" in text
+    assert all(r["id"] in text for r in records) and f"memreason-eval show {out} --wrong" in text
 
 
 def test_show_refuses_what_is_not_a_run_in_one_line(tmp_path, scripted, capsys):
@@ -271,8 +271,8 @@ def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_l
     assert "Table 3" in text and text.count("100.0") >= 2
     assert (out / "report.md").is_file() and list(out.glob("*.png"))
     for cell in cells:
-        assert f"python -m eval show {cell} --wrong" in text
-    assert "python -m eval table3 --levels 1,2,3" in text
+        assert f"memreason-eval show {cell} --wrong" in text
+    assert "memreason-eval table3 --levels 1,2,3" in text
     calls = len(engine.calls)
     assert (
         eval_main(
