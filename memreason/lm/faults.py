@@ -58,7 +58,7 @@ from .bounded_json import BoundedJSONAdapter
 from .redact import redact
 from .server import EngineDied
 from .spend import Spend
-from .tokens import Meter, current_meter, current_step, current_tallies, entry_cut, entry_usage
+from .tokens import Meter, current_meter, current_step, current_tallies, entry_cut, entry_reasoning, entry_usage
 from .traces import answer_of_predictor, call_trace, jsonable, note_answer
 
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection", "engine_died")
@@ -307,16 +307,19 @@ class GuardedLM(dspy.BaseLM):
             latency = time.perf_counter() - started
             entry = entries[-1] if entries else None
             prompt_tokens, completion_tokens, cached = entry_usage(entry)
+            reasoning_tokens = min(entry_reasoning(entry), completion_tokens)
             ledger = self._ledger(prompt, messages, kwargs) if cached else {}
             if cached and not (prompt_tokens or completion_tokens):  # DSPy's cache dropped this answer's usage
                 prompt_tokens, completion_tokens = ledger.get("usage") or (0, 0)
             if spend is not None:
-                spend.add_call(prompt_tokens, completion_tokens, self.price)
+                spend.add_call(prompt_tokens, completion_tokens, self.price, reasoning=reasoning_tokens)
             for tally in current_tallies():
-                tally.add(prompt_tokens, completion_tokens)
+                tally.add(prompt_tokens, completion_tokens, reasoning_tokens)
             if meter is not None:
                 step = current_step(meter.root)
-                meter.add_call(self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry))
+                meter.add_call(
+                    self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry), reasoning=reasoning_tokens
+                )
                 if meter.trace:
                     call = call_trace(
                         role=self.role,
