@@ -22,7 +22,7 @@ from memreason.lm import LMChoice
 from memreason.lm.spend import Spend
 
 from .budget import add_recorded, check_prices, new_spend
-from .lms import resolve_lms
+from .lms import adapted_records, resolve_lms
 from .options import RunOptions
 from .paths import check_output_dir
 from .resume import continues
@@ -47,7 +47,9 @@ class RunPlan:
     :func:`memreason.eval.harness.lms.resolve_lms`'s keywords; ``check_lms``: refuses LMs that cannot run it
     (raises :class:`UsageError`); ``flag``: the option that names the run directory (``--out``: ``options.out``;
     another: ``out``); ``runs``: repetitions; ``written``: what a new run's config.json holds besides
-    (never checked on a resume), with the run directory under ``dir_key``.
+    (never checked on a resume), with the run directory under ``dir_key``; ``adapted``: settings of the task's own
+    it changed to what the model's provider takes (:class:`memreason.lm.reasoning.Adapted`), written into a new
+    run's config.json under ``adapted`` with those the LMs' resolution changed.
     """
 
     name: str
@@ -63,6 +65,7 @@ class RunPlan:
     flag: str = "--out"
     written: dict[str, Any] = field(default_factory=lambda: {"resume": None})  # in a new run's config.json only
     dir_key: str = "out"  # the key of config.json that holds the run directory
+    adapted: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -99,6 +102,9 @@ def open_run(options: RunOptions, plan: RunPlan, *, spend: Spend | None = None) 
         log.info("continuing the run in %s", run_dir)
     else:
         extra = {**plan.extra, **plan.written, plan.dir_key: str(run_dir)}
+        adapted = [change.as_dict() for change in plan.adapted] + adapted_records(task, memory)
+        if adapted:  # what was sent instead of a default the model's provider refuses
+            extra["adapted"] = adapted
         RunConfig.of(options, plan.config, lm=task.spec, memory_lm=memory.spec, **extra).write(run_dir)
     if spend is None:
         spend = new_spend(options)
