@@ -310,7 +310,9 @@ class GuardedLM(dspy.BaseLM):
             reasoning_tokens = min(entry_reasoning(entry), completion_tokens)
             ledger = self._ledger(prompt, messages, kwargs) if cached else {}
             if cached and not (prompt_tokens or completion_tokens):  # DSPy's cache dropped this answer's usage
-                prompt_tokens, completion_tokens = ledger.get("usage") or (0, 0)
+                remembered = list(ledger.get("usage") or (0, 0))
+                prompt_tokens, completion_tokens = remembered[:2]
+                reasoning_tokens = remembered[2] if len(remembered) > 2 else 0
             if spend is not None:
                 spend.add_call(prompt_tokens, completion_tokens, self.price, reasoning=reasoning_tokens)
             for tally in current_tallies():
@@ -339,7 +341,8 @@ class GuardedLM(dspy.BaseLM):
                 for kind in ledger.get("kinds", []):
                     self._note(meter, kind, retried=True)
             elif entry is not None or pending:  # an answer seen live (with DSPy's history off, none is)
-                self._remember(prompt, messages, kwargs, pending, (prompt_tokens, completion_tokens))
+                usage = (prompt_tokens, completion_tokens, *((reasoning_tokens,) if reasoning_tokens else ()))
+                self._remember(prompt, messages, kwargs, pending, usage)
             pending = []
             if _empty(outputs):
                 self._note(meter, "empty", retried=attempt < self.policy.retries)
@@ -381,13 +384,14 @@ class GuardedLM(dspy.BaseLM):
         digest = self._request_digest(prompt, messages, kwargs)
         return None if digest is None else {"memreason_fault_ledger": digest}
 
-    def _remember(self, prompt, messages, kwargs, kinds: list[str], usage: tuple[int, int]) -> None:
+    def _remember(self, prompt, messages, kwargs, kinds: list[str], usage: tuple[int, ...]) -> None:
         key = self._ledger_key(prompt, messages, kwargs)
         if key is not None:
             dspy.cache.put(key, {"kinds": kinds, "usage": list(usage)})
 
     def _ledger(self, prompt, messages, kwargs) -> dict[str, Any]:
-        """``{"kinds": [...], "usage": [prompt, completion]}`` as remembered (older records hold kinds only)."""
+        """``{"kinds": [...], "usage": [prompt, completion(, reasoning)]}`` as remembered (older records hold kinds
+        only; the reasoning tokens, part of the completion, where there were some)."""
         key = self._ledger_key(prompt, messages, kwargs)
         record = dspy.cache.get(key) if key is not None else None
         return record if isinstance(record, dict) else {}
