@@ -370,3 +370,22 @@ def test_optimize_takes_the_same_settings():
         {"seed": 0, "top_p": 0.5},
         {"seed": 2},
     )
+
+
+def test_a_run_with_lm_settings_continues_and_refuses_other_settings(tmp_path, capsys):
+    out = tmp_path / "run"
+    with StubServer(latency=0, fail_rate=0, shapes=shapes(openai="openai_reasoning_chat")) as stub:
+        argv = ["hdr", "--level", "1", "--limit", "2", "--lm", "openai/o4-mini", "--lm-arg", "reasoning_effort=low"]
+        argv += ["--api-base", stub.url, "--out", str(out), *QUIET, "--no-report"]
+        assert cli.main(argv) == 0
+        sent = len(stub.received)
+        assert {b["reasoning_effort"] for b in stub.bodies()} == {"low"}
+        assert cli.main(["--resume", str(out), "--api-base", stub.url, *QUIET, "--no-report"]) == 0
+        assert cli.main(argv) == 0  # the same command continues the run
+        assert len(stub.received) == sent  # nothing asked again
+        capsys.readouterr()
+        assert cli.main(["--resume", str(out), "--lm-arg", "reasoning_effort=high", "--api-base", stub.url]) == 2
+        assert one_error_line(capsys.readouterr().err) == "error: --resume takes the run's own config; drop --lm-arg"
+        high = [a.replace("reasoning_effort=low", "reasoning_effort=high") for a in argv]
+        assert cli.main(high) == 2
+        assert "lm_args {'reasoning_effort': 'low'} != {'reasoning_effort': 'high'}" in one_error_line(capsys.readouterr().err)
