@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memreason.lm import LMChoice
+from memreason.lm.reasoning import fit_settings
 from memreason.lm.spend import Spend
 
 from .budget import add_recorded, check_prices, new_spend
@@ -80,6 +81,22 @@ class OpenedRun:
     continuing: bool
 
 
+def sent_temperatures(options: RunOptions, temperatures: dict[str, float | None]) -> dict[str, float | None]:
+    """``temperatures`` (by flag) as the models are sent them: a reasoning model's default 0 goes out as 1
+    (memreason.lm.reasoning), so its repetitions do sample."""
+    sent = {}
+    for flag, temperature in temperatures.items():
+        memory = flag == "--memory-temperature"
+        spec = (options.memory_lm or options.lm) if memory else options.lm
+        if temperature is None or spec is None or spec.startswith("local:"):
+            sent[flag] = temperature
+            continue
+        extra = (options.memory_lm_args if memory else options.lm_args) or {}
+        fitted = fit_settings(spec, {"temperature": temperature, **extra}, given={}, role="memory LM" if memory else "task LM")
+        sent[flag] = fitted.settings["temperature"]
+    return sent
+
+
 def check_run_options(options: RunOptions) -> None:
     """What is checked before anything else: ``--mlflow`` can track, ``--out`` can be written."""
     check_mlflow(options)
@@ -92,7 +109,8 @@ def open_run(options: RunOptions, plan: RunPlan, *, spend: Spend | None = None) 
     out = options.out if plan.flag == "--out" else plan.out
     requested = RunConfig.of(options, plan.config, **plan.extra).to_json()
     continuing = continues(out, requested, keys=plan.keys, defaults=plan.defaults, flag=plan.flag)  # before any model loads
-    repetitions = check_repetitions(plan.runs, plan.temperatures, continuing=bool(continuing)) if plan.temperatures else None
+    temperatures = sent_temperatures(options, plan.temperatures)
+    repetitions = check_repetitions(plan.runs, temperatures, continuing=bool(continuing)) if plan.temperatures else None
     check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(options, **plan.lm_settings)
     if plan.check_lms is not None:

@@ -389,3 +389,12 @@ def test_a_run_with_lm_settings_continues_and_refuses_other_settings(tmp_path, c
         high = [a.replace("reasoning_effort=low", "reasoning_effort=high") for a in argv]
         assert cli.main(high) == 2
         assert "lm_args {'reasoning_effort': 'low'} != {'reasoning_effort': 'high'}" in one_error_line(capsys.readouterr().err)
+
+
+def test_repetitions_on_a_reasoning_model_sample_at_the_temperature_it_is_sent(tmp_path):
+    """The default temperature 0 goes out as 1 to o4-mini, so --runs 2 samples twice rather than being refused."""
+    with StubServer(latency=0, fail_rate=0, shapes=shapes(openai="openai_reasoning_chat")) as stub:
+        argv = ["hdr", "--level", "1", "--limit", "1", "--runs", "2", "--lm", "openai/o4-mini", "--api-base", stub.url]
+        assert cli.main([*argv, "--out", str(tmp_path / "run"), *QUIET, "--no-report"]) == 0
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["repetitions"]["vary_by"].startswith("sampling (--temperature 1)")
