@@ -398,3 +398,19 @@ def test_repetitions_on_a_reasoning_model_sample_at_the_temperature_it_is_sent(t
         assert cli.main([*argv, "--out", str(tmp_path / "run"), *QUIET, "--no-report"]) == 0
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["repetitions"]["vary_by"].startswith("sampling (--temperature 1)")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["fewshot", "--task", "rg:puzzle24", "--size", "2", "--seed-size", "1"],  # a stream task
+        ["episodic_cot", "--task", "list_functions", "--limit", "1"],  # a problem task
+    ],
+)
+def test_stream_and_problem_tasks_take_each_roles_settings(command, tmp_path):
+    with StubServer(latency=0, fail_rate=0) as stub:
+        argv = [*command, "--lm", "openai/stub", "--api-base", stub.url, "--lm-arg", "top_p=0.5", "--lm-arg", "seed=9"]
+        assert cli.main([*argv, "--out", str(tmp_path / "run"), *QUIET, "--no-report"]) == 0
+        bodies = stub.bodies()
+    assert bodies and all((b["top_p"], b["seed"]) == (0.5, 9) for b in bodies)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["lm_args"] == {"top_p": 0.5, "seed": 9}
