@@ -123,7 +123,8 @@ def open_run(options: RunOptions, plan: RunPlan, *, spend: Spend | None = None) 
         adapted = [change.as_dict() for change in plan.adapted] + adapted_records(task, memory)
         if adapted:  # what was sent instead of a default the model's provider refuses
             extra["adapted"] = adapted
-        RunConfig.of(options, plan.config, lm=task.spec, memory_lm=memory.spec, **extra).write(run_dir)
+        memory_spec = (options.memory_lm or memory.spec) if memory is task else memory.spec  # named, if unused
+        RunConfig.of(options, plan.config, lm=task.spec, memory_lm=memory_spec, **extra).write(run_dir)
     if spend is None:
         spend = new_spend(options)
         add_recorded(spend, run_dir, task.spec, memory.spec)

@@ -414,3 +414,13 @@ def test_stream_and_problem_tasks_take_each_roles_settings(command, tmp_path):
         bodies = stub.bodies()
     assert bodies and all((b["top_p"], b["seed"]) == (0.5, 9) for b in bodies)
     assert json.loads((tmp_path / "run" / "config.json").read_text())["lm_args"] == {"top_p": 0.5, "seed": 9}
+
+
+def test_a_program_without_memory_names_an_unused_memory_lm_and_continues(tmp_path, quick_sandbox):
+    with StubServer(latency=0, fail_rate=0, shapes=shapes(openai="openai_reasoning_chat")) as stub:
+        argv = ["baseline", "--split", "arc1d", "--size", "1", "--attempts", "1", "--lm", "openai/o4-mini"]
+        argv += ["--memory-lm", "openai/gpt-4.1", "--api-base", stub.url, "--out", str(tmp_path / "run"), *QUIET, "--no-report"]
+        assert cli.main(argv) == 0
+        assert {b["model"] for b in stub.bodies()} == {"o4-mini"}  # the memory LM is never called
+        assert cli.main(argv) == 0  # the same command continues the run
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["memory_lm"] == "openai/gpt-4.1"
