@@ -231,25 +231,40 @@ def _failures(runs, labels) -> list[str]:
 
 def _tokens(runs, labels) -> list[str]:
     rows, steps = [], []
+    reasons = any(role_tokens(r, role).reasoning for _, r in runs for role in ("memory", "task"))
+
+    def counts(t: Tokens) -> list[str]:  # completion tokens, split into reasoning and visible where a model reasoned
+        split = [f"{t.reasoning:,}", f"{t.visible:,}"] if reasons else []
+        return [f"{t.prompt:,}", f"{t.completion:,}", *split, f"{t.calls:,}"]
+
     for (_, r), name in zip(runs, labels):
         cost = cost_of(r)
         for role in ("memory", "task"):
             t = role_tokens(r, role)
             model = (r.get("memory_lm") or r.get("lm")) if role == "memory" else r.get("lm")
-            rows.append([name, role, str(model), f"{t.prompt:,}", f"{t.completion:,}", f"{t.calls:,}", _money(cost.get(role))])
+            spent = [_money((cost.get("reasoning") or {}).get(role, 0.0))] if reasons else []
+            rows.append([name, role, str(model), *counts(t), _money(cost.get(role)), *spent])
         for role, by_step in sorted((r.get("tokens_by_step") or {}).items()):
             for step, t in sorted(by_step.items()):
-                t = Tokens.of(t)
-                steps.append([name, role, step, f"{t.prompt:,}", f"{t.completion:,}", f"{t.calls:,}"])
+                steps.append([name, role, step, *counts(Tokens.of(t))])
+    split = ["of which reasoning", "visible"] if reasons else []
     lines = [
         "## Tokens and cost",
         "",
-        'Cost from LiteLLM\'s offline price list; "unknown" for local models and unlisted ones.',
+        'Cost from LiteLLM\'s offline price list; "unknown" for local models and unlisted ones.'
+        + (
+            " Completion tokens are every token the answers took; a reasoning model's reasoning tokens are counted "
+            "apart (hidden, or shown apart from the answer), and the visible answer took the rest."
+            if reasons
+            else ""
+        ),
         "",
     ]
-    lines += table(["run", "role", "model", "prompt", "completion", "calls", "cost"], rows)
+    lines += table(
+        ["run", "role", "model", "prompt", "completion", *split, "calls", "cost", *(["reasoning cost"] if reasons else [])], rows
+    )
     if steps:
-        lines += ["### By program step", ""] + table(["run", "role", "step", "prompt", "completion", "calls"], steps)
+        lines += ["### By program step", ""] + table(["run", "role", "step", "prompt", "completion", *split, "calls"], steps)
     return lines
 
 

@@ -74,6 +74,8 @@ class Setup:
     program_state: str | None = None  # a DSPy state every trial's program starts from (a compiled consolidator)
     program_state_sha256: str | None = None
     task: str | None = None  # a problem task's name (None: Experience-Transfer or ARC, as studies have always had)
+    lm_args: dict[str, Any] | None = None  # the task LM's other settings (--lm-arg; None: none)
+    memory_lm_args: dict[str, Any] | None = None  # the memory LM's (--memory-lm-arg)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -86,8 +88,8 @@ class Setup:
         for key in ("threads", "chunks", "objectives"):
             out.pop(key)
         # absent unless given: studies from before keep their digests
-        for key in ("program_state", "program_state_sha256", "task"):
-            if out[key] is None:
+        for key in ("program_state", "program_state_sha256", "task", "lm_args", "memory_lm_args"):
+            if not out[key]:
                 out.pop(key)
         out.pop("program_state", None)  # the state's content (its sha256) decides, not where the file lies
         return out

@@ -57,6 +57,8 @@ class ProblemObjective(Objective):
             memory_lm=None if self.memory is self.task else self.memory.spec,
             temperature=setup.temperature,
             max_tokens=setup.max_tokens,
+            lm_args=dict(setup.lm_args or {}),
+            memory_lm_args=dict(setup.memory_lm_args or {}),
             cache=self.study_dir / "dspy_cache",
             threads=setup.threads,
             lm_retries=self.policy.retries,

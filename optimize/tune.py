@@ -164,6 +164,8 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         program_state=str(options.program_state) if options.program_state else None,
         program_state_sha256=data.state,
         task=data.task,
+        lm_args=dict(options.lm_args) or None,
+        memory_lm_args=dict(options.memory_lm_args) or None,
     )
     objective = data.objective(setup, space, study_dir, task, memory, retry_policy(options))
 

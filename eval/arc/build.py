@@ -27,7 +27,7 @@ from ..harness.setup import RunPlan, open_run
 from ..harness.tracking import check_mlflow
 from . import sandbox
 from .config import BuildConfig
-from .evaluate import DEFAULTS, ArcOptions, arc_rates, split_name
+from .evaluate import DEFAULTS, ArcOptions, arc_rates, base_temperature, fit_solver_temperature, split_name
 from .seeding import build_memory
 
 __all__ = ["BUILD_IDENTITY", "BuildOptions", "run_build"]
@@ -62,6 +62,7 @@ def run_build(options: BuildOptions) -> Outcome:
     check_output_dir(options.cache, "--cache")
     if options.apart and options.format != "ps":
         raise UsageError(f"--apart keeps PS concepts apart; a {options.format} memory has no titles to revise")
+    options, solver_adapted = fit_solver_temperature(options)
     config = BuildConfig(
         format=options.format,
         out=str(options.out),
@@ -93,10 +94,13 @@ def run_build(options: BuildOptions) -> Outcome:
             defaults={**DEFAULTS, "apart": False, "extend": False},
             extra=dict(program="build_memory"),
             lm_settings=dict(
-                temperature=0.0, memory_temperature=options.memory_temperature, memory_max_tokens=options.memory_max_tokens
+                temperature=base_temperature(options),
+                memory_temperature=options.memory_temperature,
+                memory_max_tokens=options.memory_max_tokens,
             ),
             out=options.run_dir,
             flag="--run-dir",
+            adapted=solver_adapted,
             written={},
             dir_key="run_dir",
         ),

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
+from memreason.lm.reasoning import Adapted, fit_settings
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 from memreason.programs.registry import GRIDS
 
 from ..harness.budget import chars_to_tokens, log_estimate, saved_rates
 from ..harness.errors import UsageError
-from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, retry_policy
+from ..harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, retry_policy, role_given
 from ..harness.options import RunOptions
 from ..harness.publish import Outcome, publish
 from ..harness.resume import identity_field, identity_keys, read_examples
@@ -31,6 +32,7 @@ from ..harness.setup import RunPlan, check_run_options, open_run
 from ..harness.tuned import config_knobs, state_digest
 from . import sandbox
 from .config import KNOB_FIELDS, ArcConfig
+from .paper_budget import log_paper_estimate
 from .run import evaluate_arc
 
 __all__ = [
@@ -149,6 +151,8 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
         raise UsageError(f"unknown ARC program {options.program!r}; choose from: {', '.join(arc_programs())}")
     check_run_options(options)
     options, knobs = _config_knobs(options)
+    options, solver_adapted = fit_solver_temperature(options)
+    log_paper_estimate(options)  # with --preset arcmemo-paper: what the paper's full protocol would cost
     config = ArcConfig(
         program=options.program,
         split=options.split,
@@ -205,11 +209,13 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
             temperatures=temperatures,
             lm_settings=dict(
                 slots=options.threads * max(1, options.attempts),  # each task's attempts (and their retries) decode at once
-                temperature=0.0,
+                temperature=base_temperature(options),
                 memory_temperature=options.memory_temperature,
                 memory_max_tokens=options.memory_max_tokens,
+                memory=config.memory_format is not None,  # a program without memory makes no memory calls
             ),
             check_lms=lambda task, memory: _check_modality(options.modality, memory),
+            adapted=solver_adapted,
         ),
     )
     run_dir, task, memory, spend = opened.run_dir, opened.task, opened.memory, opened.spend
@@ -233,6 +239,30 @@ def run_arc(options: ArcEvalOptions) -> Outcome:
             )
 
     return publish(options, run_dir, evaluate, repetitions=opened.repetitions)
+
+
+def fit_solver_temperature(options: ArcOptions) -> tuple[Any, list[Adapted]]:
+    """The options with the solver's temperature (sent with each attempt) fitted to the task LM: a default one a
+    reasoning model refuses becomes the one it takes (recorded), a given one is refused in one line."""
+    given = {k: v for k, v in role_given(options, "task").items() if k != "max_tokens"}
+    fitted = fit_settings(
+        None if options.lm is None or options.lm.startswith("local:") else options.lm,
+        {"temperature": options.temperature, **options.lm_args},
+        given=given,
+        role="task LM",
+    )
+    changes = [change for change in fitted.adapted if change.setting == "temperature"]
+    for change in changes:
+        log.info("note: %s (the solver's attempts)", change.line())
+    return (replace(options, temperature=fitted.settings["temperature"]) if changes else options), changes
+
+
+def base_temperature(options: ArcOptions) -> float:
+    """The task LM's own temperature in ARC runs: 0, as the solver sends its own with each attempt; the solver's
+    where the model takes no temperature 0 (a reasoning model), so nothing is adapted twice."""
+    spec = None if options.lm is None or options.lm.startswith("local:") else options.lm
+    probe = fit_settings(spec, {"temperature": 0.0, **options.lm_args}, given={}, role="task LM")
+    return options.temperature if probe.adapted and probe.settings["temperature"] != 0.0 else 0.0
 
 
 def _check_modality(modality: str, memory) -> None:

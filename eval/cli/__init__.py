@@ -30,7 +30,8 @@ from memreason.installed import command
 from memreason.programs.arcmemo.memory_file import MemoryFileError
 
 from . import arc, demo, evaluate, report, show, stream, submission, tables, tasks
-from .options import Parser, check_api_base, exit_with, log_to_stderr, run_cli
+from .lm_settings import apply_lm_settings
+from .options import Parser, check_api_base, check_memory_api_base, exit_with, log_to_stderr, run_cli
 
 __all__ = ["build_parser", "log_to_stderr", "main", "run"]
 
@@ -71,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             raise UsageError(f"name a command ({command('eval')} --help lists them) or --resume RUN_DIR")
         if getattr(args, "resume", None) is None:  # a resumed run's models are in its config: checked once merged
+            if hasattr(args, "lm_args"):  # a command that builds LMs: its preset, --lm-config and flags merged
+                apply_lm_settings(args)
             check_api_base(args)
+            check_memory_api_base(args)
         args.argv = argv
         return 0
 

@@ -2,7 +2,8 @@
 
     parser = Parser(prog="python -m eval hdr")
     add(parser, "--level", required=False)       # a common option, declared in OPTIONS, help adapted per command
-    add_lm_options(parser)                       # --lm --memory-lm --api-base --temperature --max-tokens --no-cache --cache,
+    add_lm_options(parser)                       # --lm --memory-lm --api-base --memory-api-base --temperature --max-tokens
+                                                 # --lm-arg --memory-lm-arg --preset --lm-config --no-cache --cache,
                                                  # and the spending limits --budget-tokens --budget-usd
     add_fault_options(parser, "scenes")          # --lm-retries --backoff --lm-timeout --max-errors
     add_run_options(parser, "scenes")            # --threads --no-progress --no-report
@@ -19,6 +20,7 @@ that could not be built) exits 1 with its work kept; Ctrl-C exits 130, SIGTERM 1
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import os
@@ -37,6 +39,7 @@ from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
 from memreason.eval.harness.loop import threads_left_running
 from memreason.eval.harness.paths import check_output_dir, check_output_file
+from memreason.eval.harness.presets import PRESETS
 from memreason.files import DiskFull, is_disk_full
 from memreason.installed import as_run, install_hint
 from memreason.lm import LMConfigError
@@ -47,6 +50,8 @@ from memreason.programs.arcmemo.memory_file import shipped_memories
 __all__ = [
     "OPTIONS",
     "Parser",
+    "Given",
+    "KeyValue",
     "UsageError",
     "add",
     "add_budget_options",
@@ -54,11 +59,13 @@ __all__ = [
     "add_lm_options",
     "add_run_options",
     "check_api_base",
+    "check_memory_api_base",
     "log_to_stderr",
     "mlflow_uri",
     "number",
     "out_dir",
     "out_file",
+    "parse_key_value",
     "parse_levels",
     "path",
     "positive",
@@ -239,6 +246,62 @@ def mlflow_uri(value: str) -> str:
     )
 
 
+class Given(argparse.Action):
+    """Store the value, and note in ``namespace.origins`` that the user gave it with this flag (a setting a model's
+    provider refuses is then refused naming the flag, where a default would be adapted; see memreason.lm.reasoning)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        note_origin(namespace, self.dest, self.option_strings[0])
+
+
+class KeyValue(argparse.Action):
+    """``--lm-arg KEY=VALUE`` (repeated): ``namespace.<dest>[KEY]`` = VALUE read as JSON where it parses (numbers,
+    true/false, null, objects, lists, quoted text), else as text; noted in ``namespace.origins``."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        flag = self.option_strings[0]
+        try:
+            key, value = parse_key_value(values, flag)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentError(self, str(exc)) from None
+        setattr(namespace, self.dest, {**(getattr(namespace, self.dest, None) or {}), key: value})
+        note_origin(namespace, f"{self.dest}.{key}", f"{flag} {key}")
+
+
+def note_origin(namespace: Any, name: str, label: str) -> None:
+    """Note on ``namespace`` (``origins``: setting -> label) where the setting ``name`` came from."""
+    origins = dict(getattr(namespace, "origins", None) or {})
+    origins[name] = label
+    namespace.origins = origins
+
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+
+
+def parse_key_value(text: str, flag: str = "--lm-arg") -> tuple[str, Any]:
+    """``KEY=VALUE`` as (key, value): the value as JSON where it parses, else the text itself."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{flag} takes KEY=VALUE (such as reasoning_effort=medium), got {text!r}")
+    if not _KEY.match(key):
+        raise argparse.ArgumentTypeError(f"{flag}: {key!r} is not a setting's name (letters, digits and _)")
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    return key, value
+
+
+def preset(value: str) -> str:
+    """An argparse type: a preset's name (memreason.eval.harness.presets)."""
+    name = value.strip()
+    if name not in PRESETS:
+        raise argparse.ArgumentTypeError(f"--preset: unknown preset {value!r}; choose from {', '.join(PRESETS)}")
+    return name
+
+
 def check_api_base(args: Any) -> None:
     """``--api-base`` is the address of a remote model's server: refused when no LM option (``--lm``,
     ``--memory-lm``, ``--memory-lms``, ``--judge-lm``) names a model that would be sent there."""
@@ -252,6 +315,19 @@ def check_api_base(args: Any) -> None:
     if not any(spec and spec != "embedded" and not spec.startswith("local:") for spec in specs):
         raise UsageError(
             "--api-base is the address of a remote model's server: name that model with --lm "
+            "(the embedded model and local: GGUF files run on a server of their own)"
+        )
+
+
+def check_memory_api_base(args: Any) -> None:
+    """``--memory-api-base`` is the address of the memory LM's server: refused when the memory LM (``--memory-lm``,
+    else ``--lm``) is the embedded model or a local GGUF, which run on a server of their own."""
+    if getattr(args, "memory_api_base", None) is None:
+        return
+    spec = getattr(args, "memory_lm", None) or getattr(args, "lm", None)
+    if not spec or spec == "embedded" or spec.startswith("local:"):
+        raise UsageError(
+            "--memory-api-base is the address of the memory LM's server: name that model with --memory-lm (or --lm) "
             "(the embedded model and local: GGUF files run on a server of their own)"
         )
 
@@ -350,21 +426,62 @@ OPTIONS: dict[str, dict[str, Any]] = {
         help="with --per-object: label each object in its own call, against the K memory entries nearest to it",
     ),
     # language models
-    "--lm": dict(type=text("--lm"), help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)"),
-    "--memory-lm": dict(type=text("--memory-lm"), help="LM for memory building (default: the task LM)"),
-    "--api-base": dict(type=url("--api-base"), help="base URL for a self-hosted OpenAI-compatible server (with --lm)"),
-    "--temperature": dict(type=temperature(), default=0.0, help="sampling temperature of LM calls (default 0)"),
-    "--max-tokens": dict(type=whole("--max-tokens"), help="generation cap per call"),
+    "--lm": dict(
+        action=Given,
+        type=text("--lm"),
+        help="task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (default: embedded)",
+    ),
+    "--memory-lm": dict(action=Given, type=text("--memory-lm"), help="LM for memory building (default: the task LM)"),
+    "--api-base": dict(
+        action=Given,
+        type=url("--api-base"),
+        help="the task LM's server address, such as a self-hosted OpenAI-compatible server (with --lm); the memory LM's "
+        "too unless --memory-api-base, when it is the same kind of model (the same provider/ prefix)",
+    ),
+    "--memory-api-base": dict(
+        action=Given, type=url("--memory-api-base"), help="the memory LM's own server address (default: see --api-base)"
+    ),
+    "--temperature": dict(action=Given, type=temperature(), default=0.0, help="sampling temperature of LM calls (default 0)"),
+    "--max-tokens": dict(action=Given, type=whole("--max-tokens"), help="generation cap per call"),
     "--memory-temperature": dict(
+        action=Given,
         type=temperature("--memory-temperature"),
         default=MEMORY_TEMPERATURE,
         help=f"sampling temperature of memory reads and writes (default {MEMORY_TEMPERATURE:g}, the paper's)",
     ),
     "--memory-max-tokens": dict(
+        action=Given,
         type=whole("--memory-max-tokens"),
         default=MEMORY_MAX_TOKENS,
         help=f"generation cap per call of memory reads and writes (default {MEMORY_MAX_TOKENS}, "
         "the paper's; --max-tokens is the solver's)",
+    ),
+    "--lm-arg": dict(
+        action=KeyValue,
+        dest="lm_args",
+        default={},
+        metavar="KEY=VALUE",
+        help="any other setting sent with every task LM call, repeated: reasoning_effort=medium, top_p=0.9, "
+        'thinking=\'{"type":"enabled","budget_tokens":4096}\' (values read as JSON where they parse, else as text)',
+    ),
+    "--memory-lm-arg": dict(
+        action=KeyValue,
+        dest="memory_lm_args",
+        default={},
+        metavar="KEY=VALUE",
+        help="the same for every memory LM call (temperature=... and max_tokens=... set the memory role's own)",
+    ),
+    "--preset": dict(
+        type=preset,
+        metavar="NAME",
+        help=f"a paper's models and settings for every role ({', '.join(PRESETS)}); --lm-config and the flags "
+        "given override it (docs/api-models.md)",
+    ),
+    "--lm-config": dict(
+        type=path("--lm-config"),
+        metavar="FILE",
+        help='per-role LM settings from a JSON or TOML file: {"task": {"model": ..., "temperature": ..., '
+        '"max_tokens": ..., "api_base": ..., KEY: VALUE}, "memory": {...}}; the flags given override it',
     ),
     "--no-cache": dict(action="store_true", help="do not reuse cached LM answers"),
     "--cache": dict(type=out_dir("--cache"), help="DSPy response cache directory (default: <run>/dspy_cache)"),
@@ -445,12 +562,17 @@ def add_lm_options(
     add(models, "--lm")
     add(models, "--memory-lm", help=f"LM for {memory_role} (default: the task LM)")
     add(models, "--api-base")
+    add(models, "--memory-api-base")
     if sampling:
         add(models, "--temperature")
     add(models, "--max-tokens")
     if memory_generation:
         add(models, "--memory-temperature")
         add(models, "--memory-max-tokens")
+    add(models, "--lm-arg")
+    add(models, "--memory-lm-arg")
+    add(models, "--preset")
+    add(models, "--lm-config")
     add(models, "--no-cache")
     add(models, "--cache", help=f"DSPy response cache directory (default: {cache_home}/dspy_cache)")
     add_budget_options(parser)

@@ -44,7 +44,9 @@ def resumed_args(
     given = {k: v for k, v in vars(args).items() if v != defaults.get(k)}
     clash = [k for k in keys if k in given and given[k] != saved.get(k)]
     if clash:
-        raise RunDirError(f"--resume takes the run's own config; drop {', '.join('--' + k.replace('_', '-') for k in clash)}")
+        flags = {action.dest: action.option_strings[0] for action in parser._actions if action.option_strings}
+        named = [flags.get(k, "--" + k.replace("_", "-")) for k in clash]
+        raise RunDirError(f"--resume takes the run's own config; drop {', '.join(named)}")
     merged = {**defaults, **{k: v for k, v in saved.items() if k in defaults}, **given}
     merged["lm"] = None if saved.get("lm") == "embedded" else saved.get("lm")
     merged["memory_lm"] = None if saved.get("memory_lm") in (None, saved.get("lm")) else saved.get("memory_lm")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Callable, Iterator
+from dataclasses import fields
+from typing import Any, Callable, Iterator
 
 from memreason.lm import SLOTS, LMChoice, resolve_lm
 from memreason.lm.faults import RetryPolicy
@@ -12,7 +13,17 @@ from memreason.lm.resolve import with_generation
 
 from .options import LMOptions, RunOptions
 
-__all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "memory_chars", "resolve_lms", "resolving_with", "retry_policy"]
+__all__ = [
+    "MEMORY_MAX_TOKENS",
+    "MEMORY_TEMPERATURE",
+    "adapted_records",
+    "memory_chars",
+    "resolve_lms",
+    "resolving_with",
+    "retry_policy",
+    "role_given",
+    "same_kind",
+]
 
 # The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
 # selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
@@ -40,35 +51,113 @@ def resolve_lms(
     temperature: float | None = None,
     memory_temperature: float | None = None,
     memory_max_tokens: int | None = None,
+    memory: bool = True,
     resolve: Callable[..., LMChoice] | None = None,
 ) -> tuple[LMChoice, LMChoice]:
-    """The task LM and the memory LM the options name (the memory LM is the task LM unless ``--memory-lm``).
+    """The task LM and the memory LM the options name (the memory LM is the task LM unless it has settings of its own).
 
     ``slots``: requests a local server decodes together (default: ``--threads``); ``resolve``: how a
-    model string becomes an LM (default: the one :func:`resolving_with` set, else :func:`memreason.lm.resolve_lm`). ``memory_temperature`` and
-    ``memory_max_tokens`` give the memory role generation settings of its own (ARC); with either, the
-    memory LM is ``--memory-lm`` resolved with them, or else a copy of the task LM with them (a local
-    model's copy uses the same server). ``None`` keeps the task LM's setting; both ``None``: as the task LM."""
+    model string becomes an LM (default: the one :func:`resolving_with` set, else :func:`memreason.lm.resolve_lm`).
+    ``temperature`` replaces the task LM's (a setting of the command's own: ARC's solver sends its own with each call).
+
+    The memory role's own settings: ``memory_temperature`` and ``memory_max_tokens`` (else the options'), its
+    keywords (``memory_lm_args``) and its address (``memory_api_base``). With any, the memory LM is ``memory_lm``
+    (or the task model) resolved with them, or else a copy of the task LM with them (a local model's copy uses the
+    same server); with none, the memory LM is ``memory_lm`` resolved as the task LM is, or the task LM itself.
+    ``memory=False``: the program makes no memory calls, so the memory LM is the task LM and its settings are
+    never checked. The memory LM is sent to ``api_base`` only when it has no address of its own and it is the same
+    kind of model as the task LM (the same provider prefix), so an API model beside a self-hosted one is not sent
+    to the self-hosted server.
+
+    Settings a model's provider refuses are refused before any call, in one line naming the setting and the role;
+    defaults it would refuse are adapted (:mod:`memreason.lm.reasoning`; each LM's ``adapted`` says how)."""
     resolve = resolve or _resolver.get() or resolve_lm
-    choose = dict(
-        api_base=args.api_base,
-        max_tokens=args.max_tokens,
-        cache=not args.no_cache,
-        temperature=args.temperature if temperature is None else temperature,
-        slots=max(SLOTS, slots if slots is not None else args.threads),
-    )
+    common = dict(cache=not args.no_cache, slots=max(SLOTS, slots if slots is not None else args.threads))
     if args.lm_timeout is not None:
-        choose["timeout"] = args.lm_timeout
-    task = resolve(args.lm, **choose)
-    if memory_temperature is None and memory_max_tokens is None:
-        memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
-        return task, memory
-    own = dict(
-        temperature=choose["temperature"] if memory_temperature is None else memory_temperature,
+        common["timeout"] = args.lm_timeout
+    task_given = role_given(args, "task")
+    if temperature is not None:
+        task_given.pop("temperature", None)  # the command's own, not the user's
+    task_settings = dict(
+        temperature=args.temperature if temperature is None else temperature,
+        max_tokens=args.max_tokens,
+        extra=dict(getattr(args, "lm_args", None) or {}),
+    )
+    task = resolve(args.lm, api_base=args.api_base, **task_settings, given=task_given, role="task LM", **common)
+    if not memory:
+        return task, task
+    memory_temperature = getattr(args, "memory_temperature", None) if memory_temperature is None else memory_temperature
+    memory_max_tokens = getattr(args, "memory_max_tokens", None) if memory_max_tokens is None else memory_max_tokens
+    memory_extra = dict(getattr(args, "memory_lm_args", None) or {})
+    memory_base = getattr(args, "memory_api_base", None)
+    if memory_base is None and same_kind(args.lm, args.memory_lm):
+        memory_base = args.api_base
+    given = role_given(args, "memory")
+    own = (
+        memory_temperature is not None or memory_max_tokens is not None or memory_extra or getattr(args, "memory_api_base", None)
+    )
+    if not own:
+        if not args.memory_lm:
+            return task, task
+        given = {**{k: v for k, v in task_given.items() if k in ("temperature", "max_tokens")}, **given}
+        memory_settings = {**task_settings, "extra": memory_extra}
+        return task, resolve(args.memory_lm, api_base=memory_base, **memory_settings, given=given, role="memory LM", **common)
+    if memory_temperature is None:  # the task LM's
+        given.update({k: v for k, v in task_given.items() if k == "temperature"})
+    if memory_max_tokens is None:
+        given.update({k: v for k, v in task_given.items() if k == "max_tokens"})
+    settings = dict(
+        temperature=task_settings["temperature"] if memory_temperature is None else memory_temperature,
         max_tokens=args.max_tokens if memory_max_tokens is None else memory_max_tokens,
     )
-    memory = resolve(args.memory_lm, **{**choose, **own}) if args.memory_lm else with_generation(task, **own)
-    return task, memory
+    if args.memory_lm or getattr(args, "memory_api_base", None):
+        spec = args.memory_lm or args.lm
+        chosen = resolve(spec, api_base=memory_base, **settings, extra=memory_extra, given=given, role="memory LM", **common)
+    else:
+        chosen = with_generation(task, **settings, extra=memory_extra, given=given, role="memory LM")
+    return task, chosen
+
+
+# The options that hold each role's settings: (temperature, max tokens, keywords, the flag of a keyword).
+ROLE_FIELDS = {
+    "task": ("temperature", "max_tokens", "lm_args", "--lm-arg"),
+    "memory": ("memory_temperature", "memory_max_tokens", "memory_lm_args", "--memory-lm-arg"),
+}
+
+
+def role_given(args: Any, role: str) -> dict[str, str]:
+    """The settings of ``role`` (``"task"``, ``"memory"``) the user gave, each with where it came from
+    (``args.origins``, from the command line; without those, a setting differing from its default counts as given,
+    named by its flag)."""
+    temperature, cap, keywords, flag = ROLE_FIELDS[role]
+    origins = getattr(args, "origins", None)
+    defaults = {f.name: f.default for f in fields(LMOptions)}
+    given: dict[str, str] = {}
+    for setting, name in (("temperature", temperature), ("max_tokens", cap)):
+        if origins is not None:
+            if name in origins:
+                given[setting] = origins[name]
+        elif getattr(args, name, None) != defaults.get(name):
+            given[setting] = "--" + name.replace("_", "-")
+    for key in getattr(args, keywords, None) or {}:
+        given[key] = (origins or {}).get(f"{keywords}.{key}", f"{flag} {key}")
+    return given
+
+
+def same_kind(task: str | None, memory: str | None) -> bool:
+    """Whether the memory model is the same kind as the task model: the same model, or the same provider prefix
+    (``openai/o4-mini`` and ``openai/gpt-4.1``; not ``hosted_vllm/...`` and ``openai/...``)."""
+    if memory is None or memory == task:
+        return True
+    if task is None or memory.startswith("local:") or task.startswith("local:"):
+        return False
+    return "/" in task and task.partition("/")[0] == memory.partition("/")[0]
+
+
+def adapted_records(task: LMChoice, memory: LMChoice) -> list[dict[str, Any]]:
+    """What :func:`resolve_lms` adapted to the models' providers, as a run's config records it."""
+    found = list(task.adapted) + ([] if memory is task else list(memory.adapted))
+    return [change.as_dict() for change in found]
 
 
 def retry_policy(args: LMOptions) -> RetryPolicy:

@@ -10,7 +10,7 @@ run's ``config.json`` (written flat from :meth:`Options.as_dict`) keeps the keys
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,8 +37,12 @@ class Options:
         return cls(**{**given, **overrides})
 
     def as_dict(self) -> dict[str, Any]:
-        """The options flat, paths as text (the keys of ``config.json``)."""
-        return {f.name: (str(v) if isinstance(v := getattr(self, f.name), Path) else v) for f in fields(self) if f.init}
+        """The options flat, paths as text (the keys of ``config.json``; fields marked ``saved=False`` left out)."""
+        return {
+            f.name: (str(v) if isinstance(v := getattr(self, f.name), Path) else v)
+            for f in fields(self)
+            if f.init and f.metadata.get("saved", True)
+        }
 
 
 @dataclass(kw_only=True)
@@ -49,11 +53,19 @@ class LMOptions(Options):
         None
     )  # task LM: a DSPy/LiteLLM model string, or local:/path/model.gguf (None: the embedded model)
     memory_lm: str | None = identity_field(None)  # LM for memory reads and writes (None: the task LM)
-    api_base: str | None = None
+    api_base: str | None = None  # the task LM's server (and the memory LM's, when it is the same kind of model)
+    memory_api_base: str | None = None  # the memory LM's own server
     temperature: float = identity_field(0.0)
     max_tokens: int | None = identity_field(None)
     memory_temperature: float | None = identity_field(None)  # the memory role's own sampling (None: as the task LM)
     memory_max_tokens: int | None = identity_field(None)
+    lm_args: dict[str, Any] = identity_field(default_factory=dict)  # any other keyword the task LM is sent (--lm-arg)
+    memory_lm_args: dict[str, Any] = identity_field(default_factory=dict)  # ... the memory LM (--memory-lm-arg)
+    preset: str | None = None  # the paper preset the settings started from (memreason.eval.harness.presets)
+    lm_config: Path | None = None  # the per-role settings file they were read from (--lm-config)
+    # setting -> where the user gave it (--temperature, --lm-arg top_p, a preset, --lm-config); None: not known (a
+    # setting then counts as given where it differs from its default). Not saved: the settings themselves are.
+    origins: dict[str, str] | None = field(default=None, metadata={"saved": False}, compare=False, repr=False)
     no_cache: bool = False
     cache: Path | None = None  # DSPy response cache directory (None: the run directory's dspy_cache)
     lm_retries: int = 3

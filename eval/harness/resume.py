@@ -133,6 +133,8 @@ def check_same_config(
 def _norm(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if value == {}:  # no keyword settings: as a config saved before they existed (None)
+        return None
     return value
 
 

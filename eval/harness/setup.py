@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memreason.lm import LMChoice
+from memreason.lm.reasoning import fit_settings
 from memreason.lm.spend import Spend
 
 from .budget import add_recorded, check_prices, new_spend
-from .lms import resolve_lms
+from .lms import adapted_records, resolve_lms
 from .options import RunOptions
 from .paths import check_output_dir
 from .resume import continues
@@ -47,7 +48,9 @@ class RunPlan:
     :func:`memreason.eval.harness.lms.resolve_lms`'s keywords; ``check_lms``: refuses LMs that cannot run it
     (raises :class:`UsageError`); ``flag``: the option that names the run directory (``--out``: ``options.out``;
     another: ``out``); ``runs``: repetitions; ``written``: what a new run's config.json holds besides
-    (never checked on a resume), with the run directory under ``dir_key``.
+    (never checked on a resume), with the run directory under ``dir_key``; ``adapted``: settings of the task's own
+    it changed to what the model's provider takes (:class:`memreason.lm.reasoning.Adapted`), written into a new
+    run's config.json under ``adapted`` with those the LMs' resolution changed.
     """
 
     name: str
@@ -63,6 +66,7 @@ class RunPlan:
     flag: str = "--out"
     written: dict[str, Any] = field(default_factory=lambda: {"resume": None})  # in a new run's config.json only
     dir_key: str = "out"  # the key of config.json that holds the run directory
+    adapted: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -77,6 +81,22 @@ class OpenedRun:
     continuing: bool
 
 
+def sent_temperatures(options: RunOptions, temperatures: dict[str, float | None]) -> dict[str, float | None]:
+    """``temperatures`` (by flag) as the models are sent them: a reasoning model's default 0 goes out as 1
+    (memreason.lm.reasoning), so its repetitions do sample."""
+    sent = {}
+    for flag, temperature in temperatures.items():
+        memory = flag == "--memory-temperature"
+        spec = (options.memory_lm or options.lm) if memory else options.lm
+        if temperature is None or spec is None or spec.startswith("local:"):
+            sent[flag] = temperature
+            continue
+        extra = (options.memory_lm_args if memory else options.lm_args) or {}
+        fitted = fit_settings(spec, {"temperature": temperature, **extra}, given={}, role="memory LM" if memory else "task LM")
+        sent[flag] = fitted.settings["temperature"]
+    return sent
+
+
 def check_run_options(options: RunOptions) -> None:
     """What is checked before anything else: ``--mlflow`` can track, ``--out`` can be written."""
     check_mlflow(options)
@@ -89,7 +109,8 @@ def open_run(options: RunOptions, plan: RunPlan, *, spend: Spend | None = None) 
     out = options.out if plan.flag == "--out" else plan.out
     requested = RunConfig.of(options, plan.config, **plan.extra).to_json()
     continuing = continues(out, requested, keys=plan.keys, defaults=plan.defaults, flag=plan.flag)  # before any model loads
-    repetitions = check_repetitions(plan.runs, plan.temperatures, continuing=bool(continuing)) if plan.temperatures else None
+    temperatures = sent_temperatures(options, plan.temperatures)
+    repetitions = check_repetitions(plan.runs, temperatures, continuing=bool(continuing)) if plan.temperatures else None
     check_prices(options.budget_usd, [options.lm, options.memory_lm or options.lm])
     task, memory = resolve_lms(options, **plan.lm_settings)
     if plan.check_lms is not None:
@@ -99,7 +120,11 @@ def open_run(options: RunOptions, plan: RunPlan, *, spend: Spend | None = None) 
         log.info("continuing the run in %s", run_dir)
     else:
         extra = {**plan.extra, **plan.written, plan.dir_key: str(run_dir)}
-        RunConfig.of(options, plan.config, lm=task.spec, memory_lm=memory.spec, **extra).write(run_dir)
+        adapted = [change.as_dict() for change in plan.adapted] + adapted_records(task, memory)
+        if adapted:  # what was sent instead of a default the model's provider refuses
+            extra["adapted"] = adapted
+        memory_spec = (options.memory_lm or memory.spec) if memory is task else memory.spec  # named, if unused
+        RunConfig.of(options, plan.config, lm=task.spec, memory_lm=memory_spec, **extra).write(run_dir)
     if spend is None:
         spend = new_spend(options)
         add_recorded(spend, run_dir, task.spec, memory.spec)

@@ -22,9 +22,14 @@ from .tokens import Tokens
 class Price:
     input: float  # dollars per prompt token
     output: float  # dollars per completion token
+    reasoning: float | None = None  # dollars per reasoning token, where the price list has its own (else: output)
 
     def of(self, tokens: Tokens) -> float:
-        return tokens.prompt * self.input + tokens.completion * self.output
+        return tokens.prompt * self.input + tokens.visible * self.output + self.of_reasoning(tokens)
+
+    def of_reasoning(self, tokens: Tokens) -> float:
+        """What the reasoning tokens (part of the completion tokens) cost."""
+        return tokens.reasoning * (self.output if self.reasoning is None else self.reasoning)
 
 
 def price(model: str | None) -> Price | None:
@@ -46,19 +51,25 @@ def price(model: str | None) -> Price | None:
         if wanted_provider and not str(info.get("litellm_provider", "")).startswith(wanted_provider):
             continue
         cost_in, cost_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+        cost_reasoning = info.get("output_cost_per_reasoning_token")
         if isinstance(cost_in, (int, float)) and isinstance(cost_out, (int, float)):
-            return Price(float(cost_in), float(cost_out))
+            reasoning = float(cost_reasoning) if isinstance(cost_reasoning, (int, float)) else None
+            return Price(float(cost_in), float(cost_out), reasoning)
     return None
 
 
 def role_costs(roles: dict[str, tuple[str | None, Tokens]]) -> dict[str, Any]:
-    """``{"memory": $, "task": $, "total": $, "currency": "USD", "models": {...}}``; None where a price is unknown."""
+    """``{"memory": $, "task": $, "total": $, "currency": "USD", "models": {...}}``; None where a price is unknown.
+    Where reasoning tokens were spent, ``reasoning`` holds what they cost by role (part of each role's cost)."""
     out: dict[str, Any] = {}
     total: float | None = 0.0
     models: dict[str, Any] = {}
+    reasoning: dict[str, float | None] = {}
     for role, (model, tokens) in roles.items():
         found = price(model)
         value = round(found.of(tokens), 6) if found else (0.0 if tokens.total == 0 else None)
+        if tokens.reasoning:
+            reasoning[role] = round(found.of_reasoning(tokens), 6) if found else None
         out[role] = value
         models[role] = {
             "model": model,
@@ -69,4 +80,6 @@ def role_costs(roles: dict[str, tuple[str | None, Tokens]]) -> dict[str, Any]:
     out["total"] = None if total is None else round(total, 6)
     out["currency"] = "USD"
     out["prices"] = models
+    if reasoning:
+        out["reasoning"] = reasoning
     return out

@@ -58,7 +58,7 @@ from .bounded_json import BoundedJSONAdapter
 from .redact import redact
 from .server import EngineDied
 from .spend import Spend
-from .tokens import Meter, current_meter, current_step, current_tallies, entry_cut, entry_usage
+from .tokens import Meter, current_meter, current_step, current_tallies, entry_cut, entry_reasoning, entry_usage
 from .traces import answer_of_predictor, call_trace, jsonable, note_answer
 
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection", "engine_died")
@@ -307,16 +307,21 @@ class GuardedLM(dspy.BaseLM):
             latency = time.perf_counter() - started
             entry = entries[-1] if entries else None
             prompt_tokens, completion_tokens, cached = entry_usage(entry)
+            reasoning_tokens = min(entry_reasoning(entry), completion_tokens)
             ledger = self._ledger(prompt, messages, kwargs) if cached else {}
             if cached and not (prompt_tokens or completion_tokens):  # DSPy's cache dropped this answer's usage
-                prompt_tokens, completion_tokens = ledger.get("usage") or (0, 0)
+                remembered = list(ledger.get("usage") or (0, 0))
+                prompt_tokens, completion_tokens = remembered[:2]
+                reasoning_tokens = remembered[2] if len(remembered) > 2 else 0
             if spend is not None:
-                spend.add_call(prompt_tokens, completion_tokens, self.price)
+                spend.add_call(prompt_tokens, completion_tokens, self.price, reasoning=reasoning_tokens)
             for tally in current_tallies():
-                tally.add(prompt_tokens, completion_tokens)
+                tally.add(prompt_tokens, completion_tokens, reasoning_tokens)
             if meter is not None:
                 step = current_step(meter.root)
-                meter.add_call(self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry))
+                meter.add_call(
+                    self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry), reasoning=reasoning_tokens
+                )
                 if meter.trace:
                     call = call_trace(
                         role=self.role,
@@ -336,7 +341,8 @@ class GuardedLM(dspy.BaseLM):
                 for kind in ledger.get("kinds", []):
                     self._note(meter, kind, retried=True)
             elif entry is not None or pending:  # an answer seen live (with DSPy's history off, none is)
-                self._remember(prompt, messages, kwargs, pending, (prompt_tokens, completion_tokens))
+                usage = (prompt_tokens, completion_tokens, *((reasoning_tokens,) if reasoning_tokens else ()))
+                self._remember(prompt, messages, kwargs, pending, usage)
             pending = []
             if _empty(outputs):
                 self._note(meter, "empty", retried=attempt < self.policy.retries)
@@ -378,13 +384,14 @@ class GuardedLM(dspy.BaseLM):
         digest = self._request_digest(prompt, messages, kwargs)
         return None if digest is None else {"memreason_fault_ledger": digest}
 
-    def _remember(self, prompt, messages, kwargs, kinds: list[str], usage: tuple[int, int]) -> None:
+    def _remember(self, prompt, messages, kwargs, kinds: list[str], usage: tuple[int, ...]) -> None:
         key = self._ledger_key(prompt, messages, kwargs)
         if key is not None:
             dspy.cache.put(key, {"kinds": kinds, "usage": list(usage)})
 
     def _ledger(self, prompt, messages, kwargs) -> dict[str, Any]:
-        """``{"kinds": [...], "usage": [prompt, completion]}`` as remembered (older records hold kinds only)."""
+        """``{"kinds": [...], "usage": [prompt, completion(, reasoning)]}`` as remembered (older records hold kinds
+        only; the reasoning tokens, part of the completion, where there were some)."""
         key = self._ledger_key(prompt, messages, kwargs)
         record = dspy.cache.get(key) if key is not None else None
         return record if isinstance(record, dict) else {}

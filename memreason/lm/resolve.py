@@ -14,22 +14,44 @@ send their requests to one server, which decodes them together.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Mapping
 
 import dspy
 
 from .bounded_json import BoundedJSONAdapter
+from .config_error import LMConfigError
 from .llama_build import ServerBuildError
+from .reasoning import Adapted, fit_settings
 from .server import CALL_TIMEOUT, PROVIDER, SLOTS, LlamaServerLM, ServerFailed, local_server, register_provider
 from .weights import EmbeddedModelMissing, embedded_model_path
 
 EMBEDDED = "embedded"
+# Keyword settings DSPy's native OpenAI-chat route leaves out of the request unless they travel in ``extra_body``:
+# an OpenAI-compatible server (vLLM, llama-server) takes them at the top level of the body.
+BODY_EXTRAS = ("top_k",)
+# Providers whose servers speak OpenAI's chat format and take such extras.
+OPENAI_COMPATIBLE = ("openai", "hosted_vllm", "llamacpp")
+# An LM's keywords that are no generation settings (its client, its cache, its cap under either name).
+CLIENT_KEYWORDS = (
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "api_base",
+    "api_key",
+    "cache",
+    "timeout",
+    "num_retries",
+    "extra_body",
+    "rollout_id",
+)
+# Settings that never travel in --lm-arg: credentials come from the provider's environment variables.
+SECRET_KEYS = ("api_key", "api_secret", "aws_secret_access_key", "azure_ad_token")
 
-
-class LMConfigError(ValueError):
-    """An LM that cannot be used as given (unknown, missing key, missing file)."""
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -40,6 +62,7 @@ class LMChoice:
     lm: dspy.LM
     local: bool  # a GGUF on our own llama-server: text only, grammar-constrained JSON
     context: int | None = None  # tokens one request may hold (prompt and answer); None where not known (API models)
+    adapted: tuple[Adapted, ...] = ()  # defaults changed to what the model's provider takes (memreason.lm.reasoning)
 
     def adapter(self) -> dspy.Adapter:
         """JSON under grammar for local models (always parses); DSPy's chat format otherwise."""
@@ -55,8 +78,17 @@ def resolve_lm(
     cache: bool = True,
     timeout: float | None = None,
     slots: int = SLOTS,
+    extra: Mapping[str, Any] | None = None,
+    given: Mapping[str, str] | None = None,
+    role: str = "task LM",
 ) -> LMChoice:
     """Build the LM named by ``spec`` (``None`` means the embedded model).
+
+    ``extra``: any other keyword the provider takes (``reasoning_effort``, ``top_p``, ``thinking``, ``seed``, ...),
+    sent with every call. ``given``: setting -> where the user gave it (``--temperature``, ``--lm-arg top_p``); the
+    settings a reasoning model refuses are refused in one line naming it and ``role``, while defaults it would refuse
+    are adapted (:mod:`memreason.lm.reasoning`; ``choice.adapted`` says what changed). Without ``given``, a setting is
+    given when it differs from this function's default (and every ``extra`` is).
 
     A local model's server is started here (building ``llama-server`` first if this
     machine has none), so a file that is not a GGUF fails now, in one line. ``slots`` is
@@ -67,22 +99,35 @@ def resolve_lm(
     here and are turned off only where the harness wraps the LM.
     """
     local = local_model_file(spec) if spec is not None and spec.startswith("local:") else None  # before LiteLLM's import
+    extra = dict(extra or {})
+    check_extra(extra, role)
+    if given is None:
+        given = {key: key for key in extra}
+        given.update({"temperature": "temperature"} if temperature != 0.0 else {})
+        given.update({"max_tokens": "max_tokens"} if max_tokens is not None else {})
+    on_server = spec is None or spec == EMBEDDED or local is not None
+    fitted = fit_settings(
+        None if on_server else spec, {"temperature": temperature, "max_tokens": max_tokens, **extra}, given=given, role=role
+    )
+    _log_adapted(fitted.adapted)
+    settings = fitted.settings
+    temperature, max_tokens = settings.pop("temperature"), settings.pop("max_tokens")
     import_litellm()
     if spec is None or spec == EMBEDDED:
         try:
             path = embedded_model_path()
         except EmbeddedModelMissing as exc:
             raise LMConfigError(str(exc)) from None
-        return _local_choice(EMBEDDED, path, temperature, max_tokens, cache, slots)
+        return _local_choice(EMBEDDED, path, temperature, max_tokens, cache, slots, settings)
     if local is not None:
-        return _local_choice(spec, local, temperature, max_tokens, cache, slots)
+        return _local_choice(spec, local, temperature, max_tokens, cache, slots, settings)
     if spec.startswith(f"{PROVIDER}/"):  # a llama-server of the user's own
         if not api_base:
             raise LMConfigError(f"{spec} names a llama-server of your own: give its address with --api-base http://HOST:PORT/v1")
         register_provider()
     else:
         _check_provider(spec, api_base)
-    kwargs = {"temperature": temperature, "cache": cache}
+    kwargs = {"temperature": temperature, "cache": cache, **wire_extras(spec, settings)}
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
     if api_base:
@@ -95,7 +140,33 @@ def resolve_lm(
         lm = dspy.LM(spec, **kwargs)
     except (ValueError, TypeError, dspy.LMConfigurationError) as exc:  # the last: settings a reasoning model refuses
         raise LMConfigError(f"cannot use LM {spec!r}: {exc}") from None
-    return LMChoice(spec, lm, local=False)
+    return LMChoice(spec, lm, local=False, adapted=tuple(fitted.adapted))
+
+
+def check_extra(extra: Mapping[str, Any], role: str) -> None:
+    """Refuse, in one line, a credential among the keyword settings (it would be written into a run's config)."""
+    for key in extra:
+        if key in SECRET_KEYS:
+            raise LMConfigError(
+                f"{key} is not a setting of the {role}: give credentials through the provider's environment variable "
+                "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or in the --api-base address"
+            )
+
+
+def wire_extras(spec: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` as ``dspy.LM`` keywords for ``spec``: on an OpenAI-compatible server, :data:`BODY_EXTRAS` travel in
+    ``extra_body`` (DSPy's native route would leave them out of the request)."""
+    out = dict(settings)
+    if spec.partition("/")[0] in OPENAI_COMPATIBLE:
+        moved = {key: out.pop(key) for key in BODY_EXTRAS if key in out}
+        if moved:
+            out["extra_body"] = {**moved, **(out.get("extra_body") or {})}
+    return out
+
+
+def _log_adapted(adapted: list[Adapted]) -> None:
+    for change in adapted:
+        log.info("note: %s", change.line())
 
 
 def import_litellm() -> None:
@@ -111,21 +182,43 @@ def import_litellm() -> None:
     import litellm  # noqa: F401
 
 
-def with_generation(choice: LMChoice, *, temperature: float, max_tokens: int | None) -> LMChoice:
-    """``choice`` with a sampling temperature and generation cap of its own (``max_tokens=None`` keeps its cap).
+def with_generation(
+    choice: LMChoice,
+    *,
+    temperature: float,
+    max_tokens: int | None,
+    extra: Mapping[str, Any] | None = None,
+    given: Mapping[str, str] | None = None,
+    role: str = "memory LM",
+) -> LMChoice:
+    """``choice`` with a sampling temperature, generation cap and keyword settings of its own (``max_tokens=None``
+    keeps its cap; ``extra`` adds to its keywords).
+
+    The settings are fitted to the model as :func:`resolve_lm` fits them; without ``given`` every one counts as
+    given (refused, not adapted, where the model's provider refuses it). A temperature of 0 is a temperature: an
+    OpenAI reasoning model's copy at 0 is refused, or adapted to 1 where ``given`` leaves it out.
 
     The LM is a copy (``dspy.LM.copy``): the same model, address, cache and timeout. A local
     model's copy starts no server: it finds the running one by its model file."""
+    extra = dict(extra or {})
+    check_extra(extra, role)
+    if given is None:
+        given = {"temperature": "temperature", "max_tokens": "max_tokens", **{key: key for key in extra}}
+    kept = {k: v for k, v in choice.lm.kwargs.items() if k not in CLIENT_KEYWORDS and k not in extra}  # the copy keeps them
+    fitted = fit_settings(
+        None if choice.local else choice.spec,
+        {"temperature": temperature, "max_tokens": max_tokens, **kept, **extra},
+        given={**{key: key for key in kept}, **given},
+        role=role,
+    )
+    _log_adapted(fitted.adapted)
+    settings = {k: v for k, v in fitted.settings.items() if k not in kept}
     cap = "max_completion_tokens" if "max_completion_tokens" in choice.lm.kwargs else "max_tokens"  # OpenAI reasoning models
-    if cap == "max_completion_tokens" and ((temperature and temperature != 1.0) or (max_tokens and max_tokens < 16000)):
-        raise LMConfigError(
-            f"cannot use LM {choice.spec!r} at temperature {temperature:g} with max tokens {max_tokens}: "
-            "OpenAI's reasoning models take temperature 1 and max tokens of at least 16000"
-        )
-    changes: dict = {"temperature": temperature}
-    if max_tokens is not None:
-        changes[cap] = max_tokens
-    return replace(choice, lm=choice.lm.copy(**changes))
+    changes: dict = {"temperature": settings.pop("temperature")}
+    if (tokens := settings.pop("max_tokens")) is not None:
+        changes[cap] = tokens
+    changes.update(wire_extras("llamacpp/" if choice.local else choice.spec, settings))
+    return replace(choice, lm=choice.lm.copy(**changes), adapted=tuple(fitted.adapted))
 
 
 def is_gguf(path: Path) -> bool:
@@ -163,13 +256,16 @@ def local_model_file(spec: str) -> Path:
     return path
 
 
-def _local_choice(spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool, slots: int) -> LMChoice:
+def _local_choice(
+    spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool, slots: int, extra: Mapping[str, Any]
+) -> LMChoice:
     server = local_server(path, slots=slots)
     try:
         server.ensure()
     except (ServerFailed, ServerBuildError) as exc:
         raise LMConfigError(str(exc)) from None
     kwargs = {"max_tokens": max_tokens} if max_tokens else {}
+    kwargs.update(wire_extras("llamacpp/", extra))
     lm = LlamaServerLM(f"llamacpp/{path.stem}", server, temperature=temperature, cache=cache, timeout=CALL_TIMEOUT, **kwargs)
     return LMChoice(spec, lm, local=True, context=server.context)
 

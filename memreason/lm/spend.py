@@ -56,9 +56,9 @@ class Spend:
                 self.earlier_tokens += tokens.total
                 self.earlier_usd += usd
 
-    def add_call(self, prompt: int, completion: int, price: Price | None) -> None:
-        """One answered LM call."""
-        self.add(Tokens(prompt, completion, 1), price)
+    def add_call(self, prompt: int, completion: int, price: Price | None, *, reasoning: int = 0) -> None:
+        """One answered LM call (``reasoning``: its reasoning tokens, part of ``completion``)."""
+        self.add(Tokens(prompt, completion, 1, reasoning), price)
 
     @property
     def reached(self) -> bool:

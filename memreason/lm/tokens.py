@@ -38,24 +38,47 @@ TALLY_KEY = "memreason_tallies"
 
 @dataclass
 class Tokens:
+    """Tokens of LM calls. ``completion`` is every token the answers took, as providers bill them; ``reasoning`` is
+    the part of it a reasoning model spent thinking (hidden, or shown apart from the answer), so the visible answer
+    took ``completion - reasoning`` (:attr:`visible`)."""
+
     prompt: int = 0
     completion: int = 0
     calls: int = 0
+    reasoning: int = 0
 
     def __add__(self, other: "Tokens") -> "Tokens":
-        return Tokens(self.prompt + other.prompt, self.completion + other.completion, self.calls + other.calls)
+        return Tokens(
+            self.prompt + other.prompt,
+            self.completion + other.completion,
+            self.calls + other.calls,
+            self.reasoning + other.reasoning,
+        )
 
     @property
     def total(self) -> int:
         return self.prompt + self.completion
 
+    @property
+    def visible(self) -> int:
+        return self.completion - self.reasoning
+
     def as_dict(self) -> dict[str, int]:
-        return {"prompt": self.prompt, "completion": self.completion, "total": self.total, "calls": self.calls}
+        """The counts as records hold them; ``reasoning`` (of ``completion``) only where there was some."""
+        out = {"prompt": self.prompt, "completion": self.completion, "total": self.total, "calls": self.calls}
+        if self.reasoning:
+            out["reasoning"] = self.reasoning
+        return out
 
     @classmethod
     def of(cls, data: dict[str, Any] | None) -> "Tokens":
         data = data or {}
-        return cls(int(data.get("prompt") or 0), int(data.get("completion") or 0), int(data.get("calls") or 0))
+        return cls(
+            int(data.get("prompt") or 0),
+            int(data.get("completion") or 0),
+            int(data.get("calls") or 0),
+            int(data.get("reasoning") or 0),
+        )
 
 
 class Meter:
@@ -76,12 +99,14 @@ class Meter:
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
-    def add_call(self, role: str, prompt: int, completion: int, step: str | None = None, *, cut: bool = False) -> None:
-        """One answered call; ``cut``: its answer stopped at the generation cap."""
+    def add_call(
+        self, role: str, prompt: int, completion: int, step: str | None = None, *, cut: bool = False, reasoning: int = 0
+    ) -> None:
+        """One answered call; ``cut``: its answer stopped at the generation cap; ``reasoning``: of ``completion``."""
         step = step or current_step(self.root)
         with self._lock:
             steps = self.usage.setdefault(role, {})
-            steps[step] = steps.get(step, Tokens()) + Tokens(prompt, completion, 1)
+            steps[step] = steps.get(step, Tokens()) + Tokens(prompt, completion, 1, reasoning)
             if cut:
                 self.cut[step] += 1
 
@@ -111,7 +136,12 @@ class Meter:
         """The JSON-able summary stored with an example or a memory snapshot."""
         total = self.tokens()
         return {
-            "tokens": {"prompt": total.prompt, "completion": total.completion, "calls": total.calls},
+            "tokens": {
+                "prompt": total.prompt,
+                "completion": total.completion,
+                "calls": total.calls,
+                **({"reasoning": total.reasoning} if total.reasoning else {}),
+            },
             "usage": {
                 role: {step: t.as_dict() for step, t in sorted(steps.items())} for role, steps in sorted(self.usage.items())
             },
@@ -147,9 +177,9 @@ class Tally:
         self.tokens = Tokens()
         self._lock = threading.Lock()
 
-    def add(self, prompt: int, completion: int) -> None:
+    def add(self, prompt: int, completion: int, reasoning: int = 0) -> None:
         with self._lock:
-            self.tokens = self.tokens + Tokens(prompt, completion, 1)
+            self.tokens = self.tokens + Tokens(prompt, completion, 1, reasoning)
 
 
 @contextmanager
@@ -207,12 +237,12 @@ def entry_usage(entry: dict[str, Any] | None) -> tuple[int, int, bool]:
     parts = response if isinstance(response, (list, tuple)) else [response]
     prompt = completion = 0
     for part in parts:
-        p, c = _response_usage(part)
+        p, c = _response_usage(part, str(entry.get("model") or ""))
         prompt, completion = prompt + p, completion + c
     return prompt, completion, True
 
 
-def _response_usage(response: Any) -> tuple[int, int]:
+def _response_usage(response: Any, model: str = "") -> tuple[int, int]:
     cached_usage = getattr(response, "usage", None)
     if cached_usage is None and isinstance(response, dict):
         cached_usage = response.get("usage")
@@ -222,7 +252,48 @@ def _response_usage(response: Any) -> tuple[int, int]:
         return int(cached_usage.get("prompt_tokens") or 0), int(cached_usage.get("completion_tokens") or 0)
     prompt = getattr(cached_usage, "input_tokens", None) or getattr(cached_usage, "prompt_tokens", 0)
     completion = getattr(cached_usage, "output_tokens", None) or getattr(cached_usage, "completion_tokens", 0)
+    if hasattr(cached_usage, "output_tokens") and model.partition("/")[0] in THINKING_APART:
+        completion = (completion or 0) + (getattr(cached_usage, "reasoning_tokens", None) or 0)  # as the live call's usage
     return int(prompt or 0), int(completion or 0)
+
+
+# Providers whose own output count leaves the thinking out (Gemini's candidatesTokenCount, xAI's): DSPy's live usage
+# adds it, so an answer replayed from the cache adds it too.
+THINKING_APART = ("gemini", "vertex_ai", "xai")
+
+
+def entry_reasoning(entry: dict[str, Any] | None) -> int:
+    """The reasoning tokens (part of the completion tokens) of one DSPy history entry, live or from the cache: OpenAI's
+    ``completion_tokens_details.reasoning_tokens``, Gemini's ``thoughtsTokenCount`` (so DSPy and LiteLLM name it too),
+    LiteLLM's count of Anthropic's thinking blocks; 0 where the provider reports none."""
+    if not entry:
+        return 0
+    usage = entry.get("usage") or {}
+    if usage:
+        return _reasoning_of(usage)
+    response = entry.get("response")
+    parts = response if isinstance(response, (list, tuple)) else [response]
+    total = 0
+    for part in parts:
+        cached = getattr(part, "usage", None)
+        if cached is None and isinstance(part, dict):
+            cached = part.get("usage")
+        total += _reasoning_of(cached)
+    return total
+
+
+def _reasoning_of(usage: Any) -> int:
+    if usage is None:
+        return 0
+    if isinstance(usage, dict):
+        details = usage.get("completion_tokens_details") or {}
+        found = details.get("reasoning_tokens") if isinstance(details, dict) else getattr(details, "reasoning_tokens", 0)
+        return int(found or usage.get("reasoning_tokens") or 0)
+    direct = getattr(usage, "reasoning_tokens", None)  # lm15's Usage
+    if direct:
+        return int(direct)
+    details = getattr(usage, "completion_tokens_details", None)  # LiteLLM's Usage
+    return int(getattr(details, "reasoning_tokens", None) or 0)
 
 
 def entry_cut(entry: dict[str, Any] | None) -> bool:

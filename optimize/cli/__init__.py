@@ -18,7 +18,8 @@ import argparse
 import sys
 
 from memreason.datasets.experience_transfer import RuleTableError
-from memreason.eval.cli.options import Parser, UsageError, check_api_base, log_to_stderr, run_cli
+from memreason.eval.cli.lm_settings import apply_lm_settings
+from memreason.eval.cli.options import Parser, UsageError, check_api_base, check_memory_api_base, log_to_stderr, run_cli
 from memreason.installed import command
 from memreason.programs import PROGRAMS
 
@@ -64,7 +65,11 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     def parse() -> int:
         _check_program(argv)
         args = build_parser().parse_args(argv)
+        if hasattr(args, "lm_args") and getattr(args, "resume", None) is None:  # preset, --lm-config, flags merged
+            log_to_stderr()  # the preset in use is printed
+            apply_lm_settings(args)
         check_api_base(args)
+        check_memory_api_base(args)
         parsed.append(args)
         return 0
 

@@ -86,7 +86,7 @@ class ArcProgram(MemoryWriters, StepModule):
         attempts: int = 2,
         retries: int = 0,
         cot: bool = False,
-        temperature: float = 0.7,
+        temperature: float | None = None,
         seed: int = 0,
         continual_every: int | None = None,
         write_gate: str = "train",
@@ -103,7 +103,8 @@ class ArcProgram(MemoryWriters, StepModule):
             attempts: independent solving attempts per task (oracle@k draws from them).
             retries: retries per attempt, each with the execution feedback of the last program.
             cot: the solver thinks step by step before writing the program.
-            temperature: sampling temperature of the attempts.
+            temperature: sampling temperature of the attempts, sent in place of the LM's own (the log says so
+                once where they differ); None (the default): the LM's own temperature.
             seed: offsets the attempts' seeds and rollout ids (e.g. one per repeated run).
             continual_every: write verified solutions to memory after every k tasks (None: memory frozen).
             write_gate: which solutions count as verified, ``"train"`` or ``"test"`` (see the module docs).

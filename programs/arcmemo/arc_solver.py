@@ -10,8 +10,9 @@ Every program runs in the sandbox on the train inputs and the test inputs in one
 call; test outputs never reach it (nor the prompts). An attempt stops retrying once
 its program reproduces every train output and runs on every test input. Each step
 (first program or retry) is recorded with its program, outputs, failures, the
-feedback it produced and its tokens. Attempts are sampled at ``temperature`` with a
-distinct ``rollout_id`` and ``seed`` each (so DSPy's cache and a seeded local model
+feedback it produced and its tokens. Attempts are sampled at the LM's own temperature, or at
+``temperature`` where the program is given one (sent with each attempt in place of the LM's, as the log says
+once), with a distinct ``rollout_id`` and ``seed`` each (so DSPy's cache and a seeded local model
 give distinct samples); ``seed`` offsets them, e.g. one per repeated run. With
 ``parallel`` set, the attempts run at once (in threads that inherit DSPy's context), so
 a server that batches requests decodes them together; the record is the same.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Protocol, Sequence
@@ -43,6 +45,8 @@ from memreason.signatures import RetryArcPuzzle, SolveArcPuzzle
 
 from ..shared.shared_sandbox import shared_sandbox  # re-exported
 from ..shared.usage import inside, usage
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "ArcSolver",
@@ -164,7 +168,7 @@ class ArcSolver(dspy.Module):
         retries: int = 0,
         with_concepts: bool = True,
         cot: bool = False,
-        temperature: float = 0.7,
+        temperature: float | None = None,
         seed: int = 0,
         sandbox: Runner | None = None,
         shown_examples: int = 3,
@@ -178,7 +182,8 @@ class ArcSolver(dspy.Module):
             retries: retries per attempt, each given the execution feedback of the last program.
             with_concepts: the prompts carry a ``concepts`` field (memory); False for memoryless programs.
             cot: think step by step before writing the program.
-            temperature: sampling temperature of the attempts.
+            temperature: sampling temperature of the attempts, sent with each in place of the LM's own (the log
+                says so once where they differ); None (the default): the LM's own temperature.
             seed: offsets each attempt's seed and rollout id.
             sandbox: where programs run (default: a shared sandbox started on first use); a copy or pickle of
                 the solver holds a copy of it (the same settings, workers of its own: see ``Sandbox``).
@@ -202,6 +207,7 @@ class ArcSolver(dspy.Module):
         self.answer = answer
         self.with_concepts = with_concepts
         self.temperature, self.seed = temperature, seed
+        self._told = False  # whether the log said which temperature the attempts use
         self.sandbox = sandbox
         self.shown_examples = shown_examples
         solve, retry = SolveArcPuzzle, RetryArcPuzzle
@@ -284,7 +290,7 @@ class ArcSolver(dspy.Module):
         if not self.with_concepts:
             inputs.pop("concepts")
         rollout = self.seed * 1000 * 100
-        config = {"rollout_id": rollout, "temperature": self.temperature, "seed": rollout, "n": self.attempts}
+        config = {**self.sampling(rollout), "n": self.attempts}
         with usage() as spent, self._answering():
             try:
                 out = self.solve(**inputs, config=config)
@@ -323,13 +329,42 @@ class ArcSolver(dspy.Module):
         if not self.with_concepts:
             inputs.pop("concepts")
         rollout = (self.seed * 1000 + index) * 100 + retry
-        config = {"rollout_id": rollout, "temperature": self.temperature, "seed": rollout}
+        config = self.sampling(rollout)
         with usage() as spent, self._answering():
             try:
                 program, error = clean_program(predict(**inputs, config=config).program), None
             except Exception as exc:  # a failed call is a failed step, recorded; the attempt goes on
                 program, error = "", error_text(exc)
         return Step(retry, program, error=error, tokens=spent)
+
+    def sampling(self, rollout: int) -> dict[str, Any]:
+        """One attempt's call settings: its rollout id and seed, and the program's temperature where it has one
+        (else the LM's own is used); the first call says in the log which temperature that is, where it matters."""
+        config: dict[str, Any] = {"rollout_id": rollout, "seed": rollout}
+        if self.temperature is not None:
+            config["temperature"] = self.temperature
+        if not self._told:
+            self._told = True
+            self._tell_temperature()
+        return config
+
+    def _tell_temperature(self) -> None:
+        lm = dspy.settings.lm
+        own = (getattr(lm, "kwargs", None) or {}).get("temperature")
+        if self.temperature is not None and own is not None and own != self.temperature:
+            log.info(
+                "%s: attempts sampled at the program's temperature %g, not the LM's %g",
+                type(self).__name__,
+                self.temperature,
+                own,
+            )
+        elif self.temperature is None and own == 0 and self.attempts > 1:
+            log.info(
+                "%s: %d attempts at the LM's temperature 0 sample nearly one program; give the LM or the program "
+                "a temperature above 0 for distinct attempts",
+                type(self).__name__,
+                self.attempts,
+            )
 
     def _answering(self) -> contextlib.AbstractContextManager:
         """Where ``answer`` is ``"code"``, the session's adapter swapped for a code-block one for this call (kept

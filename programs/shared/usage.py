@@ -18,7 +18,8 @@ __all__ = ["inside", "usage"]
 
 @contextmanager
 def usage() -> Iterator[dict[str, int]]:
-    """``{"prompt", "completion", "calls"}`` of the calls made in the block (this thread), filled on exit.
+    """``{"prompt", "completion", "calls"}`` of the calls made in the block (this thread), filled on exit, and
+    ``reasoning`` (part of ``completion``) where a reasoning model spent some.
 
     Calls through the harness's guarded LMs count what their answers took, from the cache too (a resumed run's
     records match an uninterrupted one's); calls on a bare ``dspy.LM`` are read from DSPy's usage tracker, which
@@ -31,12 +32,17 @@ def usage() -> Iterator[dict[str, int]]:
     finally:
         if tally.tokens.calls:
             spent.update(prompt=tally.tokens.prompt, completion=tally.tokens.completion, calls=tally.tokens.calls)
+            if tally.tokens.reasoning:  # of the completion: a reasoning model's thinking
+                spent["reasoning"] = tally.tokens.reasoning
         else:
             for entries in tracker.usage_data.values():
                 for entry in entries:
                     spent["prompt"] += entry.get("prompt_tokens") or 0
                     spent["completion"] += entry.get("completion_tokens") or 0
                     spent["calls"] += 1
+                    details = entry.get("completion_tokens_details") or {}
+                    if isinstance(details, dict) and details.get("reasoning_tokens"):
+                        spent["reasoning"] = spent.get("reasoning", 0) + int(details["reasoning_tokens"])
 
 
 @contextmanager

@@ -28,6 +28,17 @@ and DSPy's stream listeners can be tested against it. Faults are answered as err
 any event, as OpenAI does. The listen queue holds ``BACKLOG`` connections, so a burst of
 concurrent calls waits to be accepted instead of being reset.
 
+Recorded provider shapes: ``shapes`` maps a route (``"openai"``: ``POST .../chat/completions``; ``"anthropic"``:
+``POST .../messages``; ``"gemini"``: ``POST .../models/NAME:generateContent``) to a response body as that
+provider documents it (a key ``route:MODEL``, such as ``openai:gpt-4.1``, answers that model alone), with
+``"{{answer}}"`` where the model's text goes and ``"{{model}}"`` for the model asked
+for (``load_shape(path)`` reads one from a JSON file: ``{"route": ..., "response": {...}}``). The stub answers
+each route in its recorded shape (usage blocks, reasoning tokens, ``system_fingerprint``, thinking blocks as
+recorded), with the text a function of the request as always; Anthropic's and Gemini's requests are read as chat
+messages for that (their ``system``/``system_instruction`` and ``messages``/``contents``). ``received`` holds
+every request as it arrived (its path and JSON body, credentials left out), so a test can assert what a client
+sent.
+
 A request with ``"n": k`` gets k answers (choice i answers as for the key of the request and
 i), with llama-server's usage: one answer's completion tokens (``POST /tokenize`` splits text
 into words, so a client can count the others).
@@ -78,6 +89,7 @@ class StubServer:
         port: int = 0,
         slots: int = 4,
         frozen: bool = False,
+        shapes: dict[str, dict[str, Any]] | None = None,
     ):
         self.latency, self.fail_rate, self.seed, self.hang = latency, fail_rate, seed, hang
         self.lifetime, self.faults, self.port, self.slots = lifetime, tuple(faults), port, slots
@@ -85,6 +97,8 @@ class StubServer:
         self.log: list[dict[str, Any]] = []
         self.slot_actions: list[str] = []
         self.frozen, self.decode_steps = frozen, 0
+        self.shapes = dict(shapes or {})
+        self.received: list[dict[str, Any]] = []  # every request: {"path", "body"}
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
@@ -125,7 +139,17 @@ class StubServer:
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            return {"served": dict(self.served), "requests": list(self.log), "slot_actions": list(self.slot_actions)}
+            return {
+                "served": dict(self.served),
+                "requests": list(self.log),
+                "slot_actions": list(self.slot_actions),
+                "received": list(self.received),
+            }
+
+    def bodies(self, route: str | None = None) -> list[dict[str, Any]]:
+        """The JSON bodies of the requests received (on ``route``'s paths only: ``openai``, ``anthropic``, ``gemini``)."""
+        with self._lock:
+            return [r["body"] for r in self.received if route is None or route_of(r["path"]) == route]
 
     # -- deciding an answer ---------------------------------------------------------------
 
@@ -142,6 +166,70 @@ class StubServer:
             self.served[kind] += 1
             self.log.append({"kind": kind, "key": key, "repeat": seen, "user": _user_text(body), "n": int(body.get("n") or 1)})
         return kind, key
+
+
+ROUTES = ("openai", "anthropic", "gemini")
+
+
+def route_of(path: str) -> str | None:
+    """Which provider's API a request path belongs to (None: no completion route)."""
+    path = path.split("?", 1)[0].rstrip("/")
+    if path.endswith("/chat/completions"):
+        return "openai"
+    if path.endswith("/messages"):
+        return "anthropic"
+    if path.endswith(":generateContent"):
+        return "gemini"
+    return None
+
+
+def load_shape(path: Any) -> tuple[str, dict[str, Any]]:
+    """(route, response template) from a recorded-shape file: ``{"route": "openai", "response": {...}}``."""
+    with open(path) as handle:
+        data = json.load(handle)
+    if data.get("route") not in ROUTES or not isinstance(data.get("response"), dict):
+        raise ValueError(f"{path}: a shape file holds a route ({', '.join(ROUTES)}) and a response object")
+    return data["route"], data["response"]
+
+
+def as_chat(route: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A request of ``route`` read as an OpenAI chat request (messages, whether it asks for JSON), to answer it."""
+    if route == "anthropic":
+        messages = [{"role": "system", "content": _text(body.get("system"))}] if body.get("system") else []
+        messages += [{"role": m.get("role"), "content": _text(m.get("content"))} for m in body.get("messages") or []]
+        return {"messages": messages, "model": body.get("model")}
+    if route == "gemini":
+        system = body.get("system_instruction") or body.get("systemInstruction")
+        messages = [{"role": "system", "content": _text((system or {}).get("parts"))}] if system else []
+        for item in body.get("contents") or []:
+            role = "assistant" if item.get("role") == "model" else "user"
+            messages.append({"role": role, "content": _text(item.get("parts"))})
+        config = body.get("generationConfig") or body.get("generation_config") or {}
+        wants = config.get("responseMimeType") or config.get("response_mime_type")
+        return {"messages": messages, "response_format": {"type": "json"} if wants == "application/json" else None}
+    return body
+
+
+def _text(content: Any) -> str:
+    """The text of a message's content: a string, or the ``text`` of its parts or blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        return str(content.get("text") or "")
+    return "\n".join(str(part.get("text") or "") for part in content if isinstance(part, dict))
+
+
+def fill_shape(template: Any, text: str, model: str) -> Any:
+    """``template`` with ``{{answer}}`` replaced by ``text`` and ``{{model}}`` by ``model``, wherever they occur."""
+    if isinstance(template, str):
+        return template.replace("{{answer}}", text).replace("{{model}}", model)
+    if isinstance(template, list):
+        return [fill_shape(item, text, model) for item in template]
+    if isinstance(template, dict):
+        return {key: fill_shape(value, text, model) for key, value in template.items()}
+    return template
 
 
 def answer_text(body: dict[str, Any], key: str) -> str:
@@ -227,10 +315,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/tokenize":
             self._send(200, {"tokens": list(range(len(str(body.get("content", "")).split())))})
             return
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        route = route_of(self.path)
+        if route is None or (route != "openai" and not any(key.split(":")[0] == route for key in self.stub.shapes)):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
-        kind, key = self.stub.decide(body)
+        with self.stub._lock:
+            self.stub.received.append({"path": self.path, "body": body})
+        chat = as_chat(route, body)
+        kind, key = self.stub.decide(chat)
         self._decode(self.stub.latency)
         if kind == "rate_limit":
             self._send(429, {"error": {"message": "rate limit reached, slow down", "type": "rate_limit_error"}})
@@ -249,8 +341,12 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.stub.hang)
             self._send(504, {"error": {"message": "too late", "type": "timeout"}})
         else:
-            text = GARBAGE if kind == "unparseable" else answer_text(body, key)
-            if body.get("stream"):
+            text = GARBAGE if kind == "unparseable" else answer_text(chat, key)
+            model = str(body.get("model") or self.path.rsplit("/", 1)[-1].split(":", 1)[0])
+            shape = self.stub.shapes.get(f"{route}:{model}") or self.stub.shapes.get(route)
+            if shape is not None:
+                self._send(200, fill_shape(shape, text, model))
+            elif body.get("stream"):
                 self._stream(_stream_chunks(body, text, key))
             else:
                 self._send(200, _completion(body, text, key))

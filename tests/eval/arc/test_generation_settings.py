@@ -139,7 +139,9 @@ def test_other_clis_keep_the_task_lm_for_memory(engine):
     resolved = []
     args = et_parser().parse_args(["hdr", "--level", "1", "--memory-lm", "openai/gpt-4.1", "--temperature", "0.2"])
     task, memory = resolve_lms(args, resolve=resolver(engine, resolved))
-    assert [choose for _, choose in resolved][0] == [choose for _, choose in resolved][1]  # same settings for both
+    first, second = ({k: v for k, v in choose.items() if k != "role"} for _, choose in resolved)
+    assert first == second  # same settings for both (each named by its role)
+    assert [choose["role"] for _, choose in resolved] == ["task LM", "memory LM"]
     assert settings(memory) == (0.2, None)
     with pytest.raises(UsageError, match="--memory-temperature"):
         et_parser().parse_args(["hdr", "--memory-temperature", "0.3"])
@@ -152,8 +154,13 @@ def test_an_openai_reasoning_model_keeps_its_own_cap_field(monkeypatch):
     with pytest.raises(LMConfigError, match="reasoning models take temperature 1"):
         with_generation(reasoning, temperature=0.3, max_tokens=1000)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with pytest.raises(LMConfigError, match="cannot use LM 'openai/o4-mini'"):  # one line, not dspy's own exception
+    with pytest.raises(LMConfigError, match="temperature 0.3 cannot be sent to the task LM openai/o4-mini"):  # one line
         resolve_lm("openai/o4-mini", temperature=0.3, max_tokens=1000)
+    # a temperature of 0 is a temperature: given, refused; a default, adapted (it was sent as 0.0 before)
+    with pytest.raises(LMConfigError, match="temperature 0 cannot be sent to the memory LM"):
+        with_generation(reasoning, temperature=0.0, max_tokens=None)
+    adapted = with_generation(reasoning, temperature=0.0, max_tokens=None, given={})
+    assert adapted.lm.kwargs["temperature"] == 1.0 and [a.setting for a in adapted.adapted] == ["temperature"]
 
 
 @pytest.fixture
