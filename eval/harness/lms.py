@@ -4,15 +4,25 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Callable, Iterator
 
 from memreason.lm import SLOTS, LMChoice, resolve_lm
 from memreason.lm.faults import RetryPolicy
+from memreason.lm.rate import limiter_for
 from memreason.lm.resolve import with_generation
 
 from .options import LMOptions, RunOptions
 
-__all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "memory_chars", "resolve_lms", "resolving_with", "retry_policy"]
+__all__ = [
+    "MEMORY_MAX_TOKENS",
+    "MEMORY_TEMPERATURE",
+    "memory_chars",
+    "resolve_lms",
+    "resolving_with",
+    "retry_policy",
+    "with_limits",
+]
 
 # The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
 # selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
@@ -62,13 +72,25 @@ def resolve_lms(
     task = resolve(args.lm, **choose)
     if memory_temperature is None and memory_max_tokens is None:
         memory = resolve(args.memory_lm, **choose) if args.memory_lm else task
-        return task, memory
+        return with_limits(task, memory, args)
     own = dict(
         temperature=choose["temperature"] if memory_temperature is None else memory_temperature,
         max_tokens=args.max_tokens if memory_max_tokens is None else memory_max_tokens,
     )
     memory = resolve(args.memory_lm, **{**choose, **own}) if args.memory_lm else with_generation(task, **own)
-    return task, memory
+    return with_limits(task, memory, args)
+
+
+def with_limits(task: LMChoice, memory: LMChoice, args: LMOptions) -> tuple[LMChoice, LMChoice]:
+    """``task`` and ``memory`` with their roles' rate limits (:func:`memreason.lm.rate.limiter_for`: one per role and
+    model in the process). The memory role on the task's model, with no limits of its own (``--memory-rpm``,
+    ``--memory-tpm``), shares the task's: one provider quota, one limiter."""
+    address = args.api_base
+    task = replace(task, limiter=limiter_for("task", task.spec, rpm=args.rpm, tpm=args.tpm, address=address))
+    if memory.spec == task.spec and args.memory_rpm is None and args.memory_tpm is None:
+        return task, replace(memory, limiter=task.limiter)
+    limiter = limiter_for("memory", memory.spec, rpm=args.memory_rpm, tpm=args.memory_tpm, address=address)
+    return task, replace(memory, limiter=limiter)
 
 
 def retry_policy(args: LMOptions) -> RetryPolicy:

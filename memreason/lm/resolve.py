@@ -22,6 +22,7 @@ import dspy
 
 from .bounded_json import BoundedJSONAdapter
 from .llama_build import ServerBuildError
+from .rate import RateLimit
 from .server import CALL_TIMEOUT, PROVIDER, SLOTS, LlamaServerLM, ServerFailed, local_server, register_provider
 from .weights import EmbeddedModelMissing, embedded_model_path
 
@@ -40,6 +41,7 @@ class LMChoice:
     lm: dspy.LM
     local: bool  # a GGUF on our own llama-server: text only, grammar-constrained JSON
     context: int | None = None  # tokens one request may hold (prompt and answer); None where not known (API models)
+    limiter: RateLimit | None = None  # the role's rate limit (memreason.lm.rate), shared by every thread; None: none
 
     def adapter(self) -> dspy.Adapter:
         """JSON under grammar for local models (always parses); DSPy's chat format otherwise."""
