@@ -48,6 +48,8 @@ class DemoOptions(Options):
     mlflow: str | None = None
     budget_tokens: int | None = None  # the whole demo's spending limit, its rows together
     budget_usd: float | None = None
+    rpm: int | None = None  # the LM's requests and tokens per minute, all rows together
+    tpm: int | None = None
 
 
 def run_demo(options: DemoOptions, command: str = "python -m eval demo") -> tuple[str, str]:
@@ -67,6 +69,8 @@ def run_demo(options: DemoOptions, command: str = "python -m eval demo") -> tupl
         mlflow=options.mlflow,
         budget_tokens=options.budget_tokens,
         budget_usd=options.budget_usd,
+        rpm=options.rpm,
+        tpm=options.tpm,
     )
     markdown = run_table(table, command)
     cells = [Path(cell["cell"]) for row in json.loads((options.out / "table3.json").read_text())["rows"] for cell in row["cells"]]

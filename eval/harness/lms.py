@@ -84,13 +84,18 @@ def resolve_lms(
 def with_limits(task: LMChoice, memory: LMChoice, args: LMOptions) -> tuple[LMChoice, LMChoice]:
     """``task`` and ``memory`` with their roles' rate limits (:func:`memreason.lm.rate.limiter_for`: one per role and
     model in the process). The memory role on the task's model, with no limits of its own (``--memory-rpm``,
-    ``--memory-tpm``), shares the task's: one provider quota, one limiter."""
-    address = args.api_base
-    task = replace(task, limiter=limiter_for("task", task.spec, rpm=args.rpm, tpm=args.tpm, address=address))
+    ``--memory-tpm``), shares the task's: one provider quota, one limiter. An LM that already has a limiter keeps it
+    when the options set no limits for its role (a study's trial runs on the study's LMs)."""
+    task = _limited(task, "task", args.rpm, args.tpm, args.api_base)
     if memory.spec == task.spec and args.memory_rpm is None and args.memory_tpm is None:
         return task, replace(memory, limiter=task.limiter)
-    limiter = limiter_for("memory", memory.spec, rpm=args.memory_rpm, tpm=args.memory_tpm, address=address)
-    return task, replace(memory, limiter=limiter)
+    return task, _limited(memory, "memory", args.memory_rpm, args.memory_tpm, args.api_base)
+
+
+def _limited(choice: LMChoice, role: str, rpm: int | None, tpm: int | None, address: str | None) -> LMChoice:
+    if rpm is None and tpm is None and choice.limiter is not None:
+        return choice
+    return replace(choice, limiter=limiter_for(role, choice.spec, rpm=rpm, tpm=tpm, address=address))
 
 
 def retry_policy(args: LMOptions) -> RetryPolicy:

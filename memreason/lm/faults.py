@@ -352,12 +352,12 @@ class GuardedLM(dspy.BaseLM):
                     raise
                 pending.append(kind)
                 self._note(meter, kind, retried=attempt < self.policy.retries)
-                if attempt >= self.policy.retries:
-                    raise LMFailure(kind, _first_line(exc), attempt + 1) from exc
                 delay = self.policy.delay(attempt, exc)
                 if kind == "rate_limit":
-                    limiter.pause(delay)  # every thread of this role waits it out: the next acquire waits
-                else:
+                    limiter.pause(delay)  # every thread of this role waits it out (its next acquire waits), this call or not
+                if attempt >= self.policy.retries:
+                    raise LMFailure(kind, _first_line(exc), attempt + 1) from exc
+                if kind != "rate_limit":
                     time.sleep(delay)
                 attempt += 1
                 continue

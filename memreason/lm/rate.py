@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 __all__ = ["RateLimit", "Slot", "estimate_tokens", "limiter_for", "slowed", "waited"]
 
-WINDOW = 60.0  # seconds: requests and tokens per minute
+WINDOW = 60.0  # seconds: requests and tokens per minute (limiters made after a change use the new value: tests scale it)
 POLL = 0.25  # seconds between looks at a window held only by requests still in flight
 CHARS_PER_TOKEN = 4
 
@@ -177,11 +177,11 @@ def limiter_for(
 ) -> RateLimit:
     """The process's limiter for ``role`` on ``model`` (at ``address``) with these caps: the same object for every
     run and thread of this process that asks for the same, so a table's cells and a study's trials share it."""
-    key = (role, model, address, rpm, tpm)
+    key = (role, model, address, rpm, tpm, WINDOW)
     with _limiters_lock:
         found = _limiters.get(key)
         if found is None:
-            found = _limiters[key] = RateLimit(rpm, tpm, name=role)
+            found = _limiters[key] = RateLimit(rpm, tpm, name=role, window=WINDOW)
         return found
 
 
