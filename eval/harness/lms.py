@@ -86,7 +86,10 @@ def with_limits(task: LMChoice, memory: LMChoice, args: LMOptions) -> tuple[LMCh
     model in the process). The memory role on the task's model, with no limits of its own (``--memory-rpm``,
     ``--memory-tpm``), shares the task's: one provider quota, one limiter. An LM that already has a limiter keeps it
     when the options set no limits for its role (a study's trial runs on the study's LMs)."""
+    same = memory is task  # one LM for both roles stays one (callers tell the roles apart by it)
     task = _limited(task, "task", args.rpm, args.tpm, args.api_base)
+    if same and args.memory_rpm is None and args.memory_tpm is None:
+        return task, task
     if memory.spec == task.spec and args.memory_rpm is None and args.memory_tpm is None:
         return task, replace(memory, limiter=task.limiter)
     return task, _limited(memory, "memory", args.memory_rpm, args.memory_tpm, args.api_base)
