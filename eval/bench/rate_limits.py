@@ -41,7 +41,38 @@ def main(argv: list[str]) -> int:
     from memreason.eval.cli import main as eval_main
     from memreason.lm import rate
 
-    rate.WINDOW = args.window  # the limiters the runs make count per this window
+    window, rate.WINDOW = rate.WINDOW, args.window  # the limiters the runs make count per this window
+    try:
+        rows = _runs(args, eval_main)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        rate.WINDOW = window
+    print(
+        f"rate limits benchmark: stub server accepting {args.rpm} requests per {args.window:g} s (429 + retry-after past it), "
+        f"{args.latency * 1000:.0f} ms latency; episodic, Experience-Transfer L1, {args.scenes} scenes, "
+        f"--threads {args.threads}, cache off"
+    )
+    header = ["run", "exit", "requests", f"most in {args.window:g} s", "429s", "scenes", "failed", "wall s", "held s", "pauses"]
+    keys = ["run", "exit", "requests", "most_in_a_window", "refused_429", "scenes", "failed", "wall_seconds", "held_seconds"]
+    keys.append("provider_pauses")
+    widths = [max(len(h), *(len(str(row[k])) for row in rows)) for h, k in zip(header, keys)]
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+    for row in rows:
+        print("  ".join(str(row[k]).rjust(w) for k, w in zip(keys, widths)))
+    print(
+        "requests: what reached the server, 429s included; most in a window: from its log's arrival times; "
+        "wall s: the run's own; held s: seconds during which the limiter held a request back; pauses: 429s that "
+        "paused every thread"
+    )
+    if args.json:
+        args.json.write_text(json.dumps({"rpm": args.rpm, "window": args.window, "rows": rows}, indent=1))
+    return 0
+
+
+def _runs(args: argparse.Namespace, eval_main) -> list[dict]:
+    """Each run's figures: with the cap, then without, each against a fresh server."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for capped in (True, False):
@@ -59,8 +90,7 @@ def main(argv: list[str]) -> int:
             try:
                 url = server.stdout.readline().strip()
                 if not url.startswith("http"):
-                    print("error: the stub server did not start", file=sys.stderr)
-                    return 1
+                    raise RuntimeError("the stub server did not start")
                 out = Path(tmp) / ("capped" if capped else "uncapped")
                 command = ["episodic", "--level", "1", "--limit", str(args.scenes), "--lm", "openai/stub", "--api-base", url]
                 command += ["--threads", str(args.threads), "--no-cache", "--no-progress", "--no-report", "--out", str(out)]
@@ -90,26 +120,7 @@ def main(argv: list[str]) -> int:
                     "provider_pauses": limits.get("provider_pauses", 0),
                 }
             )
-    print(
-        f"rate limits benchmark: stub server accepting {args.rpm} requests per {args.window:g} s (429 + retry-after past it), "
-        f"{args.latency * 1000:.0f} ms latency; episodic, Experience-Transfer L1, {args.scenes} scenes, "
-        f"--threads {args.threads}, cache off"
-    )
-    header = ["run", "exit", "requests", f"most in {args.window:g} s", "429s", "scenes", "failed", "wall s", "held s", "pauses"]
-    keys = ["run", "exit", "requests", "most_in_a_window", "refused_429", "scenes", "failed", "wall_seconds", "held_seconds"]
-    keys.append("provider_pauses")
-    widths = [max(len(h), *(len(str(row[k])) for row in rows)) for h, k in zip(header, keys)]
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
-    for row in rows:
-        print("  ".join(str(row[k]).rjust(w) for k, w in zip(keys, widths)))
-    print(
-        "requests: what reached the server, 429s included; most in a window: from its log's arrival times; "
-        "wall s: the run's own; held s: seconds during which the limiter held a request back; pauses: 429s that "
-        "paused every thread"
-    )
-    if args.json:
-        args.json.write_text(json.dumps({"rpm": args.rpm, "window": args.window, "rows": rows}, indent=1))
-    return 0
+    return rows
 
 
 def most_in_window(arrivals: list[float], window: float) -> int:
