@@ -3,6 +3,7 @@ provider's retry-after pauses every caller of the role. Unit tests run on a fake
 against the loopback stub server enforcing a limit of its own, on a window scaled down to a second or two."""
 
 import json
+import re
 import threading
 import time
 
@@ -185,9 +186,10 @@ def test_one_limiter_per_role_and_model_in_a_process(monkeypatch):
 
 
 def test_the_progress_line_says_when_the_limits_slowed_the_loop(monkeypatch):
-    monkeypatch.setattr(rate, "WINDOW", 0.7)
+    clock = FakeClock()  # the process's limiter for this role and model, on a fake clock: a minute passes at once
     limit = limiter_for("task", "test/progress-line", rpm=1)
-    assert slowed(waited()) is None
+    monkeypatch.setattr(limit, "clock", clock.now)
+    monkeypatch.setattr(limit, "sleep", clock.sleep)
 
     def work(item):
         limit.release(limit.acquire())
@@ -205,9 +207,13 @@ def test_the_progress_line_says_when_the_limits_slowed_the_loop(monkeypatch):
 
     bar = Bar()
     done = run_each([1, 2, 3], work, threads=3, bar=bar, errors=ErrorBudget(None), postfix=lambda rs: {"n": len(rs)})
-    assert len(done) == 3
-    assert bar.postfixes[0] == {"n": 1, "failed": 0}  # the first went at once
-    assert bar.postfixes[-1]["slowed"].startswith("task ") and bar.postfixes[-1]["slowed"].endswith("s (rpm)")
+    assert len(done) == 3 and bar.postfixes[-1]["n"] == 3 and bar.postfixes[-1]["failed"] == 0
+    note = re.fullmatch(r"task (\d+)s \((.*)\)", bar.postfixes[-1]["slowed"])  # "task 120s (rpm)"
+    assert note and int(note[1]) >= 119 and "rpm" in note[2]  # two requests waited a minute each
+
+
+def test_slowed_says_nothing_when_nothing_waited():
+    assert slowed(waited()) is None
 
 
 # -- the command line, on the stub server enforcing its own limit ---------------------------------------------------
