@@ -6,7 +6,8 @@
     tally.results(task_spec, memory_spec)   # {"tokens", "tokens_by_step", "cost", "lms"}
 
 A record metered by :class:`memreason.lm.tokens.Meter` carries ``usage`` ({role: {step: tokens}}),
-``faults``, ``retries`` and ``lms`` (by role: the models that answered, their fingerprints, the settings sent). Records written before steps were metered carry only totals;
+``faults``, ``retries`` and ``lms`` (by role: the models that answered, their fingerprints, the settings
+sent; the run's manifest is made of them). Records written before steps were metered carry only totals;
 they count under the step ``all`` of the role they belong to (``role``).
 """
 

@@ -345,9 +345,9 @@ class GuardedLM(dspy.BaseLM):
             started = time.perf_counter()
             try:
                 outputs = self.inner(prompt, messages=messages, **kwargs)
-            except Exception as exc:
+            except BaseException as exc:  # Ctrl-C and SIGTERM too: no slot is left held
                 limiter.release(slot)  # the provider saw it: it stays in the window, at its estimate
-                kind = fault_kind(exc)
+                kind = fault_kind(exc) if isinstance(exc, Exception) else None
                 if kind is None:
                     raise
                 pending.append(kind)

@@ -130,9 +130,21 @@ class RateLimit:
             if cached:
                 self.slots = [s for s in self.slots if s is not slot]
                 return
+            if slot.ended is not None:  # released before
+                return
             slot.ended = self.clock()
             if tokens is not None:
                 slot.tokens = max(0, int(tokens))
+
+    def __deepcopy__(self, memo: dict) -> "RateLimit":
+        return self  # shared on purpose: a copy of a program (DSPy's optimizers copy them) waits for the same provider
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled: the caps, not the window or the lock (another process starts a window of its own)."""
+        return {"rpm": self.rpm, "tpm": self.tpm, "name": self.name, "window": self.window}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)
 
     def pause(self, seconds: float) -> None:
         """No request of this role starts for ``seconds`` (a provider's ``retry-after``)."""

@@ -254,3 +254,14 @@ def test_the_rate_limits_are_no_part_of_a_runs_identity(tmp_path, api_key):
         assert run(stub, out, "--limit", "2", "--rpm", "600") == 0
         assert cli.main(["--resume", str(out), "--api-base", stub.url, "--rpm", "1000", "--tpm", "100000"]) == 0
         assert run(stub, out, "--limit", "2", "--tpm", "5000", "--memory-rpm", "30") == 0  # the same run, other limits
+
+
+def test_a_copied_program_waits_for_the_same_limiter_and_a_pickled_one_keeps_the_caps():
+    import copy
+    import pickle
+
+    limit = RateLimit(rpm=5, tpm=900, name="memory")
+    limit.pause(30.0)
+    assert copy.deepcopy({"lm": limit})["lm"] is limit  # DSPy's optimizers deep-copy programs: one provider, one limiter
+    restored = pickle.loads(pickle.dumps(limit))
+    assert (restored.rpm, restored.tpm, restored.name, restored.paused_until, restored.slots) == (5, 900, "memory", 0.0, [])
