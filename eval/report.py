@@ -20,6 +20,11 @@ when none holds what it needs: a problem task's run (ACRE, List Functions, one o
 program (``hypothesis_kept``, ``answered_by``) gets "Checked hypotheses": how often a hypothesis passed its
 check and how many answers it gave.
 
+Every run's manifest (``results.json``'s ``manifest``: the models that answered by role, their fingerprints, the
+settings sent, the versions, seeds and instruction digests; :mod:`memreason.eval.harness.manifest`) is shown under
+"Manifest"; with several runs, each is compared with the first one's and a row that differs says in what
+(:func:`manifest_notes` gives the same for the command line).
+
 ARC results with ``memory_measures`` also get "What memory did": hit@k and precision of the
 concepts selected, and the most-selected concepts with how many of their tasks were solved.
 
@@ -46,6 +51,7 @@ from memreason.lm.tokens import Tokens
 
 from . import report_parts
 from .harness.errors import UsageError
+from .harness.manifest import manifest_differences
 from .paired import RunItems, compare_items, headline_ci, paired_table, run_items
 from .report_parts import DASH, Row, ci, pct, role_tokens, table
 from .tasks.registry import TASKS, task_for
@@ -127,6 +133,7 @@ def write_report(run_dirs: list[Path], out: Path, compare: tuple[Path, Path] | N
     parts += paired
     parts += _failures(runs, labels)
     parts += _tokens(runs, labels)
+    parts += _manifests(runs, labels)
     for section, rows in _by_task(runs, labels, lambda task: task.report_sections()):
         parts += section(rows)
     if plots:
@@ -266,6 +273,82 @@ def _tokens(runs, labels) -> list[str]:
     if steps:
         lines += ["### By program step", ""] + table(["run", "role", "step", "prompt", "completion", *split, "calls"], steps)
     return lines
+
+
+def manifest_notes(run_dirs: list[Path]) -> list[str]:
+    """One line for each run whose manifest differs from the first run's, saying in what (none when all agree)."""
+    runs = [(Path(d), load_results(Path(d))) for d in run_dirs]
+    first = runs[0][1].get("manifest")
+    return [
+        f"{directory}: {'; '.join(found)}"
+        for directory, r in runs[1:]
+        if (found := manifest_differences(first, r.get("manifest")))
+    ]
+
+
+def _manifests(runs, labels) -> list[str]:
+    """The "Manifest" section: one run's manifest, or each run's against the first run's."""
+    lines = [
+        "## Manifest",
+        "",
+        "Which models answered (the responses' own `model` field, with their calls) and their `system_fingerprint`, "
+        "the settings each role's LM sends and what the program sent on top of them, the versions, the seeds and a "
+        "digest of each predictor's instructions.",
+        "",
+    ]
+    rows = []
+    for (_, r), name in zip(runs, labels):
+        manifest = r.get("manifest")
+        for role, entry in sorted(((manifest or {}).get("roles") or {}).items()):
+            rows.append(
+                [
+                    name,
+                    role,
+                    f"`{entry.get('asked', DASH)}`",
+                    _counted(entry.get("answered")),
+                    _counted(entry.get("fingerprints")),
+                    _settings(entry.get("settings")),
+                    _settings(entry.get("sent")),
+                ]
+            )
+        if not manifest:
+            rows.append([name, DASH, DASH, "no manifest (written before runs recorded one)", DASH, DASH, DASH])
+    lines += table(["run", "role", "asked for", "answered by (calls)", "fingerprints", "settings", "sent by the program"], rows)
+    first = runs[0][1].get("manifest")
+    if first:
+        versions = ", ".join(f"{k} {v or 'not installed'}" for k, v in (first.get("versions") or {}).items())
+        lines += [f"Versions ({labels[0]}): {versions}.", ""]
+    if len(runs) == 1:
+        if first:
+            seeds = ", ".join(f"{k} {v}" for k, v in (first.get("seeds") or {}).items()) or "none"
+            digests = ", ".join(f"`{k}` {v}" for k, v in (first.get("instructions") or {}).items()) or "none"
+            lines += [f"Seeds: {seeds}. Instructions (SHA-256, first 16 digits): {digests}.", ""]
+        return lines
+    flagged = [
+        [name, "; ".join(found)]
+        for (_, r), name in zip(runs[1:], labels[1:])
+        if (found := manifest_differences(first, r.get("manifest")))
+    ]
+    if not flagged:
+        return lines + [f"Every run's manifest agrees with the first run's ({labels[0]}).", ""]
+    lines += [
+        f"**Manifests that differ** from the first run's ({labels[0]}): models, fingerprints, settings, versions, "
+        "seeds both name, instructions of predictors both hold.",
+        "",
+    ]
+    return lines + table(["run", "differs in"], flagged)
+
+
+def _counted(counts: dict[str, int] | None) -> str:
+    if not counts:
+        return DASH
+    return ", ".join(f"`{k}` ({v:,})" for k, v in sorted(counts.items()))
+
+
+def _settings(settings: dict[str, Any] | None) -> str:
+    if not settings:
+        return DASH
+    return ", ".join(f"{k} {'/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in sorted(settings.items()))
 
 
 def _paired(runs, labels, items: list[RunItems | None], compare: tuple[Path, Path] | None) -> list[str]:

@@ -14,7 +14,7 @@ from memreason.datasets.arc import ArcTask
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.spend import Spend
-from memreason.lm.tokens import Meter, metering
+from memreason.lm.tokens import Meter, merge_lms, metering
 from memreason.programs import build_program
 from memreason.programs.arcmemo.arc_program import PassesDone, unfinished
 from memreason.programs.arcmemo.arc_solver import Attempt
@@ -146,6 +146,7 @@ def _run(
     program.solver.parallel = config.threads > 1  # a task's attempts go to the LM at once too
     if config.program_state:
         program.load(config.program_state)  # before the memory LM is set, which a loaded state would replace
+    session.note_program(program)  # its instructions, for the run's manifest
     program.set_memory_lm(session.memory_lm)  # memory reads and writes: metered as the memory role
     program.show_memory_within(memory_chars(session.memory))  # a growing memory still fits the context
     snapshots = run_dir / "memory" / f"run{run}"
@@ -321,7 +322,9 @@ def _solve_batch(
         spent = meter.record()
         earlier = before.record if before else {}
         if earlier:
-            spent = {key: _add(earlier.get(key) or {}, spent.get(key) or {}) for key in ("usage", "faults", "retries")}
+            spent = {key: _add(earlier.get(key) or {}, spent.get(key) or {}) for key in ("usage", "faults", "retries")} | {
+                "lms": merge_lms(earlier.get("lms") or {}, spent.get("lms") or {})
+            }
         record = task_record(
             item, attempts, read, run=run, index=index[item.id], retries=config.retries, failure=failure, spent=spent
         )

@@ -120,6 +120,7 @@ def task_record(
         "usage": usage,
         "faults": spent.get("faults") or {},
         "retries": spent.get("retries") or {},
+        "lms": spent.get("lms") or {},
     }
     return record
 

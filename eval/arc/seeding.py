@@ -91,6 +91,8 @@ def build_memory(
         sandbox=sandbox,
     )
     solver.solver.parallel = config.threads > 1
+    session.note_program(writer_program, "writer.")  # their instructions, for the run's manifest
+    session.note_program(solver, "solver.")
     run_dir.mkdir(parents=True, exist_ok=True)
     finished = read_examples(run_dir / "examples.jsonl")
     kept: list[dict[str, Any]] = []

@@ -12,6 +12,7 @@ BENCHES = {
     "threads": "memreason.eval.bench.threads",
     "f1_agreement": "memreason.eval.bench.f1_agreement",
     "cache": "memreason.eval.bench.cache",
+    "rate_limits": "memreason.eval.bench.rate_limits",
 }
 
 

@@ -52,6 +52,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     add(parser, "--no-progress")
     add_budget_options(parser, scope="the whole demo (its rows together)")
+    add(parser, "--rpm", help="at most N requests per minute to the LM, all threads and rows together")
+    add(parser, "--tpm", help="at most N tokens per minute to the LM, prompt + completion")
     add(
         parser,
         "--mlflow",

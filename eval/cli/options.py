@@ -5,7 +5,8 @@
     add_lm_options(parser)                       # --lm --memory-lm --api-base --memory-api-base --temperature --max-tokens
                                                  # --lm-arg --memory-lm-arg --preset --lm-config --no-cache --cache,
                                                  # and the spending limits --budget-tokens --budget-usd
-    add_fault_options(parser, "scenes")          # --lm-retries --backoff --lm-timeout --max-errors
+    add_fault_options(parser, "scenes")          # --lm-retries --backoff --lm-timeout --max-errors,
+                                                 # and the rate limits --rpm --tpm --memory-rpm --memory-tpm
     add_run_options(parser, "scenes")            # --threads --no-progress --no-report
     return run_cli(lambda: command(parser.parse_args(argv)), bad_input=(RuleTableError,))
 
@@ -57,6 +58,7 @@ __all__ = [
     "add_budget_options",
     "add_fault_options",
     "add_lm_options",
+    "add_rate_options",
     "add_run_options",
     "check_api_base",
     "check_memory_api_base",
@@ -511,6 +513,25 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "(default 1: all of them; a run whose LM never answered exits 1 too)",
     ),
     "--retry-failed": dict(action="store_true", help="when continuing a run, do its failed items again"),
+    # rate limits
+    "--rpm": dict(
+        type=whole("--rpm"),
+        metavar="N",
+        help="at most N requests per minute to the task LM, all threads together (a provider's retry-after is "
+        "honoured with or without it)",
+    ),
+    "--tpm": dict(
+        type=whole("--tpm"),
+        metavar="N",
+        help="at most N tokens per minute to the task LM, prompt + completion (a prompt counts as its characters "
+        "over four until its usage is known)",
+    ),
+    "--memory-rpm": dict(
+        type=whole("--memory-rpm"),
+        metavar="N",
+        help="the same for the memory LM (default: the task LM's limits when both are one model, else none)",
+    ),
+    "--memory-tpm": dict(type=whole("--memory-tpm"), metavar="N", help="tokens per minute to the memory LM"),
     # spending limits
     "--budget-tokens": dict(
         type=whole("--budget-tokens"),
@@ -587,7 +608,8 @@ def add_budget_options(parser: argparse.ArgumentParser, *, scope: str = "the run
 
 def add_fault_options(parser: argparse.ArgumentParser, unit: str, *, budget: bool = True, retry_failed: bool = False) -> None:
     """How LM faults are survived; ``budget`` adds ``--max-errors`` (``unit`` names the items),
-    ``retry_failed`` adds ``--retry-failed`` (for commands that continue run directories)."""
+    ``retry_failed`` adds ``--retry-failed`` (for commands that continue run directories); and the rate limits
+    (:func:`add_rate_options`)."""
     faults = parser.add_argument_group("LM faults")
     for flag in ("--lm-retries", "--backoff", "--lm-timeout"):
         add(faults, flag)
@@ -596,6 +618,15 @@ def add_fault_options(parser: argparse.ArgumentParser, unit: str, *, budget: boo
         add(faults, "--fail-share")
     if retry_failed:
         add(faults, "--retry-failed", help=f"when continuing a run, do its failed {unit} again")
+    add_rate_options(parser)
+
+
+def add_rate_options(parser: argparse.ArgumentParser) -> None:
+    """``--rpm``, ``--tpm``, ``--memory-rpm``, ``--memory-tpm``: requests and tokens per minute per role, shared by
+    every thread of the process (saved in the run's config; they decide how fast it runs, not its results)."""
+    limits = parser.add_argument_group("rate limits", "requests and tokens per minute per role, all threads together")
+    for flag in ("--rpm", "--tpm", "--memory-rpm", "--memory-tpm"):
+        add(limits, flag)
 
 
 def add_run_options(parser: argparse.ArgumentParser, unit: str, *, report: bool = True) -> None:

@@ -1,5 +1,6 @@
 """``python -m eval report RUN_DIR [RUN_DIR ...] [--out DIR] [--compare RUN_A RUN_B]``: runs compared in one Markdown
-report with plots, and paired tests (each run against the first, or the two ``--compare`` names)."""
+report with plots, and paired tests (each run against the first, or the two ``--compare`` names); the runs whose
+manifests differ from the first run's are named, with what differs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import time
 from pathlib import Path
 
-from memreason.eval.report import ReportError, write_report
+from memreason.eval.report import ReportError, manifest_notes, write_report
 
 from .options import add, path
 
@@ -39,4 +40,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("runs") / f"report-{time.strftime('%Y%m%d-%H%M%S')}")
     compare = tuple(args.compare) if args.compare else None
     print(f"report: {write_report(args.runs, out, compare=compare)}")
+    notes = manifest_notes(args.runs)
+    if notes:
+        print(f"manifests that differ from the first run's ({args.runs[0]}):")
+        for note in notes:
+            print(f"  {note}")
     return 0

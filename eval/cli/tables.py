@@ -17,7 +17,7 @@ from memreason.eval.experience_transfer.hypothesis_scoring import F1_MODES
 from memreason.eval.experience_transfer.tables import TABLES, TableOptions, run_table
 from memreason.installed import command
 
-from .options import Parser, add, add_budget_options, path, text
+from .options import Parser, add, add_budget_options, add_rate_options, path, text
 
 __all__ = ["register"]
 
@@ -101,6 +101,7 @@ def _options(parser: Parser, table: str) -> None:
     add(parser, "--no-progress")
     add(parser, "--no-report", help="do not write each cell's report.md and plots (the table is written all the same)")
     add_budget_options(parser, scope="the whole table (its cells together)")
+    add_rate_options(parser)
     add(
         parser,
         "--mlflow",

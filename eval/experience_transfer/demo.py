@@ -50,6 +50,8 @@ class DemoOptions(Options):
     mlflow: str | None = None
     budget_tokens: int | None = None  # the whole demo's spending limit, its rows together
     budget_usd: float | None = None
+    rpm: int | None = None  # the LM's requests and tokens per minute, all rows together
+    tpm: int | None = None
 
 
 def run_demo(options: DemoOptions, command: str | None = None) -> tuple[str, str]:
@@ -69,6 +71,8 @@ def run_demo(options: DemoOptions, command: str | None = None) -> tuple[str, str
         mlflow=options.mlflow,
         budget_tokens=options.budget_tokens,
         budget_usd=options.budget_usd,
+        rpm=options.rpm,
+        tpm=options.tpm,
     )
     markdown = run_table(table, command or f"{installed.command('eval')} demo")
     cells = [Path(cell["cell"]) for row in json.loads((options.out / "table3.json").read_text())["rows"] for cell in row["cells"]]

@@ -127,6 +127,7 @@ def evaluate_experience_transfer(
             program = build_program(config.program, **config.knobs)
             if config.program_state:
                 program.load(config.program_state)
+            session.note_program(program)  # its instructions, for the run's manifest
             repetition = session.for_run(run)  # its own samples from the second run on
             memories.append(_memory(program, episodes, data, run, run_dir, repetition))
             todo = [s for s in scenes if (run, s.id) not in finished]

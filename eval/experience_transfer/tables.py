@@ -37,6 +37,7 @@ from memreason.programs import PROGRAMS
 
 from ..harness.budget import add_recorded, capped, check_prices, new_spend, stopped_by_budget
 from ..harness.errors import UsageError
+from ..harness.lms import with_limits
 from ..harness.options import Options
 from ..harness.runs import use_response_cache, write_json
 from ..harness.tuned import TunedError, reader_knobs, state_digest
@@ -193,6 +194,10 @@ class TableOptions(Options):
     mlflow: str | None = None
     budget_tokens: int | None = None  # the whole table's spending limit, its cells together
     budget_usd: float | None = None
+    rpm: int | None = None  # rate limits of every cell's task LM and memory LM, shared by the cells (memreason.lm.rate)
+    tpm: int | None = None
+    memory_rpm: int | None = None
+    memory_tpm: int | None = None
     # two rows (programs; table4: memory LMs) tested against each other (None: each row against the first)
     compare: list[str] | None = None
     states: dict[str, tuple[str, str]] = field(default_factory=dict)  # program: (state path, sha256), set by reproduce
@@ -485,6 +490,10 @@ def _accuracy_cell(
                 mlflow=args.mlflow,
                 budget_tokens=args.budget_tokens,
                 budget_usd=args.budget_usd,
+                rpm=args.rpm,
+                tpm=args.tpm,
+                memory_rpm=args.memory_rpm,
+                memory_tpm=args.memory_tpm,
             ),
             spend=spend,
         )
@@ -574,6 +583,7 @@ def _build_memories(
     program: str, data, memory_spec: str, directory: Path, runs: list[int], args: TableOptions, spend: Spend | None = None
 ) -> None:
     memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
+    _, memory = with_limits(memory, memory, args)  # the memory role's rate limits (the task LM's on its model)
     directory.mkdir(parents=True, exist_ok=True)
     use_response_cache(args.cache or directory / "dspy_cache")
     state = args.states.get(program)

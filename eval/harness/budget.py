@@ -80,12 +80,21 @@ def check_prices(budget_usd: float | None, specs: Iterable[str | None]) -> None:
 
 
 def capped(choice: LMChoice, role: str, spend: Spend | None, policy: RetryPolicy | None = None) -> LMChoice:
-    """``choice`` with its LM guarded and counting into ``spend`` (unchanged without one): for commands that hand the
-    LM to code of their own making (a DSPy optimizer), where a call past the cap is refused (``spend.refuse``)."""
-    if spend is None:
+    """``choice`` with its LM guarded, counting into ``spend`` and waiting for its role's rate limit (unchanged with
+    neither): for commands that hand the LM to code of their own making (a DSPy optimizer), where a call past the cap
+    is refused (``spend.refuse``)."""
+    limited = choice.limiter is not None and choice.limiter.limits
+    if spend is None and not limited:
         return choice
-    guarded = GuardedLM(choice.lm, role=role, policy=policy, spend=spend, price=price(choice.spec))
-    return LMChoice(choice.spec, guarded, local=choice.local)
+    guarded = GuardedLM(
+        choice.lm,
+        role=role,
+        policy=policy,
+        spend=spend,
+        price=price(choice.spec) if spend is not None else None,
+        limiter=choice.limiter,
+    )
+    return LMChoice(choice.spec, guarded, local=choice.local, context=choice.context, limiter=choice.limiter)
 
 
 # -- what the run's records hold ----------------------------------------------------------------

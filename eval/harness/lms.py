@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any, Callable, Iterator
 
 from memreason.lm import SLOTS, LMChoice, resolve_lm
 from memreason.lm.faults import RetryPolicy
+from memreason.lm.rate import limiter_for
 from memreason.lm.resolve import with_generation
 
 from .options import LMOptions, RunOptions
@@ -23,6 +24,7 @@ __all__ = [
     "retry_policy",
     "role_given",
     "same_kind",
+    "with_limits",
 ]
 
 # The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
@@ -70,7 +72,32 @@ def resolve_lms(
     to the self-hosted server.
 
     Settings a model's provider refuses are refused before any call, in one line naming the setting and the role;
-    defaults it would refuse are adapted (:mod:`memreason.lm.reasoning`; each LM's ``adapted`` says how)."""
+    defaults it would refuse are adapted (:mod:`memreason.lm.reasoning`; each LM's ``adapted`` says how).
+
+    Each LM gets its role's rate limits (:func:`with_limits`)."""
+    task, memory = _resolve_roles(
+        args,
+        slots=slots,
+        temperature=temperature,
+        memory_temperature=memory_temperature,
+        memory_max_tokens=memory_max_tokens,
+        memory=memory,
+        resolve=resolve,
+    )
+    return with_limits(task, memory, args)
+
+
+def _resolve_roles(
+    args: RunOptions,
+    *,
+    slots: int | None = None,
+    temperature: float | None = None,
+    memory_temperature: float | None = None,
+    memory_max_tokens: int | None = None,
+    memory: bool = True,
+    resolve: Callable[..., LMChoice] | None = None,
+) -> tuple[LMChoice, LMChoice]:
+    """:func:`resolve_lms` before the rate limits."""
     resolve = resolve or _resolver.get() or resolve_lm
     common = dict(cache=not args.no_cache, slots=max(SLOTS, slots if slots is not None else args.threads))
     if args.lm_timeout is not None:
@@ -158,6 +185,33 @@ def adapted_records(task: LMChoice, memory: LMChoice) -> list[dict[str, Any]]:
     """What :func:`resolve_lms` adapted to the models' providers, as a run's config records it."""
     found = list(task.adapted) + ([] if memory is task else list(memory.adapted))
     return [change.as_dict() for change in found]
+
+
+def with_limits(task: LMChoice, memory: LMChoice, args: LMOptions) -> tuple[LMChoice, LMChoice]:
+    """``task`` and ``memory`` with their roles' rate limits (:func:`memreason.lm.rate.limiter_for`: one per role and
+    model in the process). The memory role on the task's model, with no limits of its own (``--memory-rpm``,
+    ``--memory-tpm``), shares the task's: one provider quota, one limiter. An LM that already has a limiter keeps it
+    when the options set no limits for its role (a study's trial runs on the study's LMs)."""
+    same = memory is task  # one LM for both roles stays one (callers tell the roles apart by it)
+    task = _limited(task, "task", args.rpm, args.tpm, args.api_base)
+    if same and args.memory_rpm is None and args.memory_tpm is None:
+        return task, task
+    if (
+        memory.spec == task.spec
+        and args.memory_rpm is None
+        and args.memory_tpm is None
+        and not getattr(args, "memory_api_base", None)
+    ):
+        return task, replace(memory, limiter=task.limiter)
+    return task, _limited(
+        memory, "memory", args.memory_rpm, args.memory_tpm, getattr(args, "memory_api_base", None) or args.api_base
+    )
+
+
+def _limited(choice: LMChoice, role: str, rpm: int | None, tpm: int | None, address: str | None) -> LMChoice:
+    if rpm is None and tpm is None and choice.limiter is not None:
+        return choice
+    return replace(choice, limiter=limiter_for(role, choice.spec, rpm=rpm, tpm=tpm, address=address))
 
 
 def retry_policy(args: LMOptions) -> RetryPolicy:

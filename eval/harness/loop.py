@@ -13,6 +13,9 @@ interrupt while they finish leaves at once, their threads still running:
 :func:`threads_left_running` is then true, and the command line exits without waiting for them
 (they are done again when the run continues).
 
+When the rate limits (``--rpm``, ``--tpm``, a provider's ``retry-after``: :mod:`memreason.lm.rate`) held requests
+back during the loop, the bar says for how long and why (``slowed=task 37s (rpm)``).
+
 ``after_first`` is called once the first item has finished alone, before the others start:
 a local server then copies the prompt prefix all items share (instructions, episodes,
 memory) from that slot into the others, instead of every slot computing it at once.
@@ -26,6 +29,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from typing import Any, Callable, Sequence, TypeVar
 
 from memreason.lm.faults import ErrorBudget
+from memreason.lm.rate import slowed, waited
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -58,6 +62,7 @@ def run_each(
     pool = ThreadPoolExecutor(max_workers=threads)
     futures: dict[Future, T] = {}
     interrupted = False
+    held_before = waited()
     try:
         if after_first is not None and threads > 1 and len(items) > 1:
             futures[pool.submit(work, items[0])] = items[0]
@@ -74,8 +79,11 @@ def run_each(
             if on_result is not None:
                 on_result(futures[future], result)
             done.append((futures[future], result))
-            if postfix is not None:
-                bar.set_postfix(**postfix([r for _, r in done]), failed=errors.failed)
+            fields = {**postfix([r for _, r in done]), "failed": errors.failed} if postfix is not None else {}
+            if note := slowed(held_before):
+                fields["slowed"] = note
+            if fields:
+                bar.set_postfix(**fields)
             bar.update()
     except KeyboardInterrupt:
         interrupted = True
@@ -117,6 +125,7 @@ def finish_example(
         "usage": spent["usage"],
         "faults": spent["faults"],
         "retries": spent["retries"],
+        "lms": spent.get("lms") or {},
         "failure": failure,
         "error": f"{failure['kind']}: {failure['reason']}" if failure else None,
     }

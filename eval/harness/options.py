@@ -73,6 +73,10 @@ class LMOptions(Options):
     lm_timeout: float | None = None
     budget_tokens: int | None = None  # stop starting work once the run's LM calls took this many tokens (prompt + completion)
     budget_usd: float | None = None  # ... or cost this many dollars at LiteLLM's offline prices
+    rpm: int | None = None  # the task LM's requests per minute, all threads together (None: no cap)
+    tpm: int | None = None  # ... and tokens per minute (prompt + completion)
+    memory_rpm: int | None = None  # the memory LM's (None: the task LM's when both are one model, else no cap)
+    memory_tpm: int | None = None
 
 
 @dataclass(kw_only=True)

@@ -4,13 +4,16 @@
     with session.task_context():       # the task LM (role "task") and its adapter
         program(...)
     program.set_lm / set_memory_lm(session.memory_lm)   # the memory LM (role "memory")
-    session.finish(results, ...)       # + wall_seconds and results["execution"]: how the run was executed
+    session.note_program(program)      # the instructions of its predictors, for the run's manifest
+    session.finish(results, ...)       # + results["manifest"], wall_seconds and results["execution"]: how the run was executed
     session.note_process()             # in a ``finally``: this process's time, for a resumed run's wall_seconds
 
 Both LMs are wrapped in a :class:`GuardedLM` (transport faults retried and counted) and
 answered through a :class:`ResilientAdapter` (unparseable answers asked again). A local
 model decodes the same prompt the same way (greedy, under a JSON grammar), so its
-unparseable answers are not asked again. ``errors`` is the run's error budget.
+unparseable answers are not asked again. ``errors`` is the run's error budget. Each LM waits for its
+role's rate limit (``LMChoice.limiter``: ``--rpm``, ``--tpm``; ``--memory-rpm``, ``--memory-tpm``), shared by
+every thread.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from memreason.lm.faults import ErrorBudget, GuardedLM, ResilientAdapter, RetryP
 from memreason.lm.spend import Spend
 
 from .errors import UsageError
+from .manifest import instruction_digests, run_manifest, seeds_of
 
 
 @dataclass
@@ -51,6 +55,8 @@ class RunSession:
     before: float = 0.0  # their seconds in all
     processes_before: int = 0
     noted: bool = False  # this process's time is in PROCESSES_FILE
+    instructions: dict[str, str] = field(default_factory=dict)  # predictor -> digest of its instructions (note_program)
+    limits_before: dict[str, dict[str, Any]] = field(default_factory=dict)  # the rate limiters' stats at the start
 
     @classmethod
     def start(
@@ -79,17 +85,29 @@ class RunSession:
                 ResilientAdapter.around(task.adapter(), _parse_policy(task.local, policy)),
                 ResilientAdapter.around(memory.adapter(), _parse_policy(memory.local, policy)),
             )
+        task_lm = GuardedLM(
+            task.lm, role="task", policy=policy, spend=spend, price=price(task.spec) if spend else None, limiter=task.limiter
+        )
+        memory_lm = GuardedLM(
+            memory.lm,
+            role="memory",
+            policy=policy,
+            spend=spend,
+            price=price(memory.spec) if spend else None,
+            limiter=memory.limiter,
+        )
         return cls(
             task,
             memory,
-            GuardedLM(task.lm, role="task", policy=policy, spend=spend, price=price(task.spec) if spend else None),
-            GuardedLM(memory.lm, role="memory", policy=policy, spend=spend, price=price(memory.spec) if spend else None),
+            task_lm,
+            memory_lm,
             *adapters,
             policy,
             ErrorBudget(max_errors, unit=unit, spend=spend),
             run_dir=run_dir,
             before=before,
             processes_before=count,
+            limits_before={role: lm.limiter.stats() for role, lm in (("task", task_lm), ("memory", memory_lm))},
         )
 
     def for_run(self, run: int) -> "RunSession":
@@ -100,6 +118,10 @@ class RunSession:
         if run == 0:
             return self
         return replace(self, task_lm=self.task_lm.copy(rollout_id=run), memory_lm=self.memory_lm.copy(rollout_id=run))
+
+    def note_program(self, program: Any, prefix: str = "") -> None:
+        """Note the instructions of every predictor ``program`` holds (names after ``prefix``), for the manifest."""
+        self.instructions.update(instruction_digests(program, prefix))
 
     def task_context(self) -> AbstractContextManager:
         return dspy.context(lm=self.task_lm, adapter=self.task_adapter)
@@ -131,7 +153,13 @@ class RunSession:
         its results proper: a resumed run differs from an uninterrupted one here only). ``wall_seconds`` is the
         time of every process of the run (those noted in the run directory, and this one);
         ``execution["wall_seconds"]`` this process's, ``execution["processes"]`` how many there were. ``stopped``:
-        why the run ended before its last item (``"budget"``: its spending limit), recorded with the spend and the caps."""
+        why the run ended before its last item (``"budget"``: its spending limit), recorded with the spend and the caps.
+
+        ``results["manifest"]`` (:mod:`memreason.eval.harness.manifest`) is made of the ``lms`` the results' tally
+        found in the records (moved there), the LMs' settings, the seeds of the run's ``config.json`` and the
+        instructions of the programs noted (:meth:`note_program`); ``execution["rate_limits"]`` says what the rate
+        limits held back in this process."""
+        results["manifest"] = self.manifest(results.pop("lms", None) or {})
         seconds = round(time.perf_counter() - self.started, 2)
         execution = {
             "wall_seconds": seconds,
@@ -147,6 +175,9 @@ class RunSession:
             "retry_policy": asdict(self.policy),
             "max_errors": self.errors.max_errors,
         }
+        limits = self.rate_limits()
+        if limits:
+            execution["rate_limits"] = limits
         spend = self.errors.spend
         if spend is not None and spend.capped:
             execution["budget"] = spend.as_dict()
@@ -157,6 +188,43 @@ class RunSession:
             execution["engine"] = server.stats.as_dict()
         results.update(wall_seconds=round(self.before + seconds, 2), execution=execution)
         return results
+
+    def manifest(self, lms: dict[str, Any]) -> dict[str, Any]:
+        """The run's manifest from ``lms`` (what its records say answered) and what this session knows."""
+        config: dict[str, Any] = {}
+        if self.run_dir is not None and (self.run_dir / "config.json").is_file():
+            try:
+                config = json.loads((self.run_dir / "config.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                config = {}
+        return run_manifest(
+            roles={"task": (self.task.spec, self.task_lm), "memory": (self.memory.spec, self.memory_lm)},
+            lms=lms,
+            seeds=seeds_of(config if isinstance(config, dict) else {}),
+            instructions=dict(sorted(self.instructions.items())),
+        )
+
+    def rate_limits(self) -> dict[str, dict[str, Any]]:
+        """By role, what its rate limit held back in this process (requests that waited, by cause; seconds of the
+        run during which one waited; provider pauses): only the roles that have caps or met a provider's pause."""
+        found: dict[str, dict[str, Any]] = {}
+        for role, lm in (("task", self.task_lm), ("memory", self.memory_lm)):
+            if role == "memory" and lm.limiter is self.task_lm.limiter:
+                if "task" in found:
+                    found["memory"] = {"shared_with": "task"}  # one model, one limiter: counted under the task
+                continue
+            now, before = lm.limiter.stats(), self.limits_before.get(role) or {}
+            waits = {k: n - (before.get("waits") or {}).get(k, 0) for k, n in now["waits"].items()}
+            entry = {
+                "rpm": now["rpm"],
+                "tpm": now["tpm"],
+                "waits": {k: n for k, n in waits.items() if n},
+                "held_seconds": round(now["held_seconds"] - (before.get("held_seconds") or 0.0), 2),
+                "provider_pauses": now["provider_pauses"] - (before.get("provider_pauses") or 0),
+            }
+            if entry["rpm"] is not None or entry["tpm"] is not None or entry["provider_pauses"]:
+                found[role] = entry
+        return found
 
 
 PROCESSES_FILE = "processes.jsonl"  # in a run directory: each process of the run, its seconds and when it ended

@@ -3,10 +3,11 @@
     tally = UsageTally()
     for record in records:            # example lines, memory records, memory-write entries
         tally.add(record, role="task")
-    tally.results(task_spec, memory_spec)   # {"tokens", "tokens_by_step", "cost"}
+    tally.results(task_spec, memory_spec)   # {"tokens", "tokens_by_step", "cost", "lms"}
 
 A record metered by :class:`memreason.lm.tokens.Meter` carries ``usage`` ({role: {step: tokens}}),
-``faults`` and ``retries``. Records written before steps were metered carry only totals;
+``faults``, ``retries`` and ``lms`` (by role: the models that answered, their fingerprints, the settings
+sent; the run's manifest is made of them). Records written before steps were metered carry only totals;
 they count under the step ``all`` of the role they belong to (``role``).
 """
 
@@ -16,7 +17,7 @@ from collections import Counter
 from typing import Any
 
 from memreason.lm.cost import role_costs
-from memreason.lm.tokens import Tokens
+from memreason.lm.tokens import Tokens, merge_lms
 
 ROLES = ("memory", "task")
 
@@ -28,11 +29,14 @@ class UsageTally:
         self.steps: dict[str, dict[str, Tokens]] = {}
         self.faults: Counter[str] = Counter()
         self.retries: Counter[str] = Counter()
+        self.lms: dict[str, Any] = {}
 
     def add(self, record: dict[str, Any], *, role: str) -> None:
         """Count one record; ``role`` is the role of an older record that has totals only."""
         self.faults.update(record.get("faults") or {})
         self.retries.update(record.get("retries") or {})
+        if isinstance(record.get("lms"), dict):
+            self.lms = merge_lms(self.lms, record["lms"])
         if "usage" in record:
             for name, steps in (record["usage"] or {}).items():
                 for step, tokens in steps.items():
@@ -55,7 +59,8 @@ class UsageTally:
         return {role: sum(self.steps.get(role, {}).values(), Tokens()) for role in ROLES}
 
     def results(self, task_spec: str | None, memory_spec: str | None) -> dict[str, Any]:
-        """``tokens`` by role, ``tokens_by_step`` by role and step, and the dollar ``cost``."""
+        """``tokens`` by role, ``tokens_by_step`` by role and step, the dollar ``cost``, and ``lms``: by role, the
+        models that answered, their fingerprints and the settings sent (the run's manifest takes it)."""
         roles = self.roles()
         return {
             "tokens": {role: t.as_dict() for role, t in roles.items()},
@@ -63,4 +68,5 @@ class UsageTally:
                 role: {s: t.as_dict() for s, t in sorted(steps.items())} for role, steps in sorted(self.steps.items())
             },
             "cost": role_costs({"memory": (memory_spec, roles["memory"]), "task": (task_spec, roles["task"])}),
+            "lms": self.lms,
         }

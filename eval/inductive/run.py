@@ -96,6 +96,7 @@ def evaluate_inductive(
     queries = [q.id for p in problems for q in p.queries]
     resumed = sum((run, q) in finished for run in range(config.runs) for q in queries)
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="queries", spend=spend, run_dir=run_dir)
+    session.note_program(build_program(config.program, task=inductive, **config.knobs))  # for the run's manifest
     writer = JsonlWriter(run_dir / "examples.jsonl")
     per_run: list[list[dict[str, Any]]] = []
     memories: list[dict[str, Any]] = []

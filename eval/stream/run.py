@@ -137,7 +137,9 @@ class StreamRun:
 
     def build(self) -> Any:
         knobs = {"answer": self.config.answer, "retries": self.config.retries, **self.config.knobs}
-        return build_program(self.config.program, task=self.task, **knobs)
+        program = build_program(self.config.program, task=self.task, **knobs)
+        self.session.note_program(program)  # its instructions, for the run's manifest
+        return program
 
     # -- the seed memory -------------------------------------------------------------------------
 

@@ -10,7 +10,10 @@ Kinds: ``rate_limit`` (HTTP 429), ``server_error`` (5xx), ``timeout``, ``connect
 ``engine_died`` (the local llama-server died during the call and was restarted),
 ``empty`` (an answer with no text), ``unparseable`` (no adapter could read it). The first
 five are retried by :class:`GuardedLM` after an exponential backoff with a little jitter
-(or the provider's ``retry_after``); an empty answer is asked again at once. An
+(or what the provider's ``retry-after`` / ``retry-after-ms`` says); an empty answer is asked again at once.
+A rate limit pauses the whole role, not only the call that met it: the LM's
+:class:`~memreason.lm.rate.RateLimit` (shared by every thread, and capping requests and tokens per
+minute when given ``--rpm`` / ``--tpm``) lets no request of that role start before the wait is over. An
 unparseable answer is asked again at once by :class:`ResilientAdapter`, alternating DSPy's
 chat and JSON formats (a new prompt helps a model that broke the format). Repeats of an
 answer the DSPy cache already holds would return the same bad answer, so every repeat
@@ -55,10 +58,21 @@ from dspy.utils.exceptions import (
 )
 
 from .bounded_json import BoundedJSONAdapter
+from .rate import RateLimit, estimate_tokens
 from .redact import redact
 from .server import EngineDied
 from .spend import Spend
-from .tokens import Meter, current_meter, current_step, current_tallies, entry_cut, entry_reasoning, entry_usage
+from .tokens import (
+    Meter,
+    current_meter,
+    current_step,
+    current_tallies,
+    entry_cut,
+    entry_model,
+    entry_reasoning,
+    entry_usage,
+    sent_settings,
+)
 from .traces import answer_of_predictor, call_trace, jsonable, note_answer
 
 TRANSPORT = ("rate_limit", "server_error", "timeout", "connection", "engine_died")
@@ -140,8 +154,9 @@ class RetryPolicy:
 
     retries: int = 3  # repeats after the first attempt
     backoff: float = 1.0  # seconds before the first repeat of a transport fault; doubles each time
-    cap: float = 30.0  # longest wait
+    cap: float = 30.0  # longest wait of the backoff
     jitter: float = 0.1  # up to this fraction added at random, so threads do not retry in step
+    hint_cap: float = 600.0  # longest wait a provider's retry-after is followed for
 
     @property
     def attempts(self) -> int:
@@ -151,11 +166,46 @@ class RetryPolicy:
         """Seconds to wait before repeat number ``attempt + 1``."""
         if isinstance(error, EngineDied):
             return 0.0  # a new server is already up
-        hint = getattr(error, "retry_after", None)
-        if isinstance(hint, (int, float)) and hint >= 0:
-            return min(float(hint), self.cap)
+        hint = retry_after(error)
+        if hint is not None:
+            return min(hint, self.hint_cap)
         base = min(self.cap, self.backoff * 2**attempt)
         return base * (1 + self.jitter * random.random())
+
+
+def retry_after(error: BaseException | None) -> float | None:
+    """Seconds the provider asked to wait before the next request: a 429's ``retry-after`` or ``retry-after-ms``
+    header, as DSPy read it, or read here from the headers along the error's causes (LiteLLM's route reads
+    ``retry-after`` alone); None when it said nothing."""
+    hint = getattr(error, "retry_after", None)
+    if isinstance(hint, (int, float)) and not isinstance(hint, bool) and 0 <= hint < float("inf"):
+        return float(hint)
+    seen, cause = 0, error
+    while cause is not None and seen < 8:
+        for headers in (
+            getattr(cause, "rate_limit_headers", None),
+            getattr(cause, "headers", None),
+            getattr(getattr(cause, "response", None), "headers", None),
+        ):
+            found = _header_hint(headers)
+            if found is not None:
+                return found
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return None
+
+
+def _header_hint(headers: Any) -> float | None:
+    if not headers or not hasattr(headers, "items"):
+        return None
+    lowered = {str(k).lower(): v for k, v in headers.items()}
+    for name, scale in (("retry-after", 1.0), ("retry-after-ms", 0.001), ("x-ms-retry-after-ms", 0.001)):
+        try:
+            value = float(lowered[name]) * scale
+        except (KeyError, TypeError, ValueError):
+            continue
+        if 0 <= value < float("inf"):
+            return value
+    return None
 
 
 def fault_kind(error: BaseException) -> str | None:
@@ -230,7 +280,10 @@ class GuardedLM(dspy.BaseLM):
     count nothing), and reads each call's history entry for its tokens and cache status.
     ``spend``: each answered call adds its tokens there (at ``price``, the model's per-token
     price or None), and with ``spend.refuse`` a call past the cap raises :class:`BudgetReached`.
-    Guarding a guarded LM guards its LM once, counting into the same ``spend`` unless given another.
+    ``limiter``: the role's rate limit (:mod:`memreason.lm.rate`), which every call waits for and every rate limit
+    fault pauses (default: one of this LM's own, shared with its copies, that caps nothing).
+    Guarding a guarded LM guards its LM once, counting into the same ``spend`` (and waiting for the same ``limiter``)
+    unless given another.
     """
 
     def __init__(
@@ -242,16 +295,24 @@ class GuardedLM(dspy.BaseLM):
         answered: "AnswerCount | None" = None,
         spend: Spend | None = None,
         price=None,
+        limiter: RateLimit | None = None,
     ):
         if isinstance(lm, GuardedLM):  # one guard, not two (retries would multiply): it counts where the other did
             spend, price = spend if spend is not None else lm.spend, price if price is not None else lm.price
+            limiter = limiter if limiter is not None else lm.limiter
             lm = lm.inner
         inner = lm.copy(num_retries=0) if hasattr(lm, "num_retries") else lm.copy()
         inner.update_history = _capture(inner)  # our copy only: the caller's LM is untouched
         inner._warned_zero_temp_rollout = True  # our rollout ids are cache keys, meant for temperature 0 too
         # ``answered``: calls that returned an answer (cache hits included), shared with this LM's copies
         self.__dict__.update(
-            inner=inner, role=role, policy=policy or RetryPolicy(), answered=answered or AnswerCount(), spend=spend, price=price
+            inner=inner,
+            role=role,
+            policy=policy or RetryPolicy(),
+            answered=answered or AnswerCount(),
+            spend=spend,
+            price=price,
+            limiter=limiter if limiter is not None else RateLimit(name=role),
         )
 
     def __getattr__(self, name: str) -> Any:
@@ -271,6 +332,7 @@ class GuardedLM(dspy.BaseLM):
             answered=self.answered,
             spend=self.spend,
             price=self.price,
+            limiter=self.limiter,
         )
 
     def __call__(self, prompt=None, *, messages=None, **kwargs):
@@ -285,21 +347,28 @@ class GuardedLM(dspy.BaseLM):
         pending: list[str] = []  # transport faults since the last answer
         attempt = empties = 0
         base = kwargs.get("rollout_id", self.inner.kwargs.get("rollout_id"))
+        limiter, estimate = self.limiter, estimate_tokens(prompt, messages)
         while True:
             entries: list = []
+            slot = limiter.acquire(estimate)  # the role's rate limits and the provider's pauses
             token = _entries.set(entries)
             started = time.perf_counter()
             try:
                 outputs = self.inner(prompt, messages=messages, **kwargs)
-            except Exception as exc:
-                kind = fault_kind(exc)
+            except BaseException as exc:  # Ctrl-C and SIGTERM too: no slot is left held
+                limiter.release(slot)  # the provider saw it: it stays in the window, at its estimate
+                kind = fault_kind(exc) if isinstance(exc, Exception) else None
                 if kind is None:
                     raise
                 pending.append(kind)
                 self._note(meter, kind, retried=attempt < self.policy.retries)
+                delay = self.policy.delay(attempt, exc)
+                if kind == "rate_limit":
+                    limiter.pause(delay)  # every thread of this role waits it out (its next acquire waits), this call or not
                 if attempt >= self.policy.retries:
                     raise LMFailure(kind, _first_line(exc), attempt + 1) from exc
-                time.sleep(self.policy.delay(attempt, exc))
+                if kind != "rate_limit":
+                    time.sleep(delay)
                 attempt += 1
                 continue
             finally:
@@ -308,6 +377,7 @@ class GuardedLM(dspy.BaseLM):
             entry = entries[-1] if entries else None
             prompt_tokens, completion_tokens, cached = entry_usage(entry)
             reasoning_tokens = min(entry_reasoning(entry), completion_tokens)
+            limiter.release(slot, tokens=(prompt_tokens + completion_tokens) or None, cached=cached)
             ledger = self._ledger(prompt, messages, kwargs) if cached else {}
             if cached and not (prompt_tokens or completion_tokens):  # DSPy's cache dropped this answer's usage
                 remembered = list(ledger.get("usage") or (0, 0))
@@ -319,8 +389,17 @@ class GuardedLM(dspy.BaseLM):
                 tally.add(prompt_tokens, completion_tokens, reasoning_tokens)
             if meter is not None:
                 step = current_step(meter.root)
+                model, fingerprint = entry_model(entry)
                 meter.add_call(
-                    self.role, prompt_tokens, completion_tokens, step=step, cut=entry_cut(entry), reasoning=reasoning_tokens
+                    self.role,
+                    prompt_tokens,
+                    completion_tokens,
+                    step=step,
+                    cut=entry_cut(entry),
+                    model=model,
+                    fingerprint=fingerprint,
+                    sent=sent_settings(kwargs),
+                    reasoning=reasoning_tokens,
                 )
                 if meter.trace:
                     call = call_trace(

@@ -25,6 +25,7 @@ import dspy
 from .bounded_json import BoundedJSONAdapter
 from .config_error import LMConfigError
 from .llama_build import ServerBuildError
+from .rate import RateLimit
 from .reasoning import Adapted, fit_settings
 from .server import CALL_TIMEOUT, PROVIDER, SLOTS, LlamaServerLM, ServerFailed, local_server, register_provider
 from .weights import EmbeddedModelMissing, embedded_model_path
@@ -63,6 +64,7 @@ class LMChoice:
     local: bool  # a GGUF on our own llama-server: text only, grammar-constrained JSON
     context: int | None = None  # tokens one request may hold (prompt and answer); None where not known (API models)
     adapted: tuple[Adapted, ...] = ()  # defaults changed to what the model's provider takes (memreason.lm.reasoning)
+    limiter: RateLimit | None = None  # the role's rate limit (memreason.lm.rate), shared by every thread; None: none
 
     def adapter(self) -> dspy.Adapter:
         """JSON under grammar for local models (always parses); DSPy's chat format otherwise."""

@@ -4,7 +4,7 @@
     with metering(meter):                 # every GuardedLM call inside is added to ``meter``
         program(...)
     meter.record()   # {"tokens": {...}, "usage": {"task": {"reasoner": {...}}}, "faults": {...}, "retries": {...},
-                     #  "cut": {"hypothesis_generator": 2}}
+                     #  "cut": {"hypothesis_generator": 2}, "lms": {"task": {"models": {"gpt-4o-2024-08-06": 3}, ...}}}
 
 A step is the innermost component of the program that made the call (``reasoner``,
 ``factor_extractor``, ``hypothesis_generator``, ``hypothesis_verifier``, ...), or the
@@ -16,6 +16,11 @@ component with ``steps_by_predictor = True`` also names its predictor that made 
 rather than ending by themselves: a small model that repeats one line until the cap shows
 up there, where its parsed answer looks merely short.
 
+``lms`` says, by role, which models answered (the ``model`` field of the responses, with how
+many calls), the ``system_fingerprint`` of those that sent one, and the settings the program sent
+with its calls on top of the LM's own (``temperature``, ``n``, ``seed``, ...: every value seen);
+a run's manifest (:mod:`memreason.eval.harness.manifest`) is made of them.
+
 Tokens are those the answers took, whether they came from the provider or from DSPy's
 cache: a run resumed from its cache reports what an uninterrupted run reports. (What was
 paid in this process is what a provider's bill says; the cache makes it smaller.)
@@ -23,6 +28,8 @@ paid in this process is what a provider's bill says; the cache makes it smaller.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import threading
 from collections import Counter
@@ -95,20 +102,36 @@ class Meter:
         self.faults: Counter[str] = Counter()
         self.cut: Counter[str] = Counter()  # answers stopped by the generation cap, by step
         self.retries: Counter[str] = Counter()
+        self.lms: dict[str, dict[str, Any]] = {}  # by role: models, fingerprints, settings sent (see :func:`merge_lms`)
         self.trace = trace
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     def add_call(
-        self, role: str, prompt: int, completion: int, step: str | None = None, *, cut: bool = False, reasoning: int = 0
+        self,
+        role: str,
+        prompt: int,
+        completion: int,
+        step: str | None = None,
+        *,
+        cut: bool = False,
+        model: str | None = None,
+        fingerprint: str | None = None,
+        sent: dict[str, Any] | None = None,
+        reasoning: int = 0,
     ) -> None:
-        """One answered call; ``cut``: its answer stopped at the generation cap; ``reasoning``: of ``completion``."""
+        """One answered call; ``cut``: its answer stopped at the generation cap; ``model`` and ``fingerprint``: the
+        model that answered and its ``system_fingerprint`` (None where not known); ``sent``: the settings the call
+        carried on top of the LM's own (:func:`sent_settings`); ``reasoning``: of ``completion``."""
         step = step or current_step(self.root)
+        seen = {"models": {model: 1} if model else {}, "fingerprints": {fingerprint: 1} if fingerprint else {}}
+        seen["sent"] = {key: [value] for key, value in (sent or {}).items()}
         with self._lock:
             steps = self.usage.setdefault(role, {})
             steps[step] = steps.get(step, Tokens()) + Tokens(prompt, completion, 1, reasoning)
             if cut:
                 self.cut[step] += 1
+            self.lms = merge_lms(self.lms, {role: seen})
 
     def add_fault(self, kind: str, *, retried: bool) -> None:
         with self._lock:
@@ -148,13 +171,14 @@ class Meter:
             "faults": dict(sorted(self.faults.items())),
             "retries": dict(sorted(self.retries.items())),
             "cut": dict(sorted(self.cut.items())),
+            "lms": merge_lms({}, self.lms),
         }
 
     def take(self) -> dict[str, Any]:
         """:meth:`record`, then start counting afresh (what was spent since the last take)."""
         with self._lock:
             spent = self.record()
-            self.usage, self.faults, self.retries, self.cut = {}, Counter(), Counter(), Counter()
+            self.usage, self.faults, self.retries, self.cut, self.lms = {}, Counter(), Counter(), Counter(), {}
         return spent
 
 
@@ -302,3 +326,71 @@ def entry_cut(entry: dict[str, Any] | None) -> bool:
     response = (entry or {}).get("response")
     reason = response.get("finish_reason") if isinstance(response, dict) else getattr(response, "finish_reason", None)
     return reason == "length"
+
+
+def entry_model(entry: dict[str, Any] | None) -> tuple[str | None, str | None]:
+    """(the model that answered, its ``system_fingerprint``) of one DSPy history entry, read from the response
+    whether it came from the provider or from DSPy's cache; None for what the provider did not say."""
+    if not entry:
+        return None, None
+    response = entry.get("response")
+    parts = response if isinstance(response, (list, tuple)) else [response]
+    model = entry.get("response_model") or None
+    fingerprint = None
+    for part in parts:
+        raw = _field(part, "provider_data")  # the provider's own body, on DSPy's native route
+        model = model or _field(part, "model") or _field(raw, "model")
+        fingerprint = fingerprint or _field(part, "system_fingerprint") or _field(raw, "system_fingerprint")
+    return (str(model) if model else None), (str(fingerprint) if fingerprint else None)
+
+
+def _field(value: Any, name: str) -> Any:
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None) if value is not None else None
+
+
+# Call settings that say nothing about the answer (cache keys, the client's plumbing), or are secret.
+NOT_SETTINGS = frozenset({"rollout_id", "cache", "num_retries", "timeout", "api_base", "base_url", "headers", "extra_headers"})
+SECRET = re.compile(r"api_?key|secret|password|authorization|credential|(^|_)token$", re.IGNORECASE)
+
+
+def sent_settings(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The settings of one call's keywords (the predictor's ``config``, the adapter's ``response_format``) as
+    JSON-able values, without what says nothing about the answer and without secrets."""
+    return {key: setting_value(value) for key, value in kwargs.items() if key not in NOT_SETTINGS and not SECRET.search(key)}
+
+
+def setting_value(value: Any) -> Any:
+    """A setting as a short JSON value: numbers, text and flags as they are; a class by its name (a
+    ``response_format`` model); anything else as JSON, or its digest when that is long."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, type):
+        return value.__name__
+    try:
+        text = json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def merge_lms(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two ``lms`` records (by role: ``models`` and ``fingerprints`` with their call counts, ``sent``: every value
+    of each setting seen) as one, keys sorted; neither is changed."""
+    merged: dict[str, Any] = {}
+    for role in sorted({*first, *second}):
+        a, b = first.get(role) or {}, second.get(role) or {}
+        entry = {}
+        for part in ("models", "fingerprints"):
+            counts = Counter(a.get(part) or {})
+            counts.update(b.get(part) or {})
+            entry[part] = dict(sorted(counts.items()))
+        sent: dict[str, list] = {}
+        for key in sorted({*(a.get("sent") or {}), *(b.get("sent") or {})}):
+            values = [*(a.get("sent") or {}).get(key, []), *(b.get("sent") or {}).get(key, [])]
+            unique = {json.dumps(v, sort_keys=True): v for v in values}
+            sent[key] = [unique[k] for k in sorted(unique)]
+        entry["sent"] = sent
+        merged[role] = entry
+    return merged

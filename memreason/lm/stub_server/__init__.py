@@ -17,8 +17,15 @@ hang past the client's timeout, or text no adapter can parse; HTTP 401 when ``fa
 names ``auth``; a 200 with an HTML page or an empty body when it names ``html`` or ``empty_body``), is a seeded function of
 the messages and of how many times this server has already seen them, so a run against a
 fresh server meets the same faults in any thread order. ``GET /stats`` returns what was
-served by kind and a log of requests. The server stops by itself after ``lifetime``
-seconds, so a test that dies cannot leave it behind.
+served by kind and a log of requests (each with ``at``: seconds since the server started, when it
+arrived). The server stops by itself after ``lifetime`` seconds, so a test that dies cannot leave it behind.
+
+A provider's own rate limit: with ``limit=N`` it accepts at most N chat requests in any ``limit_window``
+seconds (60: requests per minute) and answers the others 429 with ``retry-after`` (whole seconds) and
+``retry-after-ms`` headers saying when the oldest accepted request leaves the window (``retry_after``:
+``"both"``, ``"seconds"``, ``"ms"`` or ``"none"``); they are logged with ``"limited": true``, and seeded faults
+are drawn for accepted requests only. ``answer_model`` is the ``model`` its answers name (default: the
+one asked for) and ``fingerprint`` their ``system_fingerprint`` (default: none), as a provider's do.
 
 A request with ``"stream": true`` gets the same answer streamed as an OpenAI-compatible
 server streams it: Server-Sent Events, one ``chat.completion.chunk`` per word
@@ -55,6 +62,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import socket
 import threading
@@ -90,6 +98,11 @@ class StubServer:
         slots: int = 4,
         frozen: bool = False,
         shapes: dict[str, dict[str, Any]] | None = None,
+        limit: int | None = None,
+        limit_window: float = 60.0,
+        retry_after: str = "both",
+        answer_model: str | None = None,
+        fingerprint: str | None = None,
     ):
         self.latency, self.fail_rate, self.seed, self.hang = latency, fail_rate, seed, hang
         self.lifetime, self.faults, self.port, self.slots = lifetime, tuple(faults), port, slots
@@ -99,6 +112,10 @@ class StubServer:
         self.frozen, self.decode_steps = frozen, 0
         self.shapes = dict(shapes or {})
         self.received: list[dict[str, Any]] = []  # every request: {"path", "body"}
+        self.limit, self.limit_window, self.retry_after = limit, limit_window, retry_after
+        self.answer_model, self.fingerprint = answer_model, fingerprint
+        self.accepted: list[float] = []  # arrival times of the chat requests accepted within the limit's window
+        self.started = time.monotonic()
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
@@ -151,7 +168,33 @@ class StubServer:
         with self._lock:
             return [r["body"] for r in self.received if route is None or route_of(r["path"]) == route]
 
+    def stamped(self, completion: dict[str, Any]) -> dict[str, Any]:
+        """``completion`` naming ``answer_model`` and carrying ``fingerprint``, where they are set."""
+        if self.answer_model:
+            completion["model"] = self.answer_model
+        if self.fingerprint:
+            completion["system_fingerprint"] = self.fingerprint
+        return completion
+
     # -- deciding an answer ---------------------------------------------------------------
+
+    def admit(self, body: dict[str, Any]) -> float | None:
+        """None when the request is within ``limit`` (it is counted), else seconds until the window has room (logged
+        as refused)."""
+        if self.limit is None:
+            return None
+        now = time.monotonic()
+        with self._lock:
+            self.accepted = [t for t in self.accepted if t > now - self.limit_window]
+            if len(self.accepted) < self.limit:
+                self.accepted.append(now)
+                return None
+            wait = self.accepted[0] + self.limit_window - now
+            self.served["rate_limit"] += 1
+            self.log.append(
+                {"kind": "rate_limit", "limited": True, "at": round(now - self.started, 4), "user": _user_text(body), "n": 1}
+            )
+        return max(wait, 0.001)
 
     def decide(self, body: dict[str, Any]) -> tuple[str, str]:
         """(kind, key) for one request: a seeded function of its messages and their repeat count."""
@@ -164,7 +207,16 @@ class StubServer:
         kind = self.faults[draw[4] % len(self.faults)] if fails else "ok"
         with self._lock:
             self.served[kind] += 1
-            self.log.append({"kind": kind, "key": key, "repeat": seen, "user": _user_text(body), "n": int(body.get("n") or 1)})
+            self.log.append(
+                {
+                    "kind": kind,
+                    "key": key,
+                    "repeat": seen,
+                    "at": round(time.monotonic() - self.started, 4),
+                    "user": _user_text(body),
+                    "n": int(body.get("n") or 1),
+                }
+            )
         return kind, key
 
 
@@ -322,6 +374,16 @@ class _Handler(BaseHTTPRequestHandler):
         with self.stub._lock:
             self.stub.received.append({"path": self.path, "body": body})
         chat = as_chat(route, body)
+        wait = self.stub.admit(chat)
+        if wait is not None:
+            headers = {}
+            if self.stub.retry_after in ("both", "seconds"):
+                headers["retry-after"] = str(max(1, math.ceil(wait)))
+            if self.stub.retry_after in ("both", "ms"):
+                headers["retry-after-ms"] = str(math.ceil(wait * 1000))
+            message = f"rate limit of {self.stub.limit} requests per {self.stub.limit_window:g} s reached"
+            self._send(429, {"error": {"message": message, "type": "rate_limit_error"}}, headers)
+            return
         kind, key = self.stub.decide(chat)
         self._decode(self.stub.latency)
         if kind == "rate_limit":
@@ -349,7 +411,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif body.get("stream"):
                 self._stream(_stream_chunks(body, text, key))
             else:
-                self._send(200, _completion(body, text, key))
+                self._send(200, self.stub.stamped(_completion(body, text, key)))
 
     def _decode(self, seconds: float) -> None:
         """Wait ``seconds`` as a server decoding: a step every 50 ms (none when frozen)."""
@@ -360,12 +422,14 @@ class _Handler(BaseHTTPRequestHandler):
                 with self.stub._lock:
                     self.stub.decode_steps += 1
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        self._send_raw(status, json.dumps(payload).encode(), "application/json")
+    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)
 
-    def _send_raw(self, status: int, data: bytes, content_type: str) -> None:
+    def _send_raw(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         try:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="loopback port (default: a free one)")
     parser.add_argument("--frozen", action="store_true", help="no decode step ever shows in /metrics (a hung server)")
     parser.add_argument("--as-llama-server", action="store_true", help="accept and ignore llama-server's other flags")
+    parser.add_argument("--limit", type=int, help="accept at most N requests per --limit-window seconds, 429 the others")
+    parser.add_argument("--limit-window", type=float, default=60.0, help="seconds of the --limit window (default 60)")
+    parser.add_argument("--answer-model", help="the model its answers name (default: the one asked for)")
+    parser.add_argument("--fingerprint", help="the system_fingerprint its answers carry (default: none)")
     args, unknown = parser.parse_known_args(argv)
     if unknown and not args.as_llama_server:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -40,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         lifetime=args.lifetime,
         port=args.port,
         frozen=args.frozen,
+        limit=args.limit,
+        limit_window=args.limit_window,
+        answer_model=args.answer_model,
+        fingerprint=args.fingerprint,
     ).start()
     print(stub.url, flush=True)
     try:

@@ -112,7 +112,7 @@ def test_an_experience_transfer_run_saved_before_the_change_resumes(tmp_path, mo
     assert eval_main(["--resume", str(run), "--no-progress", "--no-report"]) == 0
     assert len(engine.calls) == 2  # only the two missing scenes were answered
     after = json.loads((run / "results.json").read_text())
-    new = {"accuracy_ci", "accuracy_by_objects_ci", "ci_method"}  # the intervals, added beside the keys it had
+    new = {"accuracy_ci", "accuracy_by_objects_ci", "ci_method", "manifest"}  # the intervals and the manifest, added
     assert new <= set(after) and not new & set(before)
     assert {k: v for k, v in comparable(after).items() if k not in new} == comparable(before)
     every = [1.0, 1.0]  # the oracle answered every scene right
