@@ -8,7 +8,8 @@ Any run directory of any task: its task (:func:`memreason.eval.tasks.task_of`) s
 stream tasks sit in one table. A column is a task (with its level or split); a row a program. In each
 column the run named by ``baselines`` (a task's column label -> program), else the column's first run,
 is the row every other is compared with: the gain in points and a paired test on the items both hold
-(McNemar's exact test, or a paired bootstrap when scores are not right/wrong).
+(McNemar's exact test, or a paired bootstrap when scores are not right/wrong). A row with no run in a column
+says why where the column's task cannot run that program (``why_not``: its reason), else that it was not run.
 """
 
 from __future__ import annotations
@@ -38,13 +39,14 @@ class Cell:
     score: float | None
     run_dir: str
     items: dict[str, list[float]] = field(repr=False)
+    task: str = ""
     gain: float | None = None  # points above the column's baseline
     p_value: float | None = None
     test: str | None = None
     paired_items: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("program", "column", "score", "run_dir", "gain", "p_value", "test", "paired_items")
+        keys = ("program", "column", "task", "score", "run_dir", "gain", "p_value", "test", "paired_items")
         return {k: getattr(self, k) for k in keys}
 
 
@@ -70,7 +72,8 @@ def read_cell(run_dir: Path) -> Cell:
     items: dict[str, list[float]] = {}
     for record in read_examples(run_dir / "examples.jsonl", repair=False).values():
         items.setdefault(task.item_key(record, config), []).append(task.item_score(record))
-    return Cell(str(results.get("program", "?")), _column(results, config), task.headline_value(results), str(run_dir), items)
+    program, column = str(results.get("program", "?")), _column(results, config)
+    return Cell(program, column, task.headline_value(results), str(run_dir), items, task=task.name)
 
 
 def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -99,11 +102,32 @@ def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | Non
         "rows": rows,
         "baselines": chosen,
         "cells": [c.as_dict() for c in cells],
+        "cannot_run": _cannot_run(cells, columns, rows),
     }
+
+
+def _cannot_run(cells: Sequence[Cell], columns: Sequence[str], rows: Sequence[str]) -> dict[str, dict[str, str]]:
+    """For each column, the rows with no run there whose program the column's task cannot run, with why."""
+    from ..tasks.registry import get_task
+
+    held = {(c.program, c.column) for c in cells}
+    found: dict[str, dict[str, str]] = {}
+    for column in columns:
+        task = get_task(next(c.task for c in cells if c.column == column))
+        why_not = getattr(task, "why_not", None)
+        for row in rows:
+            if (row, column) in held:
+                continue
+            why = why_not(row) if why_not is not None else (None if row in task.programs() else f"not a program of {task.name}")
+            if why:
+                found.setdefault(column, {})[row] = why
+    return found
 
 
 def _markdown(table: Mapping[str, Any]) -> str:
     by = {(c["program"], c["column"]): c for c in table["cells"]}
+    cannot = table.get("cannot_run", {})
+    reasons: list[str] = []
     lines = [
         "| program | " + " | ".join(table["columns"]) + " |",
         "| --- |" + " --- |" * len(table["columns"]),
@@ -112,8 +136,13 @@ def _markdown(table: Mapping[str, Any]) -> str:
         shown = []
         for column in table["columns"]:
             cell = by.get((row, column))
-            if cell is None:
-                shown.append("n/a")
+            why = cannot.get(column, {}).get(row)
+            if cell is None and why:
+                if why not in reasons:
+                    reasons.append(why)
+                shown.append(f"cannot run [{reasons.index(why) + 1}]")
+            elif cell is None:
+                shown.append("not run")
             elif cell["score"] is None:
                 shown.append("?")
             elif table["baselines"][column] == row:
@@ -123,9 +152,10 @@ def _markdown(table: Mapping[str, Any]) -> str:
         lines.append(f"| {row} | " + " | ".join(shown) + " |")
     note = (
         "\nScore in % (gain over the column's baseline in points, paired p: McNemar's exact test on the items both "
-        "runs hold, or a paired bootstrap where scores are not right or wrong). n/a: no run.\n"
+        "runs hold, or a paired bootstrap where scores are not right or wrong). not run: no run given for the cell.\n"
     )
-    return "\n".join(lines) + "\n" + note
+    why = "".join(f"\n[{i}] {reason}\n" for i, reason in enumerate(reasons, 1))
+    return "\n".join(lines) + "\n" + note + why
 
 
 def _heatmap(table: Mapping[str, Any], path: Path) -> None:
@@ -150,7 +180,7 @@ def _heatmap(table: Mapping[str, Any], path: Path) -> None:
         for j, column in enumerate(columns):
             cell = by.get((row, column))
             if cell is None:
-                text = "n/a"
+                text = "n/a" if row in table.get("cannot_run", {}).get(column, {}) else ""
             elif table["baselines"][column] == row:
                 text = "base"
             elif cell["gain"] is None:

@@ -90,3 +90,30 @@ def test_programs_of_other_kinds_say_why_not(tmp_path, monkeypatch, capsys):
     assert "hdr does not run on et:L2" in err and len(err.splitlines()) == 1
     assert eval_main(["fewshot", "--task", "et:L2", "--task-config", '{"level": 3}', "--out", str(tmp_path / "s")]) == 2
     assert "takes no config" in capsys.readouterr().err
+
+
+def test_the_table_says_why_a_program_cannot_run_on_a_column(tmp_path, monkeypatch):
+    from memreason.eval.stream.table import write_table
+
+    _scripted(monkeypatch)
+    runs = []
+    for task, program in (("et:L2", "stream_baseline"), ("et:L2", "fewshot"), ("rg:basic_arithmetic", "stream_baseline")):
+        run = tmp_path / f"{task.replace(':', '-')}-{program}"
+        argv = [program, "--task", task, "--size", "3", "--seed-size", "2", "--batch", "3", "--learn-from", "reference"]
+        assert eval_main([*argv, "--out", str(run), "--no-progress", "--no-report"]) == 0
+        runs.append(run)
+    from tests.helpers.scripted_answers import oracle_counter
+
+    engine = ScriptedEngine(oracle_counter())
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
+    )
+    episodic = tmp_path / "episodic"
+    assert eval_main(["episodic", "--level", "1", "--limit", "2", "--out", str(episodic), "--no-progress", "--no-report"]) == 0
+    table = memory_table([*runs, episodic])
+    cannot = table["cannot_run"]
+    assert "episodes" in cannot["et:L2"]["episodic"] and "episodes" in cannot["rg:basic_arithmetic"]["episodic"]
+    assert "fewshot" not in cannot.get("rg:basic_arithmetic", {})  # it could run there: not run, not impossible
+    assert set(cannot["experience_transfer L1"]) == {"stream_baseline", "fewshot"}
+    text = write_table(table, tmp_path / "out")[1].read_text()
+    assert "cannot run [1]" in text and "not run" in text and "\n[1] " in text
