@@ -2,6 +2,7 @@
 
 python -m eval demo                                   # embedded model, first 20 Level-1 scenes
 python -m eval demo --level 2 --limit 60 --lm openai/gpt-4o-mini --threads 8
+python -m eval demo --preset hdr-paper --rpm 500                    # the HDR paper's models and settings
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import shlex
 from memreason.eval.experience_transfer.demo import ROWS, DemoOptions, run_demo
 from memreason.installed import command
 
-from .options import add, add_budget_options, whole
+from .options import add, add_budget_options, add_rate_options, whole
 
 __all__ = ["register"]
 
@@ -41,8 +42,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="per-object: each object labelled against its K nearest memory entries "
         "(default 3; 0: all objects in one call, the whole memory)",
     )
-    add(parser, "--lm", help="task and memory LM (default: the embedded model)")
-    add(parser, "--api-base")
+    models = parser.add_argument_group("language models", "the same for every row")
+    add(models, "--lm", help="task LM, and memory LM unless --memory-lm (default: the embedded model)")
+    add(models, "--memory-lm", help="LM for memory building (default: the task LM)")
+    add(models, "--api-base")
+    add(models, "--memory-api-base")
+    add(models, "--temperature")
+    add(models, "--max-tokens")
+    add(models, "--lm-arg")
+    add(models, "--memory-lm-arg")
+    add(models, "--preset")
+    add(models, "--lm-config")
     add(parser, "--threads", default=16, help="scenes answered in parallel (default 16)")
     add(
         parser,
@@ -52,8 +62,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     add(parser, "--no-progress")
     add_budget_options(parser, scope="the whole demo (its rows together)")
-    add(parser, "--rpm", help="at most N requests per minute to the LM, all threads and rows together")
-    add(parser, "--tpm", help="at most N tokens per minute to the LM, prompt + completion")
+    add_rate_options(parser)
     add(
         parser,
         "--mlflow",

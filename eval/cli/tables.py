@@ -83,9 +83,7 @@ def _options(parser: Parser, table: str) -> None:
         "(hdr=runs/compiled/.../program.json); repeatable, one per row",
     )
     add(parser, "--threads", help="scenes answered in parallel in each cell")
-    add(parser, "--api-base")
-    add(parser, "--temperature")
-    add(parser, "--max-tokens")
+    _lm_settings(parser, table)
     add(
         parser,
         "--out",
@@ -108,6 +106,29 @@ def _options(parser: Parser, table: str) -> None:
         help="track the table in MLflow (bare: mlflow.db in --out's parent, runs/ by default; "
         "one run for the table, a nested run per cell it evaluates)",
     )
+
+
+def _lm_settings(parser: Parser, table: str) -> None:
+    """Each role's settings, applied to every cell: ``--lm-arg`` to every column's task LM, ``--memory-lm-arg`` to
+    every memory LM, ``--preset`` and ``--lm-config`` beneath the flags given (table5 has no task LM: it refuses
+    ``--lm-arg`` in one line)."""
+    models = parser.add_argument_group("language models", "settings applied to every cell's LMs")
+    add(models, "--api-base")
+    add(models, "--memory-api-base")
+    memory = "memory LM" if table == "table5" else "task LM"
+    add(models, "--temperature", help=f"sampling temperature of every {memory}'s calls (default 0)")
+    add(models, "--max-tokens", help=f"generation cap per call of every {memory}")
+    if table == "table5":
+        add(models, "--lm-arg", help=argparse.SUPPRESS)  # refused in one line: table5 has no task LM
+    else:
+        add(models, "--lm-arg", help="any other setting sent with every call of every column's task LM, repeated")
+    add(
+        models,
+        "--memory-lm-arg",
+        help="the same for every memory LM" + (" (and the judge's, on its model)" if table == "table5" else ""),
+    )
+    add(models, "--preset")
+    add(models, "--lm-config")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memreason import installed
 
@@ -43,15 +44,28 @@ class DemoOptions(Options):
     per_object: bool = True
     retrieve_k: int = 3
     lm: str | None = None
+    memory_lm: str | None = None
     api_base: str | None = None
+    memory_api_base: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    memory_temperature: float | None = None  # the memory role's own settings (a preset's, --memory-lm-arg's)
+    memory_max_tokens: int | None = None
+    lm_args: dict[str, Any] = field(default_factory=dict)  # any other setting of every task LM call (--lm-arg)
+    memory_lm_args: dict[str, Any] = field(default_factory=dict)  # ... of every memory LM call (--memory-lm-arg)
+    preset: str | None = None
+    lm_config: Path | None = None
+    origins: dict[str, str] | None = field(default=None, metadata={"saved": False}, compare=False, repr=False)
     threads: int = 16
     out: Path = Path("runs/demo")
     no_progress: bool = False
     mlflow: str | None = None
     budget_tokens: int | None = None  # the whole demo's spending limit, its rows together
     budget_usd: float | None = None
-    rpm: int | None = None  # the LM's requests and tokens per minute, all rows together
+    rpm: int | None = None  # each role's requests and tokens per minute, all rows together
     tpm: int | None = None
+    memory_rpm: int | None = None
+    memory_tpm: int | None = None
 
 
 def run_demo(options: DemoOptions, command: str | None = None) -> tuple[str, str]:
@@ -64,7 +78,18 @@ def run_demo(options: DemoOptions, command: str | None = None) -> tuple[str, str
         threads=options.threads,
         out=options.out,
         lm=options.lm,
+        memory_lm=options.memory_lm,
         api_base=options.api_base,
+        memory_api_base=options.memory_api_base,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        memory_temperature=options.memory_temperature,
+        memory_max_tokens=options.memory_max_tokens,
+        lm_args=dict(options.lm_args),
+        memory_lm_args=dict(options.memory_lm_args),
+        preset=options.preset,
+        lm_config=options.lm_config,
+        origins=options.origins,
         per_object=options.per_object,
         retrieve_k=options.retrieve_k if options.per_object and options.retrieve_k else None,
         no_progress=options.no_progress,
@@ -73,6 +98,8 @@ def run_demo(options: DemoOptions, command: str | None = None) -> tuple[str, str
         budget_usd=options.budget_usd,
         rpm=options.rpm,
         tpm=options.tpm,
+        memory_rpm=options.memory_rpm,
+        memory_tpm=options.memory_tpm,
     )
     markdown = run_table(table, command or f"{installed.command('eval')} demo")
     cells = [Path(cell["cell"]) for row in json.loads((options.out / "table3.json").read_text())["rows"] for cell in row["cells"]]

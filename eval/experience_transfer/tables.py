@@ -22,6 +22,8 @@ right/wrong per scene, and the accuracy difference with its paired bootstrap CI 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import re
 import time
@@ -31,13 +33,13 @@ from typing import Any
 
 from memreason.datasets.experience_transfer import load_rules
 from memreason.files import write_text
-from memreason.lm import resolve_lm
+from memreason.lm import LMChoice, resolve_lm
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS
 
 from ..harness.budget import add_recorded, capped, check_prices, new_spend, stopped_by_budget
 from ..harness.errors import UsageError
-from ..harness.lms import with_limits
+from ..harness.lms import adapted_records, resolve_lms, role_given, with_limits
 from ..harness.options import Options
 from ..harness.runs import use_response_cache, write_json
 from ..harness.tuned import TunedError, reader_knobs, state_digest
@@ -187,6 +189,16 @@ class TableOptions(Options):
     api_base: str | None = None
     temperature: float = 0.0
     max_tokens: int | None = None
+    # each role's settings (--lm-arg, --memory-lm-arg, --lm-config, --preset: memreason.eval.cli.lm_settings), the
+    # same for every column's task LM and every memory LM; each cell's config.json saves them as a single run does
+    memory_api_base: str | None = None
+    memory_temperature: float | None = None
+    memory_max_tokens: int | None = None
+    lm_args: dict[str, Any] = field(default_factory=dict)
+    memory_lm_args: dict[str, Any] = field(default_factory=dict)
+    preset: str | None = None
+    lm_config: Path | None = None
+    origins: dict[str, str] | None = field(default=None, metadata={"saved": False}, compare=False, repr=False)
     out: Path = Path("runs/tables")
     cache: Path | None = None  # one DSPy response cache for every cell (None: each cell's own dspy_cache)
     no_progress: bool = False
@@ -278,6 +290,9 @@ def cell_name(program: str, level: int | str, task: str, memory: str, args: Tabl
     state = args.states.get(program)
     if state is not None:
         name += f"-state-{state[1][:8]}"  # the state file's sha256: another state, another cell
+    settings = lm_settings(args)
+    if settings:  # each role's own settings: others, another cell
+        name += "-lm-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
     for flag, value, default in (
         ("seed", args.seed, 0),
         ("limit", args.limit, None),
@@ -288,6 +303,18 @@ def cell_name(program: str, level: int | str, task: str, memory: str, args: Tabl
         if value != default:
             name += f"-{flag}{value}"
     return name
+
+
+def lm_settings(args: TableOptions) -> dict[str, Any]:
+    """The roles' settings that change a cell's results besides the models, the temperature and the cap (which a
+    cell's name shows as they are): keywords and the memory role's own sampling; empty when none is set."""
+    found = {
+        "lm_args": dict(args.lm_args or {}),
+        "memory_lm_args": dict(args.memory_lm_args or {}),
+        "memory_temperature": args.memory_temperature,
+        "memory_max_tokens": args.memory_max_tokens,
+    }
+    return {key: value for key, value in found.items() if value not in (None, {})}
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -314,6 +341,7 @@ def reproduce(args: TableOptions, command: str) -> str:
         + (f", rule table {tables[0]}" if tables != [None] and len(tables) == 1 else "")
         + (f", {len(tables)} rule tables ({', '.join(tables)})" if len(tables) > 1 else "")
     )
+    _check_roles(args)
     if args.table == "table4":
         column_lms = [args.lm or "embedded"]
         row_memories = _lms(args.memory_lms)
@@ -335,7 +363,10 @@ def reproduce(args: TableOptions, command: str) -> str:
     pairs = _pairs(args, [row for row, _ in plan]) if spec.value == "accuracy" else []
     judge = [args.judge_lm or column_lms[0]] if args.table == "table5" and args.f1 != "parse" else []
     check_prices(args.budget_usd, [*column_lms, *(m for _, m in plan if m), *judge])  # before any model work
-    _check_lms({*column_lms, *(m for _, m in plan if m)}, args)
+    if spec.value == "f1":
+        _check_lms([(None, lm, lm) for lm in column_lms] + [(None, j, j) for j in judge], args, memory_only=True)
+    else:
+        _check_lms([(row.program, lm, memory or lm) for row, memory in plan for lm in column_lms], args)
 
     cells_dir = args.out / "cells"
     todo = [(row, memory, level, lm, rules) for row, memory in plan for level in levels for rules in tables for lm in column_lms]
@@ -451,10 +482,106 @@ def _finished(directory: Path) -> bool:
     return path.exists() and not stopped_by_budget(_read_json(path))
 
 
-def _check_lms(specs: set[str], args: TableOptions) -> None:
-    """Fail on an unknown LM or a missing key before any cell runs (hours may follow)."""
-    for spec in specs:
-        resolve_lm(spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
+def _check_roles(args: TableOptions) -> None:
+    """What a table's roles take. Table 5 has no task LM (it builds memories and scores them): ``--lm-arg`` and a
+    task model from ``--lm-config`` are refused in one line; a preset's task role is not used (said once). Table 4's
+    memory LMs are its rows (``--memory-lms``, a flag, overriding a preset's or a file's memory model)."""
+    origins = args.origins or {}
+    if args.table == "table5":
+        for key, label in origins.items():
+            if (key == "lm" or key.startswith("lm_args.")) and not label.startswith("--preset"):
+                raise TableError(
+                    f"{label}: table5 has no task LM (it builds memories and scores them); give the memory LM's "
+                    "settings with --memory-lm-arg (or a memory section in --lm-config)"
+                )
+        if args.preset is not None and args.lm is not None:
+            log.info("table5 builds memories only: the preset's task LM %s is not used", args.lm)
+    elif args.table == "table4" and args.memory_lm is not None:
+        log.info(
+            "table4: the memory LMs are --memory-lms (%s); %s's %s is not used",
+            args.memory_lms,
+            origins.get("memory_lm", "the"),
+            args.memory_lm,
+        )
+
+
+def _check_lms(cells: list[tuple[str | None, str, str]], args: TableOptions, *, memory_only: bool = False) -> None:
+    """Fail on an unknown LM, a missing key or a setting a model's provider refuses before any cell runs (hours may
+    follow): each (program, task LM, memory LM) resolved with the roles' settings as its cell will be, once each
+    (``memory_only``: Table 5, whose LMs are memory LMs alone)."""
+    for task, memory in dict.fromkeys((task, memory) for _, task, memory in cells):
+        if memory_only:
+            _memory_lm(task, args)
+        else:
+            resolve_lms(_cell_options(None, 1, task, memory, Path("."), args))
+
+
+def _memory_lm(spec: str, args: TableOptions) -> LMChoice:
+    """The LM ``spec`` in the memory role (Table 5's memory builder, and its judge): the memory role's settings,
+    the table's temperature and cap where the role has none of its own, its address, its rate limits (``--memory-rpm``
+    and ``--memory-tpm`` where given, else ``--rpm`` and ``--tpm``: one limiter per model in the process, so the
+    judge on the memory LM's model waits with the memory builder)."""
+    given = role_given(args, "memory")
+    task_given = role_given(args, "task")
+    for key, own in (("temperature", args.memory_temperature), ("max_tokens", args.memory_max_tokens)):
+        if own is None and key in task_given:
+            given[key] = task_given[key]
+    choice = resolve_lm(
+        spec,
+        api_base=args.memory_api_base or args.api_base,
+        temperature=args.temperature if args.memory_temperature is None else args.memory_temperature,
+        max_tokens=args.max_tokens if args.memory_max_tokens is None else args.memory_max_tokens,
+        extra=dict(args.memory_lm_args or {}),
+        given=given,
+        role="memory LM",
+    )
+    _, choice = with_limits(choice, choice, args)
+    return choice
+
+
+def _cell_options(
+    program: str | None, level: int | str, task: str, memory: str, directory: Path, args: TableOptions
+) -> EvaluateOptions:
+    """The options of one accuracy cell: what ``python -m eval <program>`` would be given for it."""
+    state = args.states.get(program) if program else None
+    inductive = not isinstance(level, int)
+    return EvaluateOptions(
+        program=program or "",
+        level=None if inductive else level,
+        task=level if inductive else "experience_transfer",
+        lm=task,
+        memory_lm=memory if memory != task else None,
+        runs=args.runs,
+        seed=args.seed,
+        threads=args.threads,
+        temperature=args.temperature,
+        out=directory,
+        cache=args.cache,
+        limit=args.limit,
+        api_base=args.api_base,
+        max_tokens=args.max_tokens,
+        memory_api_base=args.memory_api_base,
+        memory_temperature=args.memory_temperature,
+        memory_max_tokens=args.memory_max_tokens,
+        lm_args=dict(args.lm_args or {}),
+        memory_lm_args=dict(args.memory_lm_args or {}),
+        preset=args.preset,
+        lm_config=args.lm_config,
+        origins=args.origins,
+        rules=str(args.rules) if args.rules else None,
+        per_object=args.per_object,
+        retrieve_k=args.retrieve_k,
+        program_state=Path(state[0]) if state else None,
+        no_progress=args.no_progress,
+        no_report=args.no_report,
+        mlflow=args.mlflow,
+        budget_tokens=args.budget_tokens,
+        budget_usd=args.budget_usd,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        memory_rpm=args.memory_rpm,
+        memory_tpm=args.memory_tpm,
+    )
 
 
 def _accuracy_cell(
@@ -463,38 +590,9 @@ def _accuracy_cell(
     """Evaluate one (program, level, LMs) cell with :func:`run_cell`, or read it back (``spend``: the table's limit)."""
     directory = cells_dir / cell_name(program, level, task, memory, args)
     if not _finished(directory):
-        state = args.states.get(program)
         inductive = not isinstance(level, int)
         get_task(level if inductive else "experience_transfer").run(
-            EvaluateOptions(
-                program=program,
-                level=None if inductive else level,
-                task=level if inductive else "experience_transfer",
-                lm=task,
-                memory_lm=memory if memory != task else None,
-                runs=args.runs,
-                seed=args.seed,
-                threads=args.threads,
-                temperature=args.temperature,
-                out=directory,
-                cache=args.cache,
-                limit=args.limit,
-                api_base=args.api_base,
-                max_tokens=args.max_tokens,
-                rules=str(args.rules) if args.rules else None,
-                per_object=args.per_object,
-                retrieve_k=args.retrieve_k,
-                program_state=Path(state[0]) if state else None,
-                no_progress=args.no_progress,
-                no_report=args.no_report,
-                mlflow=args.mlflow,
-                budget_tokens=args.budget_tokens,
-                budget_usd=args.budget_usd,
-                rpm=args.rpm,
-                tpm=args.tpm,
-                memory_rpm=args.memory_rpm,
-                memory_tpm=args.memory_tpm,
-            ),
+            _cell_options(program, level, task, memory, directory, args),
             spend=spend,
         )
     results = _read_json(directory / "results.json")
@@ -553,10 +651,8 @@ def _f1_cell(
             _build_memories(program, data, memory, directory, missing, args, spend)
     judge = None
     if args.f1 != "parse":
-        judge = resolve_lm(
-            args.judge_lm or memory, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens
-        )
-        judge = capped(judge, "judge", spend)  # its calls count against the table's limit
+        judge = _memory_lm(args.judge_lm or memory, args)  # a memory-role LM: its settings, its rate limits
+        judge = capped(judge, "judge", spend)  # its calls wait for its limiter and count against the table's limit
     scores, spent, wall = [], {"prompt": 0, "completion": 0, "total": 0, "calls": 0}, 0.0
     for f in files:
         record = _read_json(f)
@@ -582,12 +678,41 @@ def _f1_cell(
 def _build_memories(
     program: str, data, memory_spec: str, directory: Path, runs: list[int], args: TableOptions, spend: Spend | None = None
 ) -> None:
-    memory = resolve_lm(memory_spec, api_base=args.api_base, temperature=args.temperature, max_tokens=args.max_tokens)
-    _, memory = with_limits(memory, memory, args)  # the memory role's rate limits (the task LM's on its model)
+    memory = _memory_lm(memory_spec, args)
     directory.mkdir(parents=True, exist_ok=True)
+    _write_memory_config(program, data, memory, directory, args)
     use_response_cache(args.cache or directory / "dspy_cache")
     state = args.states.get(program)
     memorize(program, data, memory, directory, runs, program_state=state[0] if state else None, spend=spend)
+
+
+def _write_memory_config(program: str, data, memory: LMChoice, directory: Path, args: TableOptions) -> None:
+    """A Table 5 memory directory's ``config.json``: the memory LM and the settings it was sent, as a run's config
+    records them (``adapted``: what was changed to what its provider takes); written once, when its first memory is."""
+    path = directory / "config.json"
+    if path.exists():
+        return
+    config = {
+        "program": program,
+        "level": getattr(data, "level", None),
+        "memory_lm": memory.spec,
+        "api_base": args.api_base,
+        "memory_api_base": args.memory_api_base,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "memory_temperature": args.memory_temperature,
+        "memory_max_tokens": args.memory_max_tokens,
+        "memory_lm_args": dict(args.memory_lm_args or {}),
+        "preset": args.preset,
+        "lm_config": str(args.lm_config) if args.lm_config else None,
+        "runs": args.runs,
+        "seed": args.seed,
+        "rules": str(args.rules) if args.rules else None,
+    }
+    adapted = adapted_records(memory, memory)
+    if adapted:
+        config["adapted"] = adapted
+    write_json(path, config)
 
 
 def _states(specs: list[str], programs: list[str], knobs: dict[str, Any]) -> dict[str, tuple[str, str]]:
@@ -609,8 +734,6 @@ def _states(specs: list[str], programs: list[str], knobs: dict[str, Any]) -> dic
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    import json
-
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:

@@ -6,15 +6,22 @@
 The options are every evaluation's (:class:`memreason.eval.harness.options.EvaluateOptions`); those that only
 mean something on Experience-Transfer (``--level``, ``--rules``, ``--modality image``, ``--per-object``,
 ``--retrieve-k``, ``--program-state``) are refused in one line, as is a program that does not run on the task.
-``--config`` gives the program's knobs (``{"knobs": {"samples": 5}}``), checked by building the program.
+``--config`` gives the program's knobs (``{"knobs": {"samples": 5}}``), checked by building the program. A checked
+program's sampled rounds (``samples`` above 1) are sent Qiu et al.'s temperature 0.7 where the memory LM takes it;
+a reasoning memory LM that takes none but its own gets its own (``adapted`` in config.json says so), and a
+``sample_temperature`` the knobs give that it refuses is refused before any call, in one line
+(:mod:`memreason.lm.reasoning`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from memreason.lm.reasoning import Adapted, fit_settings
 from memreason.lm.spend import Spend
 from memreason.programs import build_program
+from memreason.programs.hdr.checked_program import SAMPLE_TEMPERATURE
 
 from ..harness.errors import UsageError
 from ..harness.lms import retry_policy
@@ -25,7 +32,9 @@ from ..harness.setup import RunPlan, check_run_options, open_run
 from ..harness.tuned import config_knobs
 from .run import InductiveConfig, evaluate_inductive
 
-__all__ = ["IDENTITY", "check_inductive", "run_inductive_cell"]
+__all__ = ["IDENTITY", "check_inductive", "fit_sample_temperature", "run_inductive_cell"]
+
+log = logging.getLogger(__name__)
 
 IDENTITY = identity_keys(InductiveConfig, EvaluateOptions, extra=("knobs", "program_state_sha256"))
 SAVED_BEFORE: dict[str, Any] = {"modality": "text", "seed": 0, "runs": 1, "temperature": 0.0}
@@ -53,14 +62,43 @@ def check_inductive(options: EvaluateOptions, benchmark: Any) -> None:
         raise UsageError(f"--task {benchmark.name} is text only: leave out --modality {options.modality}")
 
 
-def _knobs(options: EvaluateOptions, benchmark: Any) -> dict[str, Any]:
-    """The program's knobs from ``--config``, checked by building the program with them (one line, exit 2)."""
+def _knobs(options: EvaluateOptions, benchmark: Any) -> tuple[dict[str, Any], Any]:
+    """The program's knobs from ``--config``, checked by building the program with them (one line, exit 2), and
+    the program built."""
     knobs = config_knobs(options.config, options.program)  # TunedError: exit 2
     try:
-        build_program(options.program, task=benchmark, **knobs)
+        program = build_program(options.program, task=benchmark, **knobs)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--config {options.config}: {exc}") from None
-    return knobs
+    return knobs, program
+
+
+def fit_sample_temperature(options: EvaluateOptions, knobs: dict[str, Any], program: Any) -> tuple[float | None, list[Adapted]]:
+    """The temperature a checked program's sampled rounds are sent (None: the memory LM's own, or no sampled rounds)
+    and what was adapted: the knobs' ``sample_temperature`` (given: a model that refuses it refuses the run, in one
+    line naming it and the memory role), else Qiu et al.'s 0.7 (a default: a reasoning memory LM that takes no
+    temperature but 1 gets its own, recorded)."""
+    if getattr(program, "samples", 1) <= 1:
+        return None, []
+    given = "sample_temperature" in knobs
+    value = SAMPLE_TEMPERATURE if not given else knobs["sample_temperature"]
+    if value is None:
+        return None, []
+    spec = options.memory_lm or options.lm
+    fitted = fit_settings(
+        None if spec is None or spec.startswith("local:") else spec,
+        {"temperature": float(value), **(options.memory_lm_args or {})},
+        given={"temperature": f"--config {options.config} sample_temperature"} if given else {},
+        role="memory LM",
+    )
+    changes = [
+        Adapted(c.role, c.model, "sample_temperature", c.asked, c.sent, c.why + "; the memory LM's own is used")
+        for c in fitted.adapted
+        if c.setting == "temperature"
+    ]
+    for change in changes:
+        log.info("note: %s (%s's sampled proposals)", change.line(), options.program)
+    return (None if changes else float(value)), changes
 
 
 def run_inductive_cell(options: EvaluateOptions, *, benchmark: Any, spend: Spend | None = None) -> Outcome:
@@ -68,6 +106,8 @@ def run_inductive_cell(options: EvaluateOptions, *, benchmark: Any, spend: Spend
     the run in ``options.out``."""
     check_inductive(options, benchmark)
     check_run_options(options)
+    knobs, program = _knobs(options, benchmark)
+    sample_temperature, adapted = fit_sample_temperature(options, knobs, program)  # before any call
     config = InductiveConfig(
         program=options.program,
         task=benchmark.name,
@@ -75,7 +115,8 @@ def run_inductive_cell(options: EvaluateOptions, *, benchmark: Any, spend: Spend
         runs=options.runs,
         threads=options.threads,
         seed=options.seed,
-        knobs=_knobs(options, benchmark),
+        knobs=knobs,
+        sample_temperature=sample_temperature,
     )
     opened = open_run(
         options,
@@ -86,6 +127,7 @@ def run_inductive_cell(options: EvaluateOptions, *, benchmark: Any, spend: Spend
             defaults=SAVED_BEFORE,
             runs=options.runs,
             temperatures={"--temperature": options.temperature},
+            adapted=adapted,
         ),
         spend=spend,
     )

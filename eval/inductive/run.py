@@ -61,6 +61,13 @@ class InductiveConfig:
     threads: int = 1
     seed: int = identity_field(0)
     knobs: dict[str, Any] = identity_field(default_factory=dict)
+    # the temperature of a checked program's sampled rounds (knob samples > 1), fitted to the memory LM: None, its own
+    sample_temperature: float | None = None
+
+    def build(self, task: Any) -> Any:
+        """The program with its knobs (and the sampled rounds' temperature, where the run sends one)."""
+        extra = {} if self.sample_temperature is None else {"sample_temperature": self.sample_temperature}
+        return build_program(self.program, task=task, **{**self.knobs, **extra})
 
 
 def problem_episodes(problem: Problem) -> list[Episode]:
@@ -96,7 +103,7 @@ def evaluate_inductive(
     queries = [q.id for p in problems for q in p.queries]
     resumed = sum((run, q) in finished for run in range(config.runs) for q in queries)
     session = RunSession.start(task, memory, policy=policy, max_errors=max_errors, unit="queries", spend=spend, run_dir=run_dir)
-    session.note_program(build_program(config.program, task=inductive, **config.knobs))  # for the run's manifest
+    session.note_program(config.build(inductive))  # for the run's manifest
     writer = JsonlWriter(run_dir / "examples.jsonl")
     per_run: list[list[dict[str, Any]]] = []
     memories: list[dict[str, Any]] = []
@@ -174,7 +181,7 @@ def _solver(config, inductive, session: RunSession, run: int, run_dir: Path, wri
         key = _episodes_key(episodes)
         with guard:
             lock = locks.setdefault(key, threading.Lock())
-        program = build_program(config.program, task=inductive, **config.knobs)
+        program = config.build(inductive)
         with lock:  # problems with the same episodes build one memory, the others wait for it
             memory_failure = _memory(program, problem, episodes, key)
         records = []

@@ -10,13 +10,18 @@ is not checked again. The rounds stop once one hypothesis passes (``verified``),
 proposes nothing that was not checked before (``nothing_new``), or after N (``max_rounds``).
 The record keeps every check, the kept hypothesis (``kept``, JSON), what code dropped from
 the model's hypothesis to keep it (``narrowed``: None when the model's own passed) and why
-the rounds stopped, so a restored memory answers as the built one did. A subclass says what
+the rounds stopped, so a restored memory answers as the built one did. With ``samples`` above 1 a
+round draws several proposals from one request, at the memory LM's own temperature unless the
+program is given one (``sample_temperature``, sent in place of the LM's; the log says so once where
+they differ). The evaluation commands give Qiu et al.'s 0.7 (:data:`SAMPLE_TEMPERATURE`) where the
+memory LM takes it. A subclass says what
 a hypothesis is (:meth:`checked`: propose and check one round), and how one
 answers (:meth:`apply`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any, ClassVar
 
 import dspy
@@ -27,11 +32,13 @@ from ..shared.checks import whole_number
 from ..shared.memory_program import Consolidation, MemoryProgram
 from ..shared.steps import Steps
 
-__all__ = ["CheckedProgram", "MAX_COUNTEREXAMPLES", "MAX_REFUTED"]
+__all__ = ["CheckedProgram", "MAX_COUNTEREXAMPLES", "MAX_REFUTED", "SAMPLE_TEMPERATURE"]
+
+log = logging.getLogger(__name__)
 
 MAX_REFUTED = 8  # refuted hypotheses the proposer is shown, the latest kept
 MAX_COUNTEREXAMPLES = 4  # per refuted hypothesis
-SAMPLE_TEMPERATURE = 0.7  # the proposer's, when a round samples several completions (Qiu et al.'s)
+SAMPLE_TEMPERATURE = 0.7  # Qiu et al.'s, for sampled rounds: what the evaluation commands give where the LM takes it
 
 
 class CheckedProgram(MemoryProgram):
@@ -45,7 +52,7 @@ class CheckedProgram(MemoryProgram):
         *,
         N: int = 3,
         samples: int = 1,
-        sample_temperature: float = SAMPLE_TEMPERATURE,
+        sample_temperature: float | None = None,
         freeze_memory_writers: bool = True,
         **reader_knobs: Any,
     ):
@@ -53,24 +60,46 @@ class CheckedProgram(MemoryProgram):
         Args:
             N: the most propose-check rounds, a whole number (at least 1).
             samples: proposal completions per round (at least 1); above 1 they are sampled together from one
-                request at ``sample_temperature``, as Qiu et al. sample N hypotheses per iteration.
-            sample_temperature: the proposer's temperature when ``samples`` > 1 (with 1, the memory LM's own).
+                request, as Qiu et al. sample N hypotheses per iteration.
+            sample_temperature: the temperature of those requests when ``samples`` > 1, sent in place of the memory
+                LM's own (the log says so once where they differ); None (the default): the memory LM's own.
             freeze_memory_writers: keep the proposer out of optimizers' reach (see :class:`MemoryProgram`).
             **reader_knobs: the fallback reasoner's knobs (``cot``, default True, ``signature``, default the task's).
         """
         super().__init__(freeze_memory_writers=freeze_memory_writers, **{"signature": self.answer_signature, **reader_knobs})
         self.N = whole_number("N", N, minimum=1)
         self.samples = whole_number("samples", samples, minimum=1)
-        self.sample_temperature = float(sample_temperature)
-        if not 0 <= self.sample_temperature <= 2:  # NaN fails too
+        self.sample_temperature = None if sample_temperature is None else float(sample_temperature)
+        if self.sample_temperature is not None and not 0 <= self.sample_temperature <= 2:  # NaN fails too
             raise ValueError(f"sample_temperature must be between 0 and 2, got {sample_temperature!r}")
+        self._told = False  # whether the log said which temperature the sampled rounds use
 
     def proposal_config(self, rollout: int) -> dict[str, Any]:
-        """The proposer call's ``config``: none for one sample; else ``n`` completions at the sampling temperature
-        (``rollout`` keeps the rounds' samples apart in the cache)."""
+        """The proposer call's ``config``: none for one sample; else ``n`` completions, at ``sample_temperature``
+        where the program has one (else the LM's own), ``rollout`` keeping the rounds' samples apart in the cache."""
         if self.samples == 1:
             return {}
-        return {"config": {"n": self.samples, "temperature": self.sample_temperature, "rollout_id": rollout}}
+        config: dict[str, Any] = {"n": self.samples, "rollout_id": rollout}
+        if self.sample_temperature is not None:
+            config["temperature"] = self.sample_temperature
+        if not self._told:
+            self._told = True
+            self._tell_temperature()
+        return {"config": config}
+
+    def _tell_temperature(self) -> None:
+        lm = getattr(getattr(self, "propose", None), "lm", None) or dspy.settings.lm
+        own = (getattr(lm, "kwargs", None) or {}).get("temperature")
+        name = type(self).__name__
+        if self.sample_temperature is not None and own is not None and own != self.sample_temperature:
+            log.info("%s: proposals sampled at the program's temperature %g, not the LM's %g", name, self.sample_temperature, own)
+        elif self.sample_temperature is None and own == 0:
+            log.info(
+                "%s: %d proposals a round at the LM's temperature 0 are nearly one; give the memory LM or the program "
+                "(sample_temperature) a temperature above 0 for distinct proposals",
+                name,
+                self.samples,
+            )
 
     def proposals(self, out: Any, name: str) -> list[Any]:
         """Every completion's ``name`` of a proposer call (one without sampling)."""

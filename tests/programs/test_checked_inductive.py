@@ -213,7 +213,7 @@ def test_samples_draw_several_functions_from_one_request_and_check_each(runner, 
     identity = "def f(xs):\n    return xs\n"
     right = "def f(xs):\n    return [x + 1 for x in xs]\n"
     engine = ScriptedEngine(_functions(identity, identity, right))  # one request, answered three times
-    program = build_program("hdr_checked", task=get_task("list_functions"), N=3, samples=3, runner=runner)
+    program = build_program("hdr_checked", task=get_task("list_functions"), N=3, samples=3, sample_temperature=0.7, runner=runner)
     with dspy.context(lm=engine.lm()):
         record = program.memorize(EPISODES)
     assert [(c["n"], c["temperature"]) for c in seen] == [(3, 0.7)]
@@ -224,6 +224,26 @@ def test_samples_draw_several_functions_from_one_request_and_check_each(runner, 
         build_program("hdr_checked", task=get_task("list_functions"), samples=0, runner=runner)
     with pytest.raises(ValueError, match="sample_temperature"):
         build_program("hdr_checked", task=get_task("acre"), samples=2, sample_temperature=float("nan"))
+
+
+def test_sampled_rounds_use_the_lms_own_temperature_unless_given_one_and_say_so_once(runner, predict_configs, caplog):
+    identity = "def f(xs):\n    return xs\n"
+    right = "def f(xs):\n    return [x + 1 for x in xs]\n"
+    for temperature, said in (
+        (None, "at the LM's temperature 0 are nearly one"),
+        (0.9, "the program's temperature 0.9, not the LM's 0"),
+    ):
+        predict_configs.clear()
+        caplog.clear()
+        engine = ScriptedEngine(_functions(identity, identity, identity, identity, right, right))
+        program = build_program(
+            "hdr_checked", task=get_task("list_functions"), N=3, samples=2, sample_temperature=temperature, runner=runner
+        )
+        with caplog.at_level("INFO", logger="memreason.programs"), dspy.context(lm=engine.lm(temperature=0.0)):
+            program.memorize(EPISODES)
+        assert len(predict_configs) >= 2 and all(c.get("temperature") == temperature for c in predict_configs)
+        told = [r.getMessage() for r in caplog.records if r.name.endswith("checked_program")]
+        assert len(told) == 1 and said in told[0]  # once, for every round
 
 
 def test_a_lambda_or_a_function_of_another_name_is_taken_as_f(runner):

@@ -424,3 +424,45 @@ def test_a_program_without_memory_names_an_unused_memory_lm_and_continues(tmp_pa
         assert {b["model"] for b in stub.bodies()} == {"o4-mini"}  # the memory LM is never called
         assert cli.main(argv) == 0  # the same command continues the run
     assert json.loads((tmp_path / "run" / "config.json").read_text())["memory_lm"] == "openai/gpt-4.1"
+
+
+def proposes(body: dict) -> bool:
+    """Whether ``body`` is a checked ACRE program's proposal (its prompt lists the refuted hypotheses)."""
+    return "`refuted`" in body["messages"][0]["content"]
+
+
+def test_hdr_checked_samples_on_a_reasoning_memory_lm(tmp_path, capsys):
+    """Sampled rounds go out at 0.7 (Qiu et al.'s) where the memory LM takes it; o4-mini gets its own temperature
+    (recorded in ``adapted``), and a sample_temperature the knobs give that it refuses stops the run before any call."""
+    knobs = tmp_path / "knobs.json"
+    knobs.write_text(json.dumps({"knobs": {"samples": 2, "N": 1}}))
+    with StubServer(latency=0, fail_rate=0, shapes=shapes(openai__o4_dash_mini="openai_reasoning_chat")) as stub:
+        base = ["hdr_checked", "--task", "acre", "--limit", "1", "--config", str(knobs), "--api-base", stub.url, *QUIET]
+        # exit 1: the stub's answers are no ACRE answers, so the query fails (the proposals are what is looked at)
+        assert cli.main([*base, "--lm", "openai/stub", "--out", str(tmp_path / "plain"), "--no-report"]) == 1
+        sampled = [b for b in stub.bodies() if proposes(b)]
+        assert len(sampled) == 2 and {b["temperature"] for b in sampled} == {0.7}
+        before = len(stub.received)
+        out = tmp_path / "o4"
+        assert cli.main([*base, "--lm", "openai/o4-mini", "--out", str(out), "--no-report"]) == 1
+        sampled = [b for b in stub.bodies()[before:] if proposes(b)]
+        assert len(sampled) == 2 and {b["temperature"] for b in sampled} == {1.0}
+        config = json.loads((out / "config.json").read_text())
+        assert config["sample_temperature"] is None
+        assert {
+            "role": "memory LM",
+            "model": "openai/o4-mini",
+            "setting": "sample_temperature",
+            "asked": 0.7,
+            "sent": 1.0,
+            "why": "OpenAI's reasoning models take temperature 1 only; the memory LM's own is used",
+        } in config["adapted"]
+        assert "note: memory LM openai/o4-mini: sample_temperature 0.7 -> 1" in capsys.readouterr().err
+        knobs.write_text(json.dumps({"knobs": {"samples": 2, "N": 1, "sample_temperature": 0.7}}))
+        sent = len(stub.received)
+        assert cli.main([*base, "--lm", "openai/o4-mini", "--out", str(tmp_path / "refused")]) == 2
+        assert len(stub.received) == sent
+    assert one_error_line(capsys.readouterr().err) == (
+        f"error: --config {knobs} sample_temperature 0.7 cannot be sent to the memory LM openai/o4-mini: "
+        "OpenAI's reasoning models take temperature 1 only"
+    )
