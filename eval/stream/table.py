@@ -188,7 +188,8 @@ def _heatmap(table: Mapping[str, Any], path: Path) -> None:
             else:
                 star = "*" if (cell["p_value"] or 1) < 0.05 else ""
                 text = f"{cell['gain']:+.0f}{star}"
-            axes.text(j, i, text, ha="center", va="center", fontsize=8)
+            dark = cell is not None and cell["gain"] is not None and abs(cell["gain"]) > 0.6 * bound
+            axes.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if dark else "black")
     axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
     axes.set_yticks(range(len(rows)), rows, fontsize=8)
     figure.colorbar(image, label="gain over no memory (points)")
