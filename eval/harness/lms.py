@@ -75,29 +75,6 @@ def resolve_lms(
     defaults it would refuse are adapted (:mod:`memreason.lm.reasoning`; each LM's ``adapted`` says how).
 
     Each LM gets its role's rate limits (:func:`with_limits`)."""
-    task, memory = _resolve_roles(
-        args,
-        slots=slots,
-        temperature=temperature,
-        memory_temperature=memory_temperature,
-        memory_max_tokens=memory_max_tokens,
-        memory=memory,
-        resolve=resolve,
-    )
-    return with_limits(task, memory, args)
-
-
-def _resolve_roles(
-    args: RunOptions,
-    *,
-    slots: int | None = None,
-    temperature: float | None = None,
-    memory_temperature: float | None = None,
-    memory_max_tokens: int | None = None,
-    memory: bool = True,
-    resolve: Callable[..., LMChoice] | None = None,
-) -> tuple[LMChoice, LMChoice]:
-    """:func:`resolve_lms` before the rate limits."""
     resolve = resolve or _resolver.get() or resolve_lm
     common = dict(cache=not args.no_cache, slots=max(SLOTS, slots if slots is not None else args.threads))
     if args.lm_timeout is not None:
@@ -112,7 +89,7 @@ def _resolve_roles(
     )
     task = resolve(args.lm, api_base=args.api_base, **task_settings, given=task_given, role="task LM", **common)
     if not memory:
-        return task, task
+        return with_limits(task, task, args)
     memory_temperature = getattr(args, "memory_temperature", None) if memory_temperature is None else memory_temperature
     memory_max_tokens = getattr(args, "memory_max_tokens", None) if memory_max_tokens is None else memory_max_tokens
     memory_extra = dict(getattr(args, "memory_lm_args", None) or {})
@@ -125,10 +102,11 @@ def _resolve_roles(
     )
     if not own:
         if not args.memory_lm:
-            return task, task
+            return with_limits(task, task, args)
         given = {**{k: v for k, v in task_given.items() if k in ("temperature", "max_tokens")}, **given}
         memory_settings = {**task_settings, "extra": memory_extra}
-        return task, resolve(args.memory_lm, api_base=memory_base, **memory_settings, given=given, role="memory LM", **common)
+        memory_lm = resolve(args.memory_lm, api_base=memory_base, **memory_settings, given=given, role="memory LM", **common)
+        return with_limits(task, memory_lm, args)
     if memory_temperature is None:  # the task LM's
         given.update({k: v for k, v in task_given.items() if k == "temperature"})
     if memory_max_tokens is None:
@@ -142,7 +120,7 @@ def _resolve_roles(
         chosen = resolve(spec, api_base=memory_base, **settings, extra=memory_extra, given=given, role="memory LM", **common)
     else:
         chosen = with_generation(task, **settings, extra=memory_extra, given=given, role="memory LM")
-    return task, chosen
+    return with_limits(task, chosen, args)
 
 
 # The options that hold each role's settings: (temperature, max tokens, keywords, the flag of a keyword).
