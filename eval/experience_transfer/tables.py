@@ -542,45 +542,22 @@ def _memory_lm(spec: str, args: TableOptions) -> LMChoice:
 def _cell_options(
     program: str | None, level: int | str, task: str, memory: str, directory: Path, args: TableOptions
 ) -> EvaluateOptions:
-    """The options of one accuracy cell: what ``python -m eval <program>`` would be given for it."""
+    """The options of one accuracy cell: what ``python -m eval <program>`` would be given for it (the table's own
+    options where an evaluation has them, the cell's program, level, LMs and directory over them)."""
     state = args.states.get(program) if program else None
     inductive = not isinstance(level, int)
-    return EvaluateOptions(
+    return EvaluateOptions.from_args(
+        args,
         program=program or "",
         level=None if inductive else level,
         task=level if inductive else "experience_transfer",
         lm=task,
         memory_lm=memory if memory != task else None,
-        runs=args.runs,
-        seed=args.seed,
-        threads=args.threads,
-        temperature=args.temperature,
         out=directory,
-        cache=args.cache,
-        limit=args.limit,
-        api_base=args.api_base,
-        max_tokens=args.max_tokens,
-        memory_api_base=args.memory_api_base,
-        memory_temperature=args.memory_temperature,
-        memory_max_tokens=args.memory_max_tokens,
         lm_args=dict(args.lm_args or {}),
         memory_lm_args=dict(args.memory_lm_args or {}),
-        preset=args.preset,
-        lm_config=args.lm_config,
-        origins=args.origins,
         rules=str(args.rules) if args.rules else None,
-        per_object=args.per_object,
-        retrieve_k=args.retrieve_k,
         program_state=Path(state[0]) if state else None,
-        no_progress=args.no_progress,
-        no_report=args.no_report,
-        mlflow=args.mlflow,
-        budget_tokens=args.budget_tokens,
-        budget_usd=args.budget_usd,
-        rpm=args.rpm,
-        tpm=args.tpm,
-        memory_rpm=args.memory_rpm,
-        memory_tpm=args.memory_tpm,
     )
 
 
