@@ -37,8 +37,7 @@ class SceneStream:
             raise SceneStreamError(f"Experience-Transfer has levels {', '.join(map(str, LEVELS))}, not {level!r}")
         if config:
             raise SceneStreamError(f"Experience-Transfer's stream takes no config, got {', '.join(sorted(config))}")
-        self.level, self.config = level, {}
-        self.name = f"experience_transfer L{level}"
+        self.level = level
         self._levels: dict[int, ExperienceTransferLevel] = {}
 
     def _made(self, seed: int) -> ExperienceTransferLevel:
