@@ -645,7 +645,8 @@ def run_cli(
 ) -> int:
     """Run a command: bad input prints one line and exits 2, a stopped run exits 1 (its work kept), Ctrl-C exits 130,
     SIGTERM (``kill``, ``timeout``, a batch scheduler) stops it as Ctrl-C does and exits 143, a full disk is one
-    line naming what could not be written, exit 2 (the run continues from where it stopped)."""
+    line naming what could not be written, exit 2 (the run continues from where it stopped); stdout's reader gone
+    (``| head``) exits 141 with no traceback."""
     with _terminate_as_interrupt():
         return _run(command, bad_input, continue_hint)
 
@@ -683,6 +684,9 @@ def _run(command: Callable[[], int], bad_input: tuple[type[BaseException], ...],
     except LMFailure as exc:  # a call that failed after its retries, where no harness turned it into a stopped run
         print(f"error: run stopped: the LM failed ({exc}); check --lm and --api-base, then {continue_hint}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader of stdout went away (`... | head`): stop as a shell command does, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit has nowhere to fail
+        return 141
     except (OSError, sqlite3.OperationalError) as exc:
         if not (is_disk_full(exc) or "disk is full" in str(exc)):
             raise

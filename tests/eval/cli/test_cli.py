@@ -148,3 +148,22 @@ def test_an_arc_run_saved_before_the_change_resumes(tmp_path, monkeypatch):
     for key in ("official_score", "strict_score"):  # and now a 95% CI over its tasks beside each
         assert after[f"{key}_ci"][0] <= after[key] <= after[f"{key}_ci"][1] and f"{key}_ci" not in before
     assert set(after["score_by_retries_ci"]) == set(after["score_by_retries"]) and after["ci_method"]["over"] == "tasks"
+
+
+def test_a_reader_that_goes_away_stops_the_command_quietly():
+    """`python -m eval tasks | head -1`: stdout's reader closes first; the command exits 141, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command prints
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3]), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "eval", "tasks"], stdout=write, stderr=subprocess.PIPE, text=True, env=env, timeout=120
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr
