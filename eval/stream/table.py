@@ -78,7 +78,15 @@ def read_cell(run_dir: Path) -> Cell:
 
 def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The table of ``run_dirs`` (see the module's docstring) as JSON-ready data."""
-    cells = [read_cell(Path(d)) for d in run_dirs]
+    given: dict[Path, Path] = {}
+    for d in run_dirs:
+        given.setdefault(Path(d).resolve(), Path(d))  # a directory given twice (overlapping globs) counts once
+    cells = [read_cell(d) for d in given.values()]
+    seen: dict[tuple[str, str], str] = {}
+    for cell in cells:
+        other = seen.setdefault((cell.program, cell.column), cell.run_dir)
+        if other != cell.run_dir:
+            raise TableError(f"two runs of {cell.program} in column {cell.column}: {other} and {cell.run_dir}; give one")
     columns = list(dict.fromkeys(c.column for c in cells))
     rows = list(dict.fromkeys(c.program for c in cells))
     chosen: dict[str, str] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 
 import pytest
@@ -295,3 +296,9 @@ def test_the_memory_by_task_table_pairs_each_cell_with_its_baseline(tmp_path, mo
     assert len(compared) == 2 and all(c["paired_items"] == 4 and 0 <= c["p_value"] <= 1 for c in compared)
     assert (out / "gains.png").stat().st_size > 0 and "(baseline)" in (out / "table.md").read_text()
     assert eval_main(["memory_table", str(tmp_path), "--out", str(out)]) == 2  # not a run: one line
+    assert eval_main(["memory_table", *runs, runs[0], "--out", str(out)]) == 0  # a directory given twice counts once
+    assert len(json.loads((out / "table.json").read_text())["cells"]) == 4
+    again = tmp_path / "again"
+    shutil.copytree(runs[1], again)  # a second run of one program in one column: which to show is not the table's guess
+    assert eval_main(["memory_table", *runs, str(again), "--out", str(out)]) == 2
+    assert "two runs of fewshot in column rg:puzzle24" in capsys.readouterr().err
