@@ -188,7 +188,7 @@ def _heatmap(table: Mapping[str, Any], path: Path) -> None:
         for j, column in enumerate(columns):
             cell = by.get((row, column))
             if cell is None:
-                text = "n/a" if row in table.get("cannot_run", {}).get(column, {}) else ""
+                text = "n/a" if row in table.get("cannot_run", {}).get(column, {}) else "not run"
             elif table["baselines"][column] == row:
                 text = "base"
             elif cell["gain"] is None:
