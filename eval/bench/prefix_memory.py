@@ -100,10 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     from memreason.eval.tasks import get_task
     from memreason.lm import resolve_lm
     from memreason.programs import build_program
+    from memreason.programs.registry import STREAM
 
     try:
         task = get_task(args.task)
-        why = task.why_not(args.program) if hasattr(task, "why_not") else f"{task.name} is not a stream task"
+        why = task.why_not(args.program) if task.kind == STREAM else f"{task.name} is not a stream task"
         if why:
             raise UsageError(f"{args.program} does not run on {task.name}: {why}")
         if args.size < 1 or args.seed_size < 0:

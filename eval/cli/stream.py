@@ -170,7 +170,7 @@ def run(args: argparse.Namespace, parser: Parser) -> int:
     if not args.task:
         raise UsageError(f"{args.program} runs on a stream task: give --task rg:NAME (e.g. --task rg:puzzle24) or et:L1-et:L3")
     task = get_task(args.task)
-    why = task.why_not(args.program) if hasattr(task, "why_not") else f"{task.name} is not a stream task"
+    why = task.why_not(args.program) if task.kind == STREAM else f"{task.name} is not a stream task"
     if why is not None:
         raise UsageError(f"{args.program} does not run on {task.name}: {why}")
     outcome = task.run(StreamOptions.from_args(args, task=task.name))

@@ -122,11 +122,8 @@ def _cannot_run(cells: Sequence[Cell], columns: Sequence[str], rows: Sequence[st
     found: dict[str, dict[str, str]] = {}
     for column in columns:
         task = get_task(next(c.task for c in cells if c.column == column))
-        why_not = getattr(task, "why_not", None)
         for row in rows:
-            if (row, column) in held:
-                continue
-            why = why_not(row) if why_not is not None else (None if row in task.programs() else f"not a program of {task.name}")
+            why = None if (row, column) in held else task.why_not(row)
             if why:
                 found.setdefault(column, {})[row] = why
     return found

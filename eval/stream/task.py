@@ -19,7 +19,7 @@ from memreason.datasets.experience_transfer.generate import LEVELS
 from memreason.datasets.experience_transfer.stream import SceneStream, SceneStreamError
 from memreason.datasets.gym import GymData, GymError, GymItem, dataset_names
 from memreason.datasets.gym_checks import checker_for
-from memreason.programs.registry import PROGRAMS, STREAM
+from memreason.programs.registry import STREAM
 
 from ..harness.errors import UsageError
 from ..tasks.task import Task
@@ -40,7 +40,7 @@ GYM_PREFIX = "rg:"
 SCENES_PREFIX = "et:"
 TASKS: list[Task] = []  # none registered up front: ``rg:NAME`` and ``et:LN`` are built when asked for
 
-# Programs of other kinds, and why they cannot run on a stream task (said by ``why_not``).
+# Programs of other kinds, and why they cannot run on a stream task (said by ``Task.why_not``).
 NOT_HERE = {
     "grids": "written for ARC grids (train pairs shown, a transform(grid) program): "
     "on a stream task use arcmemo_ps_stream, arcmemo_oe_stream or cheatsheet_cu",
@@ -53,6 +53,7 @@ class StreamTask(Task):
     """A stream of text problems with text answers: what every stream program runs on."""
 
     kind: ClassVar[str] = STREAM
+    not_here: ClassVar[dict[str, str]] = NOT_HERE
     unit: ClassVar[str] = "items"
     item: ClassVar[str] = "item"
     right: ClassVar[str] = "answer right"
@@ -70,17 +71,6 @@ class StreamTask(Task):
     def score(self, data: Any, item: GymItem, answer: str | None) -> float:
         """The score of ``answer`` to ``item`` (1.0 right)."""
         return data.score(item, answer)
-
-    def why_not(self, program: str) -> str | None:
-        """Why ``program`` cannot run on this task (None: it can)."""
-        spec = PROGRAMS.get(program)
-        if spec is None:
-            return f"no program named {program}"
-        return None if spec.runs_on(self) else NOT_HERE.get(spec.kind, f"written for {spec.kind} tasks")
-
-    def not_applicable(self) -> dict[str, str]:
-        """Every registered program that cannot run on this task, with why."""
-        return {name: why for name in PROGRAMS if (why := self.why_not(name)) is not None}
 
     def run(self, options: Any, *, spend: Any = None) -> Any:
         from .evaluate import run_stream_cell

@@ -52,12 +52,24 @@ class Task:
     headline: ClassVar[str] = "accuracy"
     headline_ci: ClassVar[str] = "accuracy_ci"
     summary: ClassVar[str] = ""  # one line for listings
+    not_here: ClassVar[dict[str, str]] = {}  # a program kind that cannot run here -> why, in words
 
     # -- what runs on it ------------------------------------------------------------------------
 
     def programs(self) -> list[str]:
         """The registered programs that run on this task."""
         return [name for name, spec in PROGRAMS.items() if spec.runs_on(self)]
+
+    def why_not(self, program: str) -> str | None:
+        """Why ``program`` cannot run on this task (None: it can)."""
+        spec = PROGRAMS.get(program)
+        if spec is None:
+            return f"no program named {program}"
+        return None if spec.runs_on(self) else self.not_here.get(spec.kind, f"written for {spec.kind} tasks")
+
+    def not_applicable(self) -> dict[str, str]:
+        """Every registered program that cannot run on this task, with why."""
+        return {name: why for name in PROGRAMS if (why := self.why_not(name)) is not None}
 
     def run(self, options: Any, *, spend: Any = None) -> Any:
         """Run ``options.program`` on this task into a run directory (or continue the one ``options.out`` holds):

@@ -134,3 +134,13 @@ def test_a_task_module_that_cannot_be_imported_is_one_line_and_exit_2(tmp_path):
     done = _cli(["episodic_cot", "--task", "x"], tmp_path, MEMREASON_TASKS="no_such_module_here")
     assert done.returncode == 2
     assert done.stderr.startswith("error: MEMREASON_TASKS: cannot import no_such_module_here") and done.stderr.count("\n") == 1
+
+
+def test_every_task_says_why_a_program_cannot_run_on_it():
+    from memreason.eval.tasks import get_task
+
+    scenes = get_task("experience_transfer")
+    assert scenes.why_not("hdr") is None and "hdr" not in scenes.not_applicable()
+    assert scenes.why_not("fewshot") == "written for stream tasks"  # a kind with no reason of the task's own
+    assert scenes.why_not("nosuch") == "no program named nosuch"
+    assert "episodes" in get_task("rg:puzzle24").why_not("hdr")  # a stream task's own reasons
