@@ -100,7 +100,8 @@ class ProgramSpec:
     ``"ps"``, ``"cheatsheet"``; None: none). ``space``: its knobs' Optuna search space beyond the one every
     program shares on a task of a kind (:data:`KIND_SPACES`, which follows it): name -> ``("int", low, high)`` or
     ``("categorical", choices)``. ``selects``: it reads its memory with an LM call of its own (one more call per
-    problem in a budget's estimate).
+    problem in a budget's estimate). ``reads_attempts``: a stream program whose writes read the solver's reasoning
+    where the run keeps it (its class's ``reads_attempts``).
     """
 
     name: str
@@ -113,6 +114,7 @@ class ProgramSpec:
     memory_format: str | None = None
     space: Mapping[str, tuple] = field(default_factory=dict)
     selects: bool = False
+    reads_attempts: bool = False
 
     def runs_on(self, task: Any) -> bool:
         """Whether it runs on ``task`` (any object with a ``kind``; a :class:`ProblemTaskSpec` for :data:`PROBLEMS`)."""
@@ -158,6 +160,7 @@ def _spec(
         memory_format,
         dict(space or {}),
         selects,
+        bool(getattr(cls, "reads_attempts", False)),
     )
 
 

@@ -16,12 +16,12 @@ import json
 from pathlib import Path
 
 from memreason.eval.harness.errors import UsageError
-from memreason.eval.stream.evaluate import IDENTITY
+from memreason.eval.stream.evaluate import DEFAULTS, IDENTITY
 from memreason.eval.stream.options import StreamOptions
 from memreason.eval.tasks import get_task
 from memreason.programs import PROGRAMS
 from memreason.programs.registry import STREAM
-from memreason.programs.stream import ANSWER_MODES, LEARN_FROM
+from memreason.programs.stream import ANSWER_MODES, LEARN_FROM, LESSONS
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, whole
 from .resume import resumed_args
@@ -119,6 +119,12 @@ def _options(parser: Parser) -> None:
         help="what writes from the stream learn from (default: check where the task has one, else self)",
     )
     protocol.add_argument(
+        "--lesson",
+        choices=LESSONS,
+        default="reasoning",
+        help="what a write reads of an attempt: the solver's reasoning then its answer (default), or the answer alone",
+    )
+    protocol.add_argument(
         "--batch",
         type=whole("--batch", 0),
         default=10,
@@ -166,7 +172,9 @@ def run_table(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace, parser: Parser) -> int:
     if args.resume is not None:
-        args = resumed_args(parser, args, IDENTITY, kind="an evaluation of a stream program", programs=stream_programs())
+        args = resumed_args(
+            parser, args, IDENTITY, kind="an evaluation of a stream program", programs=stream_programs(), saved_defaults=DEFAULTS
+        )
     if not args.task:
         raise UsageError(f"{args.program} runs on a stream task: give --task rg:NAME (e.g. --task rg:puzzle24) or et:L1-et:L3")
     task = get_task(args.task)

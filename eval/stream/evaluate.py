@@ -14,7 +14,7 @@ from typing import Any
 
 from memreason.lm.spend import Spend
 from memreason.programs import build_program
-from memreason.programs.stream import ANSWER_MODES, LEARN_FROM
+from memreason.programs.stream import ANSWER_MODES, LEARN_FROM, LESSONS
 
 from ..harness.errors import UsageError
 from ..harness.lms import retry_policy
@@ -25,9 +25,11 @@ from ..harness.tuned import config_knobs
 from .options import StreamOptions
 from .run import StreamConfig, evaluate_stream
 
-__all__ = ["IDENTITY", "check_stream", "run_stream_cell", "stream_config"]
+__all__ = ["DEFAULTS", "IDENTITY", "check_stream", "run_stream_cell", "stream_config"]
 
 IDENTITY = identity_keys(StreamConfig, StreamOptions, extra=("knobs",))
+# The values of identity keys missing from configs saved before they existed: writes then read answers alone.
+DEFAULTS: dict[str, Any] = {"lesson": "answer"}
 
 
 def check_stream(options: StreamOptions, task: Any) -> str:
@@ -40,6 +42,8 @@ def check_stream(options: StreamOptions, task: Any) -> str:
     learn_from = options.learn_from or ("check" if task.checker is not None else "self")
     if learn_from not in LEARN_FROM:
         raise UsageError(f"--learn-from must be one of {', '.join(LEARN_FROM)}, got {learn_from!r}")
+    if options.lesson not in LESSONS:
+        raise UsageError(f"--lesson must be one of {', '.join(LESSONS)}, got {options.lesson!r}")
     if learn_from == "check" and task.checker is None:
         raise UsageError(f"--learn-from check: {task.name} has no check that needs no reference; use reference, self or none")
     try:
@@ -76,6 +80,7 @@ def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
         answer=options.answer,
         retries=options.retries,
         learn_from=learn_from,
+        lesson=options.lesson,
         batch=options.batch,
         order_seed=options.order_seed,
         orders=options.orders,
@@ -95,6 +100,7 @@ def run_stream_cell(options: StreamOptions, *, task: Any, spend: Spend | None = 
             name=f"{options.program}-{task.name.replace(':', '-')}",
             config=config,
             keys=IDENTITY,
+            defaults=DEFAULTS,
             temperatures={"--temperature": options.temperature},
         ),
         spend=spend,

@@ -11,7 +11,8 @@
 
 A write learns from (``learn_from``): ``reference`` (the item's score, known once it was scored), ``check``
 (the task's reference-free check of the final attempt), ``self`` (the memory LM's judgement of the answer)
-or ``none`` (nothing: the attempt, not judged). Seed problems are always written from their reference
+or ``none`` (nothing: the attempt, not judged). What a write reads of an attempt (``lesson``): ``reasoning``
+(the solver's reasoning then its answer) or ``answer`` (the answer alone). Seed problems are always written from their reference
 answers (the papers' seed solutions); a test item's reference answer is never written at all.
 
 A stopped run continues from the newest snapshot of each order: the items already in ``examples.jsonl``
@@ -64,6 +65,7 @@ class StreamConfig:
     answer: str = identity_field("text")
     retries: int = identity_field(2)
     learn_from: str = identity_field("check")
+    lesson: str = identity_field("reasoning")
     batch: int = identity_field(10)
     order_seed: int = identity_field(0)
     orders: int = identity_field(1)
@@ -250,6 +252,7 @@ class StreamRun:
             "target": item.answer,
             "prediction": prediction,
             "solution": out.solution if out is not None else None,
+            "reasoning": out.reasoning if out is not None else None,
             "score": score,
             "correct": score >= 1.0,
             "checked": out.checked if out is not None else None,
@@ -277,6 +280,7 @@ class StreamRun:
         model's own judgement (``self``) is made here, under the memory LM, metered and traced under ``unit``."""
         how = self.config.learn_from
         solution = record.get("solution") or record.get("prediction") or ""
+        reasoning = (record.get("reasoning") or "") if self.config.lesson == "reasoning" else ""
         verdict, why = None, ""
         if how == "reference":
             verdict = bool(record.get("correct"))
@@ -295,7 +299,7 @@ class StreamRun:
             if calls:
                 self.traces.write(unit, calls)
             self.judgements.append({"item": item.id, "order": record["run"], "verdict": verdict, **meter.record()})
-        return Lesson(item.id, item.question, solution, verdict, why, how)
+        return Lesson(item.id, item.question, solution, verdict, why, how, reasoning)
 
     def _learn(self, program: Any, lesson: Lesson, *, unit: str) -> dict[str, Any]:
         """One write under the memory LM, metered and traced; its record (a failed write is recorded, not raised)."""
@@ -361,6 +365,7 @@ def summarise(
         "mean_score": {"mean": mean_std(scores)[0], "per_run": scores},  # the dataset's scores, partial credit kept
         "task_config": json.loads(config.task_config),
         "learn_from": config.learn_from,
+        "lesson": config.lesson,
         "seed_solutions": "reference" if seeds else None,
         "seed_problems": len(seeds),
         "streams_disjoint": disjoint(seeds, tests),

@@ -5,7 +5,8 @@
 
 Any run directory of any task: its task (:func:`memreason.eval.tasks.task_of`) says what an item is
 (``item_key``) and what it scored (``item_score``), so Experience-Transfer, ARC, the inductive tasks and
-stream tasks sit in one table. A column is a task (with its level or split); a row a program. In each
+stream tasks sit in one table. A column is a task (with its level or split); a row a program (", answers
+only" where its writes read attempts and the run gave them the answers alone: ``lesson``). In each
 column the run named by ``baselines`` (a task's column label -> program), else the column's first run,
 is the row every other is compared with: the gain in points and a paired test on the items both hold
 (McNemar's exact test, or a paired bootstrap when scores are not right/wrong). A row with no run in a column
@@ -40,13 +41,14 @@ class Cell:
     run_dir: str
     items: dict[str, list[float]] = field(repr=False)
     task: str = ""
+    row: str = ""  # its row: the program, marked where its writes read answers alone
     gain: float | None = None  # points above the column's baseline
     p_value: float | None = None
     test: str | None = None
     paired_items: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("program", "column", "task", "score", "run_dir", "gain", "p_value", "test", "paired_items")
+        keys = ("program", "row", "column", "task", "score", "run_dir", "gain", "p_value", "test", "paired_items")
         return {k: getattr(self, k) for k in keys}
 
 
@@ -73,7 +75,20 @@ def read_cell(run_dir: Path) -> Cell:
     for record in read_examples(run_dir / "examples.jsonl", repair=False).values():
         items.setdefault(task.item_key(record, config), []).append(task.item_score(record))
     program, column = str(results.get("program", "?")), _column(results, config)
-    return Cell(program, column, task.headline_value(results), str(run_dir), items, task=task.name)
+    return Cell(program, column, task.headline_value(results), str(run_dir), items, task=task.name, row=_row(program, config))
+
+
+def _row(program: str, config: Mapping[str, Any]) -> str:
+    """A run's row: its program, marked ", answers only" where its writes read attempts and this run gave them
+    the answers alone (``lesson``; configs saved before it existed: answers alone)."""
+    from memreason.programs import PROGRAMS
+
+    from .evaluate import DEFAULTS
+
+    spec = PROGRAMS.get(program)
+    if spec is not None and spec.reads_attempts and config.get("lesson", DEFAULTS["lesson"]) == "answer":
+        return f"{program}, answers only"
+    return program
 
 
 def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -84,19 +99,19 @@ def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | Non
     cells = [read_cell(d) for d in given.values()]
     seen: dict[tuple[str, str], str] = {}
     for cell in cells:
-        other = seen.setdefault((cell.program, cell.column), cell.run_dir)
+        other = seen.setdefault((cell.row, cell.column), cell.run_dir)
         if other != cell.run_dir:
-            raise TableError(f"two runs of {cell.program} in column {cell.column}: {other} and {cell.run_dir}; give one")
+            raise TableError(f"two runs of {cell.row} in column {cell.column}: {other} and {cell.run_dir}; give one")
     columns = list(dict.fromkeys(c.column for c in cells))
-    rows = list(dict.fromkeys(c.program for c in cells))
+    rows = list(dict.fromkeys(c.row for c in cells))
     chosen: dict[str, str] = {}
     for column in columns:
         here = [c for c in cells if c.column == column]
         wanted = (baselines or {}).get(column) or (baselines or {}).get(column.split()[0])
-        base = next((c for c in here if c.program == wanted), None) if wanted else here[0]
+        base = next((c for c in here if wanted in (c.row, c.program)), None) if wanted else here[0]
         if base is None:
             raise TableError(f"no run of {wanted} in column {column}")
-        chosen[column] = base.program
+        chosen[column] = base.row
         for cell in here:
             if cell is base or base.score is None or cell.score is None:
                 continue
@@ -118,19 +133,20 @@ def _cannot_run(cells: Sequence[Cell], columns: Sequence[str], rows: Sequence[st
     """For each column, the rows with no run there whose program the column's task cannot run, with why."""
     from ..tasks.registry import get_task
 
-    held = {(c.program, c.column) for c in cells}
+    held = {(c.row, c.column) for c in cells}
+    program = {c.row: c.program for c in cells}
     found: dict[str, dict[str, str]] = {}
     for column in columns:
         task = get_task(next(c.task for c in cells if c.column == column))
         for row in rows:
-            why = None if (row, column) in held else task.why_not(row)
+            why = None if (row, column) in held else task.why_not(program[row])
             if why:
                 found.setdefault(column, {})[row] = why
     return found
 
 
 def _markdown(table: Mapping[str, Any]) -> str:
-    by = {(c["program"], c["column"]): c for c in table["cells"]}
+    by = {(c["row"], c["column"]): c for c in table["cells"]}
     cannot = table.get("cannot_run", {})
     reasons: list[str] = []
     lines = [
@@ -170,7 +186,7 @@ def _heatmap(table: Mapping[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    by = {(c["program"], c["column"]): c for c in table["cells"]}
+    by = {(c["row"], c["column"]): c for c in table["cells"]}
     rows, columns = table["rows"], table["columns"]
     gains = np.full((len(rows), len(columns)), np.nan)
     for i, row in enumerate(rows):

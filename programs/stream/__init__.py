@@ -12,7 +12,7 @@ Each reads memory before solving a problem and writes after the problem is score
   the new problem.
 """
 
-from .base import LEARN_FROM, Lesson, Read, StreamProgram
+from .base import LEARN_FROM, LESSONS, Lesson, Read, StreamProgram
 from .baseline import StreamBaseline
 from .cheatsheet import CheatsheetCU, CheatsheetRS
 from .concepts import ConceptStream
@@ -35,6 +35,7 @@ __all__ = [
     "FailureMemory",
     "FewShot",
     "LEARN_FROM",
+    "LESSONS",
     "Lesson",
     "PrintRunner",
     "Printed",

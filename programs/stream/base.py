@@ -10,7 +10,8 @@
 (:mod:`memreason.eval.stream`) calls the three steps apart: the read and write under the memory LM, the
 solve under the task LM, each write only after the items it learns from were scored.
 
-A :class:`Lesson` says what a write may learn from (``learned_from``): ``"reference"`` (a seed problem's
+A :class:`Lesson` holds the attempt a write reads (:meth:`Lesson.attempt`: the solver's reasoning, where the
+harness kept it, then its solution) and says what the write may learn from (``learned_from``): ``"reference"`` (a seed problem's
 reference answer, or a test item's score once it was scored), ``"check"`` (a check that needs no
 reference), ``"self"`` (the model's own judgement) or ``"none"`` (nothing: ``verdict`` is None).
 """
@@ -24,14 +25,18 @@ import dspy
 
 from .solver import StreamSolver
 
-__all__ = ["LEARN_FROM", "Lesson", "Read", "StreamProgram"]
+__all__ = ["LEARN_FROM", "LESSONS", "Lesson", "Read", "StreamProgram"]
 
 LEARN_FROM = ("reference", "check", "self", "none")
+#: What a write reads of an attempt: the solver's reasoning then its answer, or the answer alone.
+LESSONS = ("reasoning", "answer")
 
 
 @dataclass(frozen=True)
 class Lesson:
-    """One write's material: the item, its problem, the solution (answer or program), what is known of it."""
+    """One write's material: the item, its problem, the solution (answer or program), what is known of it, and
+    the reasoning the solver gave before that solution ("" where none was kept: a seed problem's reference answer,
+    a run whose writes read answers alone)."""
 
     item_id: str
     problem: str
@@ -39,6 +44,13 @@ class Lesson:
     verdict: bool | None = None  # right, wrong, or not judged
     why: str = ""  # the check's words, where there are some
     learned_from: str = "none"
+    reasoning: str = ""
+
+    def attempt(self) -> str:
+        """The attempt as the LM writers read it: the solution alone, or the reasoning then the solution."""
+        if not self.reasoning.strip():
+            return self.solution
+        return f"Reasoning: {self.reasoning.strip()}\nAnswer: {self.solution.strip()}"
 
     def outcome(self) -> str:
         """What is known of the solution, in words."""
@@ -69,6 +81,8 @@ class StreamProgram(dspy.Module):
 
     #: The memory it keeps, for listings (None: none).
     memory_format: ClassVar[str | None] = None
+    #: Its writes read :meth:`Lesson.attempt` (the reasoning, where kept), not the solution alone.
+    reads_attempts: ClassVar[bool] = False
 
     def __init__(self, *, answer: str = "text", retries: int = 2, cot: bool = True, memory_first: bool = True):
         super().__init__()

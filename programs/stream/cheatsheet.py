@@ -3,16 +3,17 @@
 ``cheatsheet_cu`` (DC-Cu):
 
     read:   the whole cheatsheet (the newest version not written from this item)
-    write:  cheatsheet <- Curate(cheatsheet, problem, solution, outcome)     # rewritten whole, a new version
+    write:  cheatsheet <- Curate(cheatsheet, problem, attempt, outcome)      # rewritten whole, a new version
 
 ``cheatsheet_rs`` (DC-RS):
 
-    read:   E <- the k earlier (problem, solution, outcome) most like the problem, none from this item
+    read:   E <- the k earlier (problem, attempt, outcome) most like the problem, none from this item
             cheatsheet <- Synthesize(E, problem)                            # one LM call a problem
-    write:  M <- M + (problem, solution, outcome)
+    write:  M <- M + (problem, attempt, outcome)
 
 The cumulative sheet keeps every version with the items it was written from; an item is shown the newest
-version none of whose writes came from it (the entries of the newer ones are counted as withheld).
+version none of whose writes came from it (the entries of the newer ones are counted as withheld). An attempt
+is :meth:`Lesson.attempt`: the solver's reasoning then its answer, or the answer alone, as the run chose.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ __all__ = ["CheatsheetCU", "CheatsheetRS"]
 
 class CheatsheetCU(StreamProgram):
     """One cheatsheet, curated after every problem and read whole."""
+
+    reads_attempts = True
 
     memory_format = "cheatsheet"
 
@@ -54,7 +57,7 @@ class CheatsheetCU(StreamProgram):
     def learn(self, lesson: Lesson) -> dict[str, Any]:
         entries, _ = self.current()
         sheet = "\n".join(entries) or "(empty)"
-        updated = self.curate(cheatsheet=sheet, problem=lesson.problem, solution=lesson.solution, outcome=lesson.outcome())
+        updated = self.curate(cheatsheet=sheet, problem=lesson.problem, solution=lesson.attempt(), outcome=lesson.outcome())
         sources = [*(self.versions[-1]["sources"] if self.versions else []), lesson.item_id]
         new = [str(e).strip() for e in updated.updated_cheatsheet if str(e).strip()]
         self.versions.append({"entries": new, "sources": sources})
@@ -72,6 +75,8 @@ class CheatsheetCU(StreamProgram):
 
 class CheatsheetRS(StreamProgram):
     """A cheatsheet synthesised for each problem from the most similar earlier ones."""
+
+    reads_attempts = True
 
     memory_format = "cheatsheet_rs"
 
@@ -94,7 +99,7 @@ class CheatsheetRS(StreamProgram):
         return Read("\n".join(f"- {str(e).strip()}" for e in sheet), record)
 
     def learn(self, lesson: Lesson) -> dict[str, Any]:
-        text = f"{lesson.problem.strip()}\nAnswer given: {lesson.solution.strip()}\nOutcome: {lesson.outcome()}"
+        text = f"{lesson.problem.strip()}\nAnswer given: {lesson.attempt().strip()}\nOutcome: {lesson.outcome()}"
         kind = {True: "success", False: "failure", None: "unjudged"}[lesson.verdict]
         self.solved.add(Entry(text, [lesson.item_id], kind, lesson.problem))
         return {"kept": True}

@@ -1,11 +1,11 @@
 """ArcMemo's concept memory (Ho et al. 2025) on text problems: ``arcmemo_oe_stream`` and ``arcmemo_ps_stream``.
 
-    write (a solution known right):  ConceptAbstractor(problem, solution) -> M      # OE or PS concepts
+    write (a solution known right):  ConceptAbstractor(problem, attempt) -> M       # OE or PS concepts
     read:                             s <- ConceptSelector(problem, M')              # M' = M less entries from this item
                                       memory <- s rendered in full
 
-The modules are ArcMemo's own (:mod:`memreason.programs.arcmemo`): they take the problem and the solution
-as text. Only solutions known right are abstracted (a seed problem's reference answer; in the stream, those
+The modules are ArcMemo's own (:mod:`memreason.programs.arcmemo`): they take the problem and the attempt as
+text (:meth:`Lesson.attempt`: the solver's reasoning then its solution, or the solution alone). Only solutions known right are abstracted (a seed problem's reference answer; in the stream, those
 the chosen ``learn_from`` judged right); with ``learn_from="none"`` nothing is written past the seeds.
 """
 
@@ -23,6 +23,8 @@ __all__ = ["ConceptStream"]
 
 class ConceptStream(StreamProgram):
     """OE or PS concepts abstracted from solved problems, selected by the LM for each new one."""
+
+    reads_attempts = True
 
     def __init__(self, *, format: str = "ps", top_k: int | None = None, **solver: Any):
         """
@@ -53,7 +55,7 @@ class ConceptStream(StreamProgram):
     def learn(self, lesson: Lesson) -> dict[str, Any]:
         if lesson.verdict is not True:
             return {"abstracted": False}
-        out = self.abstractor(problem=lesson.problem, solution=lesson.solution, memory=self.memory, source=lesson.item_id)
+        out = self.abstractor(problem=lesson.problem, solution=lesson.attempt(), memory=self.memory, source=lesson.item_id)
         return {"abstracted": True, "added": out.record.get("added", []), "revised": out.record.get("revised", [])}
 
     def memory_state(self) -> dict[str, Any]:

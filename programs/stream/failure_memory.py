@@ -24,6 +24,7 @@ class FailureMemory(StreamProgram):
     """Strategies from successes and pitfalls from failures."""
 
     memory_format = "lessons"
+    reads_attempts = True
 
     def __init__(self, *, k: int = 4, **solver: Any):
         super().__init__(**solver)
@@ -41,7 +42,7 @@ class FailureMemory(StreamProgram):
     def learn(self, lesson: Lesson) -> dict[str, Any]:
         if lesson.verdict is None:
             return {"items": 0}
-        items = self.distil(problem=lesson.problem, attempt=lesson.solution, outcome=lesson.outcome()).lessons
+        items = self.distil(problem=lesson.problem, attempt=lesson.attempt(), outcome=lesson.outcome()).lessons
         kind = "strategy" if lesson.verdict else "pitfall"
         for item in items:
             self.lessons.add(Entry(f"{kind.title()}: {item.title}: {item.content}", [lesson.item_id], kind, lesson.problem))

@@ -22,6 +22,7 @@ class ReflexionStream(StreamProgram):
     """Reflections on earlier attempts, retrieved by similarity."""
 
     memory_format = "reflections"
+    reads_attempts = True
 
     def __init__(self, *, k: int = 3, **solver: Any):
         super().__init__(**solver)
@@ -37,7 +38,7 @@ class ReflexionStream(StreamProgram):
         return Read("\n".join(f"- {e.text}" for e in chosen), {"shown": [e.sources for e in chosen], "withheld": withheld})
 
     def learn(self, lesson: Lesson) -> dict[str, Any]:
-        reflection = self.reflect(problem=lesson.problem, attempt=lesson.solution, outcome=lesson.outcome()).reflection
+        reflection = self.reflect(problem=lesson.problem, attempt=lesson.attempt(), outcome=lesson.outcome()).reflection
         kind = {True: "success", False: "failure", None: "unjudged"}[lesson.verdict]
         self.reflections.add(Entry(str(reflection).strip(), [lesson.item_id], kind, lesson.problem))
         return {"reflection": reflection}

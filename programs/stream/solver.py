@@ -4,6 +4,7 @@ retries on feedback that needs no reference answer.
     solver = StreamSolver("program", retries=2)
     out = solver(memory="...", problem="Make 24 using 1, 3, 5, 9 ...", check=lambda answer: Check(...))
     out.answer, out.solution, out.attempts        # the final answer, the text (or program) behind it, each try
+    out.reasoning                                 # the reasoning given before that solution ("" without cot)
 
 Algorithm (``answer`` is ``"text"`` or ``"program"``):
 
@@ -74,15 +75,23 @@ class StreamSolver(dspy.Module):
         memory = memory.strip() or EMPTY
         out = self.solve(memory=memory, problem=problem)
         text = str(out.answer if self.answer_mode == "text" else out.program)
+        reasoning = _reasoning(out)
         attempts: list[dict[str, Any]] = []
         while True:
             answer, feedback, passed = self._judge(text, problem, check)
-            attempts.append({"solution": text, "answer": answer, "feedback": feedback, "checked": passed})
+            attempts.append({"solution": text, "reasoning": reasoning, "answer": answer, "feedback": feedback, "checked": passed})
             if feedback is None or len(attempts) > self.retries:
                 break
-            text = str(self.retry(memory=memory, problem=problem, previous=text, feedback=feedback).answer)
+            out = self.retry(memory=memory, problem=problem, previous=text, feedback=feedback)
+            text, reasoning = str(out.answer), _reasoning(out)
         final = attempts[-1]
-        return dspy.Prediction(answer=final["answer"], solution=final["solution"], attempts=attempts, checked=final["checked"])
+        return dspy.Prediction(
+            answer=final["answer"],
+            solution=final["solution"],
+            reasoning=final["reasoning"],
+            attempts=attempts,
+            checked=final["checked"],
+        )
 
     def _judge(self, text: str, problem: str, check: Callable[[str], Any] | None) -> tuple[str | None, str | None, bool | None]:
         """(the answer, the feedback for a retry or None, whether the check passed: None without a check)."""
@@ -116,6 +125,11 @@ def _ordered(signature: type[dspy.Signature], memory_first: bool) -> type[dspy.S
     names = list(signature.input_fields)
     field = signature.input_fields["memory"]
     return signature.delete("memory").insert(names.index("problem"), "memory", field, str)
+
+
+def _reasoning(out: dspy.Prediction) -> str:
+    """The reasoning a ChainOfThought prediction gave ("" for a plain Predict)."""
+    return str(out.get("reasoning") or "").strip()
 
 
 def _code(text: str) -> str:

@@ -75,6 +75,24 @@ def test_the_solver_retries_on_a_failed_check_only():
         unchecked = solver(memory="", problem=even)
     assert len(checked.attempts) == 3 and checked.checked is False and "fails the check" in checked.attempts[0]["feedback"]
     assert len(unchecked.attempts) == 1 and unchecked.checked is None
+    # the reasoning behind each try is kept, the final one's with the final answer
+    assert [a["reasoning"] for a in checked.attempts] == ["worked it out", "fixed", "fixed"] and checked.reasoning == "fixed"
+    assert unchecked.reasoning == "worked it out"
+
+
+@pytest.mark.parametrize("program", [p for p in STREAMING if p != "stream_baseline"])
+def test_the_writers_that_read_attempts_see_the_reasoning_the_others_the_answer(program):
+    engine = ScriptedEngine(respond)
+    built = build_program(program)
+    solution = SOLVER if program == "stored_programs" else "3 * 8 * (6 - 4) / 2"
+    why = "Pair 3 with 8 first, then halve what 6 and 4 leave"
+    with dspy.context(lm=engine.lm()):
+        built.learn(Lesson("7", PROBLEM, solution, True, "", "reference", why))
+        shown = built.read(PROBLEM, "8").text
+    written = "\n".join(c.user_text for c in engine.calls) + str(built.memory_state()) + shown
+    assert (why in written) == PROGRAMS[program].reads_attempts  # read where the writer reads attempts, nowhere else
+    assert solution.strip().splitlines()[0] in written  # the answer itself, always
+    assert Lesson("7", PROBLEM, solution).attempt() == solution  # no reasoning kept: the answer alone, as it was
 
 
 def test_memory_comes_before_the_problem_in_the_prompt():

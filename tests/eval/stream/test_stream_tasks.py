@@ -14,6 +14,7 @@ from memreason.eval.stream.run import StreamRun
 from memreason.eval.tasks import get_task
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs.registry import PROGRAMS, STREAM
+from tests.helpers.scripted_answers import outputs
 from tests.helpers.stream_answers import respond
 
 
@@ -302,3 +303,37 @@ def test_the_memory_by_task_table_pairs_each_cell_with_its_baseline(tmp_path, mo
     shutil.copytree(runs[1], again)  # a second run of one program in one column: which to show is not the table's guess
     assert eval_main(["memory_table", *runs, str(again), "--out", str(out)]) == 2
     assert "two runs of fewshot in column rg:puzzle24" in capsys.readouterr().err
+
+
+def test_writes_read_the_reasoning_or_the_answer_alone_as_the_run_says(tmp_path, monkeypatch, capsys):
+    engine = _scripted(monkeypatch)
+    argv = ["cheatsheet_cu", "--task", "rg:puzzle24", "--size", "4", "--seed-size", "1", "--batch", "2"]
+    curated: dict[str, list[str]] = {}
+    for lesson in ("reasoning", "answer"):
+        start = len(engine.calls)
+        run = tmp_path / lesson
+        assert eval_main([*argv, "--lesson", lesson, "--out", str(run), "--no-progress", "--no-report"]) == 0
+        results = json.loads((run / "results.json").read_text())
+        assert results["lesson"] == results["config"]["lesson"] == lesson
+        assert all(r["reasoning"] in ("worked it out", "fixed") for r in _lines(run))  # kept either way
+        curated[lesson] = [c.user_text for c in engine.calls[start:] if outputs(c)[-1] == "updated_cheatsheet"]
+    assert len(curated["reasoning"]) == len(curated["answer"]) == 1 + 4
+    # the seed problem's write has a reference answer and no reasoning; each test item's write, the solver's reasoning
+    assert sum("Reasoning: " in text for text in curated["reasoning"]) == 4
+    assert not any("Reasoning: " in text for text in curated["answer"])
+    # a run saved before writes could read reasoning read answers alone: it continues as that, and is not another run
+    run = tmp_path / "answer"
+    config = json.loads((run / "config.json").read_text())
+    del config["lesson"]
+    (run / "config.json").write_text(json.dumps(config))
+    assert eval_main(["--resume", str(run), "--no-progress", "--no-report"]) == 0
+    assert eval_main([*argv, "--out", str(run), "--no-progress", "--no-report"]) == 2  # the default reads reasoning
+    assert "lesson 'answer' != 'reasoning'" in capsys.readouterr().err
+    # in the table, the two are two rows of one program
+    base = tmp_path / "base"
+    assert eval_main(["stream_baseline", *argv[1:], "--out", str(base), "--no-progress", "--no-report"]) == 0
+    out = tmp_path / "table"
+    assert eval_main(["memory_table", str(base), str(tmp_path / "reasoning"), str(run), "--out", str(out)]) == 0
+    table = json.loads((out / "table.json").read_text())
+    assert table["rows"] == ["stream_baseline", "cheatsheet_cu", "cheatsheet_cu, answers only"]
+    assert sum(c["gain"] is not None for c in table["cells"]) == 2
