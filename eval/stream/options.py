@@ -15,12 +15,13 @@ __all__ = ["StreamOptions"]
 class StreamOptions(RunOptions):
     """What one evaluation of a stream program asks for.
 
-        ``task_config``: the dataset's own config (a JSON object, as text); ``size``: test items; ``seed_size``:
-        seed problems (memory sources, from another seed stream); ``answer``: ``"text"`` or ``"program"``;
-        ``retries``: retries on reference-free feedback; ``learn_from``: what writes from the stream learn from
-        (None: ``"check"`` where the task has a check, else ``"self"``); ``lesson``: what a write reads of an attempt
-    (``"reasoning"``: the solver's reasoning then its answer; ``"answer"``: the answer alone); ``batch``: items between memory updates
-        (0: memory frozen after the seed problems); ``order_seed`` and ``orders``: the stream's orders."""
+    ``task_config``: the dataset's own config (a JSON object, as text); ``size``: test items; ``seed_size``:
+    seed problems (memory sources, from another seed stream); ``answer``: ``"text"`` or ``"program"``;
+    ``retries``: retries on reference-free feedback; ``learn_from``: what writes from the stream learn from
+    (None: ``"check"`` where the task has a check, else ``"self"``); ``lesson``: what a write reads of an
+    attempt (``"reasoning"``: the solver's reasoning then its answer; ``"answer"``: the answer alone);
+    ``batch``: items between memory updates (0: memory frozen after the seed problems); ``order_seed`` and
+    ``orders``: the stream's orders."""
 
     program: str = identity_field()
     task: str = identity_field()

@@ -12,8 +12,8 @@
 A write learns from (``learn_from``): ``reference`` (the item's score, known once it was scored), ``check``
 (the task's reference-free check of the final attempt), ``self`` (the memory LM's judgement of the answer)
 or ``none`` (nothing: the attempt, not judged). What a write reads of an attempt (``lesson``): ``reasoning``
-(the solver's reasoning then its answer) or ``answer`` (the answer alone). Seed problems are always written from their reference
-answers (the papers' seed solutions); a test item's reference answer is never written at all.
+(the solver's reasoning then its answer) or ``answer`` (the answer alone). Seed problems are always written
+from their reference answers (the papers' seed solutions); a test item's reference answer is never written.
 
 A stopped run continues from the newest snapshot of each order: the items already in ``examples.jsonl``
 are not answered again, and the writes of the batch it stopped in are made again (their LM calls come

@@ -11,9 +11,9 @@
 solve under the task LM, each write only after the items it learns from were scored.
 
 A :class:`Lesson` holds the attempt a write reads (:meth:`Lesson.attempt`: the solver's reasoning, where the
-harness kept it, then its solution) and says what the write may learn from (``learned_from``): ``"reference"`` (a seed problem's
-reference answer, or a test item's score once it was scored), ``"check"`` (a check that needs no
-reference), ``"self"`` (the model's own judgement) or ``"none"`` (nothing: ``verdict`` is None).
+harness kept it, then its solution) and says what the write may learn from (``learned_from``): ``"reference"``
+(a seed problem's reference answer, or a test item's score once it was scored), ``"check"`` (a check that
+needs no reference), ``"self"`` (the model's own judgement) or ``"none"`` (nothing: ``verdict`` is None).
 """
 
 from __future__ import annotations
