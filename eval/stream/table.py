@@ -7,7 +7,7 @@ Any run directory of any task: its task (:func:`memreason.eval.tasks.task_of`) s
 (``item_key``) and what it scored (``item_score``), so Experience-Transfer, ARC, the inductive tasks and
 stream tasks sit in one table. A column is a task (with its level or split); a row a program (", answers
 only" where its writes read attempts and the run gave them the answers alone: ``lesson``). In each
-column the run named by ``baselines`` (a task's column label -> program), else the column's first run,
+column the run named by ``baselines`` (a task's column label -> a row, or a program's own row), else the first run,
 is the row every other is compared with: the gain in points and a paired test on the items both hold
 (McNemar's exact test, or a paired bootstrap when scores are not right/wrong). A row with no run in a column
 says why where the column's task cannot run that program (``why_not``: its reason), else that it was not run.
@@ -108,7 +108,9 @@ def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | Non
     for column in columns:
         here = [c for c in cells if c.column == column]
         wanted = (baselines or {}).get(column) or (baselines or {}).get(column.split()[0])
-        base = next((c for c in here if wanted in (c.row, c.program)), None) if wanted else here[0]
+        # a row by its name, else a program's one row ("cheatsheet_cu" is that row where "..., answers only" is also here)
+        named = [c for c in here if c.row == wanted] or [c for c in here if c.program == wanted]
+        base = (named[0] if named else None) if wanted else here[0]
         if base is None:
             raise TableError(f"no run of {wanted} in column {column}")
         chosen[column] = base.row

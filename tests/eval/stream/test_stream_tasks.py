@@ -337,3 +337,8 @@ def test_writes_read_the_reasoning_or_the_answer_alone_as_the_run_says(tmp_path,
     table = json.loads((out / "table.json").read_text())
     assert table["rows"] == ["stream_baseline", "cheatsheet_cu", "cheatsheet_cu, answers only"]
     assert sum(c["gain"] is not None for c in table["cells"]) == 2
+    # a baseline named by program is that program's own row, whichever run was given first
+    argv = ["memory_table", str(run), str(tmp_path / "reasoning"), "--out", str(out)]
+    for wanted in ("cheatsheet_cu", "cheatsheet_cu, answers only"):
+        assert eval_main([*argv, "--baseline", f"rg:puzzle24={wanted}"]) == 0
+        assert json.loads((out / "table.json").read_text())["baselines"] == {"rg:puzzle24": wanted}
