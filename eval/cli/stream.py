@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from memreason.eval.harness.errors import UsageError
-from memreason.eval.stream.evaluate import DEFAULTS, IDENTITY
+from memreason.eval.stream.evaluate import DEFAULTS, IDENTITY, MAX_PROBES
 from memreason.eval.stream.options import StreamOptions
 from memreason.eval.tasks import get_task
 from memreason.programs import PROGRAMS
@@ -140,6 +140,39 @@ def _options(parser: Parser) -> None:
     )
     protocol.add_argument(
         "--orders", type=whole("--orders"), default=1, metavar="N", help="orders of the stream run (mean and spread; default 1)"
+    )
+    verified = parser.add_argument_group("verified writes")
+    verified.add_argument(
+        "--verify",
+        type=whole("--verify", 0, MAX_PROBES),
+        default=0,
+        metavar="N",
+        help="try each change a write proposes on the N problems already scored most like its source, with it and "
+        "without, and keep it only when it turns more right than wrong (default 0: writes kept unchecked); needs "
+        "--learn-from reference or check",
+    )
+    verified.add_argument(
+        "--verify-margin",
+        type=whole("--verify-margin", 0),
+        default=1,
+        metavar="M",
+        help="how many more probes a change must turn right than wrong to be kept (default 1)",
+    )
+    verified.add_argument(
+        "--candidates",
+        type=whole("--candidates"),
+        default=1,
+        metavar="K",
+        help="with --verify: the writer proposes K changes (the ones after the first sampled) and the best that "
+        "passes is kept (default 1)",
+    )
+    verified.add_argument(
+        "--memory-tokens",
+        type=whole("--memory-tokens", 0),
+        default=0,
+        metavar="T",
+        help="memory never holds more than T tokens (characters / 4): the least useful entries are retired first "
+        "(default 0: no budget)",
     )
     add_lm_options(parser)
     add_fault_options(parser, "items", retry_failed=True)

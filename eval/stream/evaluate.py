@@ -25,11 +25,13 @@ from ..harness.tuned import config_knobs
 from .options import StreamOptions
 from .run import StreamConfig, evaluate_stream
 
-__all__ = ["DEFAULTS", "IDENTITY", "check_stream", "run_stream_cell", "stream_config"]
+__all__ = ["DEFAULTS", "IDENTITY", "MAX_PROBES", "check_stream", "check_verify", "run_stream_cell", "stream_config"]
 
 IDENTITY = identity_keys(StreamConfig, StreamOptions, extra=("knobs",))
-# The values of identity keys missing from configs saved before they existed: writes then read answers alone.
-DEFAULTS: dict[str, Any] = {"lesson": "answer"}
+# The values of identity keys missing from configs saved before they existed: writes then read answers alone, and
+# were neither verified nor held to a budget.
+DEFAULTS: dict[str, Any] = {"lesson": "answer", "verify": 0, "verify_margin": 1, "candidates": 1, "memory_tokens": 0}
+MAX_PROBES = 50  # --verify: more probes than this would answer each write's probes more often than the stream's items
 
 
 def check_stream(options: StreamOptions, task: Any) -> str:
@@ -58,7 +60,31 @@ def check_stream(options: StreamOptions, task: Any) -> str:
     for name, value in (("--seed-size", options.seed_size), ("--batch", options.batch), ("--retries", options.retries)):
         if value < 0:
             raise UsageError(f"{name} must be at least 0, got {value}")
+    check_verify(options, learn_from)
     return learn_from
+
+
+def check_verify(options: StreamOptions, learn_from: str) -> None:
+    """Refuse, in one line, verified writes a run cannot make."""
+    for name, value, low in (
+        ("--verify", options.verify, 0),
+        ("--verify-margin", options.verify_margin, 0),
+        ("--candidates", options.candidates, 1),
+        ("--memory-tokens", options.memory_tokens, 0),
+    ):
+        if value < low:
+            raise UsageError(f"{name} must be at least {low}, got {value}")
+    if options.verify > MAX_PROBES:
+        raise UsageError(f"--verify must be at most {MAX_PROBES} probes a write, got {options.verify}")
+    if not options.verify:
+        if options.candidates > 1:
+            raise UsageError("--candidates: proposals are chosen among by verification; give --verify N too")
+        return
+    if learn_from in ("self", "none"):
+        raise UsageError(
+            f"--verify needs a score of the probes: --learn-from reference or check, not {learn_from} "
+            "(the model's own judgement, or nothing, cannot verify a write)"
+        )
 
 
 def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
@@ -67,9 +93,14 @@ def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
     task.data(json.loads(options.task_config or "{}"))  # UsageError for a config the dataset refuses
     knobs = config_knobs(options.config, options.program)
     try:
-        build_program(options.program, task=task, answer=options.answer, retries=options.retries, **knobs)
+        program = build_program(options.program, task=task, answer=options.answer, retries=options.retries, **knobs)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--config {options.config}: {exc}" if options.config else str(exc)) from None
+    if options.memory_tokens:
+        try:
+            program.fit_budget(options.memory_tokens)
+        except NotImplementedError:
+            raise UsageError(f"--memory-tokens: {options.program} keeps no memory a token budget can cut") from None
     return StreamConfig(
         program=options.program,
         task=task.name,
@@ -84,6 +115,10 @@ def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
         batch=options.batch,
         order_seed=options.order_seed,
         orders=options.orders,
+        verify=options.verify,
+        verify_margin=options.verify_margin,
+        candidates=options.candidates,
+        memory_tokens=options.memory_tokens,
         threads=options.threads,
         knobs=knobs,
     )

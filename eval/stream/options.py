@@ -21,7 +21,10 @@ class StreamOptions(RunOptions):
     (None: ``"check"`` where the task has a check, else ``"self"``); ``lesson``: what a write reads of an
     attempt (``"reasoning"``: the solver's reasoning then its answer; ``"answer"``: the answer alone);
     ``batch``: items between memory updates (0: memory frozen after the seed problems); ``order_seed`` and
-    ``orders``: the stream's orders."""
+    ``orders``: the stream's orders; ``verify``: problems already scored each write is tried on before it is kept
+    (0: writes not verified), ``verify_margin``: how many more of them it must turn right than wrong,
+    ``candidates``: proposals asked of the writer for each verified write; ``memory_tokens``: the most tokens memory
+    may hold (0: no budget)."""
 
     program: str = identity_field()
     task: str = identity_field()
@@ -36,6 +39,10 @@ class StreamOptions(RunOptions):
     batch: int = identity_field(10)
     order_seed: int = identity_field(0)
     orders: int = identity_field(1)
+    verify: int = identity_field(0)
+    verify_margin: int = identity_field(1)
+    candidates: int = identity_field(1)
+    memory_tokens: int = identity_field(0)
     config: Path | None = None  # a best.json whose "knobs" build the program
 
     def __post_init__(self) -> None:

@@ -26,17 +26,19 @@ import json
 import random
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import dspy
 from tqdm import tqdm
 
 from memreason.datasets.gym import GymItem, disjoint
 from memreason.lm import LMChoice
 from memreason.lm.faults import RetryPolicy, RunAborted, failure_of
 from memreason.lm.spend import Spend
-from memreason.lm.tokens import Meter, metering
+from memreason.lm.tokens import Meter, Tokens, metering
 from memreason.programs import build_program
 from memreason.programs.stream import Lesson, SelfJudge
 
@@ -48,6 +50,9 @@ from ..harness.traces import TraceStore, example_unit
 from ..harness.usage import UsageTally
 from ..metrics import mean_std
 from ..stats import ci_method, intervals
+from .verify import Answer, VerifySettings, WriteVerifier
+
+SAMPLING_TEMPERATURE = 0.7  # the writer's temperature for the proposals after the first (--candidates)
 
 __all__ = ["StreamConfig", "evaluate_stream", "stream_order"]
 
@@ -69,6 +74,10 @@ class StreamConfig:
     batch: int = identity_field(10)
     order_seed: int = identity_field(0)
     orders: int = identity_field(1)
+    verify: int = identity_field(0)
+    verify_margin: int = identity_field(1)
+    candidates: int = identity_field(1)
+    memory_tokens: int = identity_field(0)
     threads: int = 1
     knobs: dict[str, Any] = identity_field(default_factory=dict)
 
@@ -112,7 +121,7 @@ def evaluate_stream(
     try:
         seeded = stream.seed_memory(seeds)
         for order in range(config.orders):
-            per_order.append(stream.run_order(order, tests, seeded, progress=progress))
+            per_order.append(stream.run_order(order, tests, seeded, progress=progress, seeds=seeds))
             if session.errors.stopping:
                 raise RunAborted(session.errors.why())
     finally:
@@ -136,6 +145,10 @@ class StreamRun:
         self.check_of: Callable[[GymItem], Callable[[str], Any] | None] = (
             (lambda item: lambda answer: checker(item.metadata, answer)) if checker is not None else (lambda item: None)
         )
+        settings = VerifySettings(config.verify, config.verify_margin, config.candidates)
+        self.verifier = WriteVerifier(settings, answer=self._probe_answers) if config.verify else None
+        self._probe_meter: Meter | None = None
+        self.retired: list[dict[str, Any]] = []  # entries retired for harm by their use, with the item that showed it
 
     def build(self) -> Any:
         knobs = {"answer": self.config.answer, "retries": self.config.retries, **self.config.knobs}
@@ -156,7 +169,7 @@ class StreamRun:
         writes = []
         for item in seeds:
             lesson = Lesson(item.id, item.question, item.answer, True, "", "reference")
-            writes.append(self._learn(program, lesson, unit=f"memory/seed-{item.id}"))
+            writes.append(self._write(program, lesson, unit=f"memory/seed-{item.id}", pool=seeds))
         saved = {"memory": program.memory_state(), "items": [s.id for s in seeds], "writes": writes}
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json(path, saved)
@@ -165,7 +178,9 @@ class StreamRun:
 
     # -- one order of the stream -----------------------------------------------------------------
 
-    def run_order(self, order: int, tests: list[GymItem], seeded: dict[str, Any], *, progress: bool) -> list[dict[str, Any]]:
+    def run_order(
+        self, order: int, tests: list[GymItem], seeded: dict[str, Any], *, progress: bool, seeds: list[GymItem] = ()
+    ) -> list[dict[str, Any]]:
         """Every test item answered in order ``order``; their records in the test items' own order."""
         config = self.config
         stream = stream_order(tests, config.order_seed + order)
@@ -206,11 +221,16 @@ class StreamRun:
                 if self.session.errors.stopping or any((order, item.id) not in self.finished for item in batch):
                     return []
                 if config.batch:  # continual: learn from the batch, now that every item of it was scored
+                    scored = [item for b in batches[: index + 1] for item in b]
+                    if self.verifier is not None:
+                        self._note_use(program, order, scored, batch)
+                    pool = [*seeds, *scored]  # what a write may be tried on: nothing not yet answered
                     writes = [
-                        self._learn(
+                        self._write(
                             program,
                             self._lesson(item, self.finished[(order, item.id)], unit=f"run{order}/judge-{item.id}"),
                             unit=f"run{order}/write-{index:04d}-{item.id}",
+                            pool=pool,
                         )
                         for item in batch
                     ]
@@ -301,14 +321,79 @@ class StreamRun:
             self.judgements.append({"item": item.id, "order": record["run"], "verdict": verdict, **meter.record()})
         return Lesson(item.id, item.question, solution, verdict, why, how, reasoning)
 
-    def _learn(self, program: Any, lesson: Lesson, *, unit: str) -> dict[str, Any]:
-        """One write under the memory LM, metered and traced; its record (a failed write is recorded, not raised)."""
+    def _write(self, program: Any, lesson: Lesson, *, unit: str, pool: list[GymItem]) -> dict[str, Any]:
+        """One write: as the program makes it, or (``--verify``) kept only when it helps the probes; then memory cut
+        to the token budget (``--memory-tokens``). Its record."""
+        if self.verifier is None:
+            record = self._learn(program, lesson, unit=unit)
+        else:
+            self._probe_meter = Meter(root=program, trace=True)
+            decision = self.verifier.write(
+                program,
+                lesson,
+                pool,
+                learn=lambda k: self._learn(program, lesson, unit=f"{unit}/candidate{k}" if k else unit, candidate=k),
+            )
+            first, *others = decision.pop("writes") or [self._unwritten(lesson)]
+            calls = self._probe_meter.take_calls()
+            if calls:
+                self.traces.write(f"{unit}/verify", calls)
+            record = {**first, "verify": {**decision, "other_candidates": others}, "verification": self._probe_meter.record()}
+        if self.config.memory_tokens:
+            record["budget_cut"] = program.fit_budget(self.config.memory_tokens)
+        return record
+
+    def _unwritten(self, lesson: Lesson) -> dict[str, Any]:
+        return {"item": lesson.item_id, "verdict": lesson.verdict, "learned_from": lesson.learned_from, "failure": None}
+
+    def _probe_answers(self, program: Any, items: list[GymItem]) -> list[Answer]:
+        """``items`` answered as the stream answers them (read, solve, scored by ``learn_from``), metered apart."""
+
+        def answer(item: GymItem) -> Answer:
+            check = self.check_of(item)
+            with metering(self._probe_meter):
+                try:
+                    with self.session.memory_context():
+                        read = program.read(item.question, item.id, check)
+                    with self.session.task_context():
+                        out = program.solve(item.question, read.text, check)
+                except Exception:  # a probe that failed to answer counts as wrong, with memory and without
+                    return Answer(False, None)
+            return Answer(self._right(item, out.answer, out.checked), out.answer)
+
+        with ThreadPoolExecutor(max_workers=max(1, min(self.config.threads, len(items)))) as pool:
+            return list(pool.map(answer, items))
+
+    def _right(self, item: GymItem, prediction: str | None, checked: bool | None) -> bool:
+        """Whether an answer is right by what the run's writes learn from: the reference, or the reference-free check."""
+        if self.config.learn_from == "check":
+            return bool(checked)
+        return prediction is not None and self.task.score(self.data, item, prediction) >= 1.0
+
+    def _note_use(self, program: Any, order: int, scored: list[GymItem], batch: list[GymItem]) -> None:
+        """Count each item of ``batch`` on the entries it was shown, against the stream's accuracy so far."""
+        verdicts = [self._right(i, r.get("prediction"), r.get("checked")) for i in scored for r in [self.finished[(order, i.id)]]]
+        expected = sum(verdicts) / len(verdicts)
+        for item in batch:
+            record = self.finished[(order, item.id)]
+            right = self._right(item, record.get("prediction"), record.get("checked"))
+            for entry_id in program.note_use(record.get("read") or {}, right=right, expected=expected):
+                self.retired.append({"order": order, "entry": entry_id, "item": item.id})
+
+    def _learn(self, program: Any, lesson: Lesson, *, unit: str, candidate: int = 0) -> dict[str, Any]:
+        """One write under the memory LM, metered and traced; its record (a failed write is recorded, not raised).
+        ``candidate`` > 0: another proposal, sampled (its own rollout, at :data:`SAMPLING_TEMPERATURE`)."""
         meter = Meter(root=program, trace=True)
         started = time.perf_counter()
         failure = None
         with metering(meter), self.session.memory_context():
             try:
-                record = program.learn(lesson)
+                if candidate:
+                    sampled = self.session.memory_lm.copy(rollout_id=candidate, temperature=SAMPLING_TEMPERATURE)
+                    with dspy.context(lm=sampled):
+                        record = program.learn(lesson)
+                else:
+                    record = program.learn(lesson)
             except Exception as exc:  # a failed write leaves memory as it was; the stream goes on
                 record, failure = {}, failure_of(exc)
         calls = meter.take_calls()
@@ -344,6 +429,8 @@ def summarise(
     tally = UsageTally()
     for write in [*stream.writes, *stream.judgements]:
         tally.add(write, role="memory")
+        for other in (write.get("verify") or {}).get("other_candidates", []):
+            tally.add(other, role="memory")
     records = [r for recs in per_order for r in recs]
     for record in records:
         tally.add(record, role="task")
@@ -381,6 +468,7 @@ def summarise(
             "failed": sum(1 for w in stream.writes if w.get("failure")),  # a failed write leaves memory as it was
             "verdicts": dict(sorted(verdicts.items())),
         },
+        "verification": verification(config, stream),
         "memory_size": stream.final_sizes,
         "checked_share": (sum(checked) / len(checked)) if checked else None,
         "failures": dict(sorted(failures.items())),
@@ -389,4 +477,29 @@ def summarise(
         "retries": dict(sorted(tally.retries.items())),
         **tally.results(lm.spec, memory_lm.spec),
         "config": {k: v for k, v in asdict(config).items() if k != "threads"},
+    }
+
+
+def verification(config: StreamConfig, stream: StreamRun) -> dict[str, Any] | None:
+    """What verifying the writes decided and cost, counted apart from the solver's and the writer's spend (None:
+    writes not verified)."""
+    if not config.verify:
+        return None
+    decided = [w["verify"] for w in stream.writes if w.get("verify")]
+    tally = UsageTally()
+    for write in stream.writes:
+        if write.get("verification"):
+            tally.add(write["verification"], role="task")
+    tokens = sum(tally.roles().values(), Tokens())
+    probes = [p for d in decided for p in d.get("probes", [])]
+    return {
+        "probes": config.verify,
+        "margin": config.verify_margin,
+        "candidates": config.candidates,
+        "decisions": dict(sorted(Counter(d["decision"] for d in decided).items())),
+        "probe_answers": sum(1 + len(p["with"]) for p in probes),
+        "tokens": tokens.as_dict(),
+        "tokens_by_role": {role: t.as_dict() for role, t in tally.roles().items()},
+        "wall_seconds": round(sum(float(d.get("wall_seconds") or 0) for d in decided), 2),
+        "retired_for_harm": len(stream.retired),
     }

@@ -23,6 +23,7 @@ from typing import Any, Callable, ClassVar
 
 import dspy
 
+from .entries import EntryMemory
 from .solver import StreamSolver
 
 __all__ = ["LEARN_FROM", "LESSONS", "Lesson", "Read", "StreamProgram"]
@@ -113,3 +114,33 @@ class StreamProgram(dspy.Module):
 
     def memory_size(self) -> int:
         return 0
+
+    # -- what verified writes need (memreason.eval.stream.verify) ---------------------------------------
+
+    def entry_memory(self) -> EntryMemory | None:
+        """The entries whose measured records verified writes keep and reads rank by (None: a memory without such
+        entries, e.g. one sheet; its writes are still verified whole)."""
+        return None
+
+    def fit_budget(self, tokens: int) -> list[str]:
+        """Make memory fit in ``tokens`` (estimated as characters / 4), the least useful first; what went. A memory
+        that cannot be cut raises NotImplementedError."""
+        memory = self.entry_memory()
+        if memory is None:
+            raise NotImplementedError(f"{type(self).__name__} keeps no memory a token budget can cut")
+        return memory.fit(tokens)
+
+    def note_use(self, read: dict[str, Any], *, right: bool, expected: float) -> list[str]:
+        """Count one scored item on the entries its read showed (``read["ids"]``); the ids retired for harm."""
+        memory = self.entry_memory()
+        if memory is None:
+            return []
+        retired = []
+        for entry_id in read.get("ids") or []:
+            entry = memory.find(entry_id)
+            if entry is None or entry.record is None or entry.retired:
+                continue
+            entry.record = entry.record.used(right=right, expected=expected)
+            if entry.retired:
+                retired.append(entry_id)
+        return retired

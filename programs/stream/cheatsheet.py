@@ -72,6 +72,16 @@ class CheatsheetCU(StreamProgram):
     def memory_size(self) -> int:
         return len(self.versions[-1]["entries"]) if self.versions else 0
 
+    def fit_budget(self, tokens: int) -> list[str]:
+        """Cut the newest version's last entries until the sheet fits in ``tokens`` (characters / 4); those cut."""
+        if not self.versions:
+            return []
+        entries = self.versions[-1]["entries"]
+        cut = []
+        while entries and sum((len(e) + 3) // 4 for e in entries) > tokens:
+            cut.insert(0, entries.pop())
+        return cut
+
 
 class CheatsheetRS(StreamProgram):
     """A cheatsheet synthesised for each problem from the most similar earlier ones."""
@@ -91,7 +101,7 @@ class CheatsheetRS(StreamProgram):
     def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         shown, withheld = self.solved.visible(item_id)
         chosen = self.solved.nearest(problem, k=self.k, among=shown)
-        record = {"shown": [e.sources for e in chosen], "withheld": withheld}
+        record = {"shown": [e.sources for e in chosen], "ids": [e.id for e in chosen], "withheld": withheld}
         if not chosen:
             return Read("", record)
         solved = "\n\n".join(f"Problem {i}:\n{e.text}" for i, e in enumerate(chosen, 1))
@@ -112,3 +122,6 @@ class CheatsheetRS(StreamProgram):
 
     def memory_size(self) -> int:
         return len(self.solved)
+
+    def entry_memory(self) -> EntryMemory:
+        return self.solved

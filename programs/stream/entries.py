@@ -8,6 +8,11 @@
 Similarity is the cosine of word-count vectors (lowercased letters and digits, with each word's
 neighbouring pair): no model to download, deterministic, and good enough to find problems of the same
 shape in a stream of generated problems.
+
+Each entry has an id (``e1``, ``e2``, ... in the order written) and, once its writes are verified, a record of
+what it did (:class:`memreason.programs.stream.utility.Record`): the probes it turned right and wrong when it was
+admitted, and how often the items it was shown to were right. Reads then rank by similarity and that measured
+utility; an entry whose record shows harm, or that a token budget pushed out, is retired: kept, never shown.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import threading
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
+
+from .utility import Record
 
 __all__ = ["Entry", "EntryMemory", "similarity", "words"]
 
@@ -32,9 +39,13 @@ class Entry:
     kind: str = "success"
     key: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    id: str = ""  # given by EntryMemory.add: e1, e2, ...
+    record: Record | None = None  # what it did, once its write was verified (None: never measured)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["record"] = self.record.to_json() if self.record is not None else None
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Entry":
@@ -44,7 +55,17 @@ class Entry:
             str(data.get("kind", "success")),
             str(data.get("key", "")),
             dict(data.get("extra") or {}),
+            str(data.get("id") or ""),
+            Record.from_json(data["record"]) if data.get("record") else None,
         )
+
+    @property
+    def retired(self) -> bool:
+        return self.record is not None and self.record.retired is not None
+
+    def tokens(self) -> int:
+        """Its size in tokens, estimated as characters / 4 (no tokenizer to download)."""
+        return (len(self.text) + 3) // 4
 
 
 def words(text: str) -> Counter[str]:
@@ -69,24 +90,71 @@ class EntryMemory:
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self.entries)
+        """The entries not retired."""
+        return len(self.active())
 
-    def add(self, entry: Entry) -> None:
+    def add(self, entry: Entry) -> Entry:
+        """Keep ``entry``, giving it the next id when it has none; returns it."""
         with self._lock:
+            if not entry.id:
+                entry.id = f"e{self._next_id()}"
             self.entries.append(entry)
+        return entry
+
+    def _next_id(self) -> int:
+        numbers = [int(e.id[1:]) for e in self.entries if re.fullmatch(r"e\d+", e.id)]
+        return max(numbers, default=0) + 1
+
+    def find(self, entry_id: str) -> Entry | None:
+        with self._lock:
+            return next((e for e in self.entries if e.id == entry_id), None)
+
+    def active(self) -> list[Entry]:
+        """The entries not retired."""
+        with self._lock:
+            return [e for e in self.entries if not e.retired]
 
     def visible(self, item_id: str) -> tuple[list[Entry], int]:
-        """(the entries item ``item_id`` may be shown, how many were withheld: those written from it)."""
+        """(the entries item ``item_id`` may be shown, how many were withheld: those written from it); retired
+        entries are neither."""
         with self._lock:
-            shown = [e for e in self.entries if item_id not in e.sources]
-            return shown, len(self.entries) - len(shown)
+            active = [e for e in self.entries if not e.retired]
+            shown = [e for e in active if item_id not in e.sources]
+            return shown, len(active) - len(shown)
 
     def nearest(self, text: str, *, k: int, among: Sequence[Entry] | None = None) -> list[Entry]:
-        """The ``k`` entries (of ``among``, default all) whose key is most like ``text``, most alike first; ties
-        by recency (the newer first)."""
-        pool = list(self.entries if among is None else among)
-        ranked = sorted(range(len(pool)), key=lambda i: (-similarity(text, pool[i].key or pool[i].text), -i))
-        return [pool[i] for i in ranked[:k]]
+        """The ``k`` entries (of ``among``, default all not retired) whose key is most like ``text`` and whose
+        measured utility is highest (:meth:`Record.rank_bonus`; nothing for entries never measured), best first;
+        ties by recency (the newer first)."""
+        pool = list(self.active() if among is None else among)
+
+        def rank(i: int) -> tuple[float, int]:
+            entry = pool[i]
+            bonus = entry.record.rank_bonus() if entry.record is not None else 0.0
+            return -(similarity(text, entry.key or entry.text) + bonus), -i
+
+        return [pool[i] for i in sorted(range(len(pool)), key=rank)[:k]]
+
+    def tokens(self) -> int:
+        """The tokens of the entries not retired (:meth:`Entry.tokens`)."""
+        return sum(e.tokens() for e in self.active())
+
+    def fit(self, budget: int) -> list[str]:
+        """Retire the least useful entries until those left fit in ``budget`` tokens (least utility first, then the
+        oldest); the ids retired."""
+        retired = []
+        with self._lock:
+            active = [e for e in self.entries if not e.retired]
+            order = sorted(range(len(active)), key=lambda i: (active[i].record.utility() if active[i].record else 0.0, i))
+            total = sum(e.tokens() for e in active)
+            for i in order:
+                if total <= budget:
+                    break
+                entry = active[i]
+                entry.record = (entry.record or Record()).retire("budget")
+                total -= entry.tokens()
+                retired.append(entry.id)
+        return retired
 
     def to_json(self) -> list[dict[str, Any]]:
         with self._lock:

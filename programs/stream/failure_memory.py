@@ -37,7 +37,10 @@ class FailureMemory(StreamProgram):
     def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         shown, withheld = self.lessons.visible(item_id)
         chosen = self.lessons.nearest(problem, k=self.k, among=shown)
-        return Read("\n".join(f"- {e.text}" for e in chosen), {"shown": [e.sources for e in chosen], "withheld": withheld})
+        return Read(
+            "\n".join(f"- {e.text}" for e in chosen),
+            {"shown": [e.sources for e in chosen], "ids": [e.id for e in chosen], "withheld": withheld},
+        )
 
     def learn(self, lesson: Lesson) -> dict[str, Any]:
         if lesson.verdict is None:
@@ -56,3 +59,6 @@ class FailureMemory(StreamProgram):
 
     def memory_size(self) -> int:
         return len(self.lessons)
+
+    def entry_memory(self) -> EntryMemory:
+        return self.lessons

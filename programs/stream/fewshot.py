@@ -37,7 +37,7 @@ class FewShot(StreamProgram):
         shown, withheld = self.examples.visible(item_id)
         chosen = self.examples.nearest(problem, k=self.k, among=shown)
         text = "\n\n".join(f"Example {i}:\n{e.text}" for i, e in enumerate(chosen, 1))
-        return Read(text, {"shown": [e.sources for e in chosen], "withheld": withheld})
+        return Read(text, {"shown": [e.sources for e in chosen], "ids": [e.id for e in chosen], "withheld": withheld})
 
     def learn(self, lesson: Lesson) -> dict[str, Any]:
         if lesson.verdict is False or (lesson.verdict is None and not self.keep_unjudged):
@@ -55,3 +55,6 @@ class FewShot(StreamProgram):
 
     def memory_size(self) -> int:
         return len(self.examples)
+
+    def entry_memory(self) -> EntryMemory:
+        return self.examples

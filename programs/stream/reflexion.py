@@ -35,7 +35,10 @@ class ReflexionStream(StreamProgram):
     def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         shown, withheld = self.reflections.visible(item_id)
         chosen = self.reflections.nearest(problem, k=self.k, among=shown)
-        return Read("\n".join(f"- {e.text}" for e in chosen), {"shown": [e.sources for e in chosen], "withheld": withheld})
+        return Read(
+            "\n".join(f"- {e.text}" for e in chosen),
+            {"shown": [e.sources for e in chosen], "ids": [e.id for e in chosen], "withheld": withheld},
+        )
 
     def learn(self, lesson: Lesson) -> dict[str, Any]:
         reflection = self.reflect(problem=lesson.problem, attempt=lesson.attempt(), outcome=lesson.outcome()).reflection
@@ -51,3 +54,6 @@ class ReflexionStream(StreamProgram):
 
     def memory_size(self) -> int:
         return len(self.reflections)
+
+    def entry_memory(self) -> EntryMemory:
+        return self.reflections

@@ -63,8 +63,9 @@ class StoredPrograms(StreamProgram):
             blocks.append(
                 f"A stored solve(problem), run on this problem: {said}{'; ' + verdict if verdict else ''}\n{entry.text}"
             )
-            record.append({"sources": entry.sources, "answer": printed.answer, "passed": passed})
-        return Read("\n\n".join(blocks), {"ran": len(ranked), "shown": record, "withheld": withheld})
+            record.append({"sources": entry.sources, "id": entry.id, "answer": printed.answer, "passed": passed})
+        ids = [shown["id"] for shown in record]
+        return Read("\n\n".join(blocks), {"ran": len(ranked), "shown": record, "ids": ids, "withheld": withheld})
 
     def learn(self, lesson: Lesson) -> dict[str, Any]:
         if lesson.verdict is not True or "def solve" not in lesson.solution:
@@ -91,3 +92,6 @@ class StoredPrograms(StreamProgram):
 
     def memory_size(self) -> int:
         return len(self.programs)
+
+    def entry_memory(self) -> EntryMemory:
+        return self.programs

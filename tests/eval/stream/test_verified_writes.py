@@ -1,0 +1,220 @@
+"""Verified writes (``--verify N``): a change is tried on problems already scored before it is kept; the measured
+record on every entry; the token budget (``--memory-tokens``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memreason.datasets.gym import GymItem
+from memreason.eval.cli import main as eval_main
+from memreason.eval.stream.verify import Answer, VerifySettings, WriteVerifier, choose_probes
+from memreason.lm import LMChoice, ScriptedEngine
+from memreason.programs.stream import Entry, EntryMemory, FewShot, Lesson
+from memreason.programs.stream.utility import MIN_SHOWN, Record
+from tests.helpers.scripted_answers import given, outputs
+from tests.helpers.stream_answers import answer_for, numbers_of, respond, solve24
+
+POOL = [GymItem(str(i), f"Make 24 using {i}, {i + 1}, {i + 2}, 3.", "x") for i in range(1, 9)]
+
+
+def _answers(right_without: set[str]):
+    """Probe answers that depend on memory: right when it holds an example marked GOOD, wrong when it holds one
+    marked BAD, else right only for the items in ``right_without``."""
+
+    def answer(program, items):
+        out = []
+        for item in items:
+            text = program.read(item.question, item.id).text
+            right = "GOOD" in text or ("BAD" not in text and item.id in right_without)
+            out.append(Answer(right, text[-20:]))
+        return out
+
+    return answer
+
+
+def _lesson(item_id: str, solution: str) -> Lesson:
+    return Lesson(item_id, f"Make 24 using {item_id}, 2, 3, 4.", solution, True, "", "reference")
+
+
+def test_a_change_that_hurts_probes_is_refused_and_one_that_helps_is_kept():
+    program = FewShot(k=3)
+    verifier = WriteVerifier(VerifySettings(probes=3), answer=_answers(right_without={"2", "3"}))
+    learn = lambda lesson: lambda k: program.learn(lesson)  # noqa: E731
+
+    hurt = verifier.write(program, _lesson("1", "BAD"), POOL, learn=learn(_lesson("1", "BAD")))
+    assert hurt["decision"] == "refused" and hurt["hurt"] >= 1 and program.memory_size() == 0
+
+    helped = verifier.write(program, _lesson("1", "GOOD"), POOL, learn=learn(_lesson("1", "GOOD")))
+    assert helped["decision"] == "kept" and helped["helped"] >= 1 and helped["hurt"] == 0
+    [entry] = program.examples.entries
+    assert entry.record == Record.admitted(helped=helped["helped"], hurt=0, probes=[p["id"] for p in helped["probes"]])
+    assert helped["added"] == [entry.id]
+    # every probe recorded with its answers, with the change and without it
+    assert all(set(p) == {"id", "without", "with"} and len(p["with"]) == 1 for p in helped["probes"])
+
+    # the write above re-used the "without" answers of the refused one: the memory was equal, so no probe asked twice
+    assert verifier.shared == 3 and verifier.asked == 3 + 3 + 3
+
+
+def test_a_change_that_changes_nothing_is_not_tried_and_the_margin_is_the_bar():
+    program = FewShot(k=3)
+    verifier = WriteVerifier(VerifySettings(probes=2, margin=2), answer=_answers(right_without=set()))
+    wrong = Lesson("1", "Make 24 using 1, 2, 3, 4.", "1 + 1", False, "", "reference")  # few-shot keeps no wrong answer
+    unchanged = verifier.write(program, wrong, POOL, learn=lambda k: program.learn(wrong))
+    assert unchanged["decision"] == "unchanged" and verifier.asked == 0
+    one = _lesson("1", "GOOD")
+    decided = verifier.write(program, one, POOL[:2], learn=lambda k: program.learn(one))  # one probe: at most +1
+    assert decided["decision"] == "refused" and decided["helped"] == 1 and program.memory_size() == 0
+
+
+def test_probes_are_scored_problems_most_like_the_source_never_the_source_itself():
+    lesson = Lesson("3", POOL[2].question, "x", True, "", "reference")
+    probes = choose_probes(POOL, lesson, 3)
+    assert "3" not in [p.id for p in probes] and len(probes) == 3
+    assert choose_probes(POOL[2:3], lesson, 3) == []  # its own item is all there is: nothing to try it on
+
+
+def test_the_best_of_several_proposals_is_kept():
+    program = FewShot(k=3)
+    proposals = iter(["BAD", "plain", "GOOD"])
+    verifier = WriteVerifier(VerifySettings(probes=3, candidates=3), answer=_answers(right_without={"2"}))
+    lesson = _lesson("1", "")
+    decided = verifier.write(program, lesson, POOL, learn=lambda k: program.learn(_lesson("1", next(proposals))))
+    assert decided["decision"] == "kept" and decided["candidate"] == 2
+    assert [c["candidate"] for c in decided["candidates"]] == [0, 1, 2]
+    assert "GOOD" in program.examples.entries[0].text and program.memory_size() == 1
+
+
+def test_an_entry_whose_use_shows_harm_is_retired_never_shown_and_kept_in_the_snapshot():
+    program = FewShot(k=2)
+    program.learn(_lesson("1", "GOOD"))
+    [entry] = program.examples.entries
+    entry.record = Record.admitted(helped=1, hurt=0, probes=["2"])
+    read = program.read("Make 24 using 5, 2, 3, 4.", "5").record
+    assert read["ids"] == [entry.id]
+    for n in range(MIN_SHOWN):
+        retired = program.note_use(read, right=False, expected=0.8)
+    assert retired == [entry.id] and entry.retired and entry.record.shown == MIN_SHOWN
+    assert program.read("Make 24 using 5, 2, 3, 4.", "5").text == "" and program.memory_size() == 0
+    saved = program.memory_state()["entries"]
+    assert saved[0]["record"]["retired"] == "harm"
+    again = FewShot(k=2)
+    again.load_memory(json.loads(json.dumps(program.memory_state())))
+    assert again.examples.entries[0].retired and again.memory_size() == 0
+
+
+def test_reads_rank_by_similarity_and_measured_utility():
+    memory = EntryMemory()
+    a = memory.add(Entry("a", ["1"], key="make 24 using 1 2 3 4"))
+    b = memory.add(Entry("b", ["2"], key="make 24 using 1 2 3 5"))
+    query = "make 24 using 1 2 3 4"
+    assert memory.nearest(query, k=1) == [a]
+    a.record = Record.admitted(helped=0, hurt=0, probes=[]).used(right=False, expected=1.0)
+    b.record = Record.admitted(helped=4, hurt=0, probes=[])
+    assert memory.nearest(query, k=1) == [b]
+    assert [e.id for e in memory.entries] == ["e1", "e2"]
+
+
+def test_the_budget_retires_the_least_useful_first():
+    memory = EntryMemory()
+    useful = memory.add(Entry("u" * 40, ["1"]))
+    useful.record = Record.admitted(helped=2, hurt=0, probes=[])
+    old = memory.add(Entry("o" * 40, ["2"]))
+    new = memory.add(Entry("n" * 40, ["3"]))
+    assert memory.tokens() == 30
+    assert memory.fit(25) == [old.id] and memory.tokens() == 20
+    assert memory.fit(10) == [new.id] and [e.id for e in memory.active()] == [useful.id]
+    assert old.record.retired == "budget" and len(memory.entries) == 3
+
+
+# -- end to end on the scripted engine ------------------------------------------------------------------------
+
+
+def _memory_helps(call):
+    """The stream's script, except that a solver shown a solved example answers its problem right."""
+    if outputs(call)[-1] == "answer" and "Example 1:" in str(given(call, "memory")):
+        numbers = numbers_of(given(call, "problem"))
+        return {"reasoning": "as in the example", "answer": solve24(numbers) or answer_for(given(call, "problem"))}
+    return respond(call)
+
+
+def _scripted(monkeypatch, script=respond) -> ScriptedEngine:
+    engine = ScriptedEngine(script)
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)
+    )
+    return engine
+
+
+def _snapshots(run) -> list[dict]:
+    paths = [run / "memory" / "seed.json", *sorted((run / "memory" / "order0").iterdir())]
+    return [json.loads(p.read_text()) for p in paths]
+
+
+def test_a_verified_run_keeps_what_helps_tries_only_scored_items_and_counts_the_cost_apart(tmp_path, monkeypatch):
+    _scripted(monkeypatch, _memory_helps)
+    run = tmp_path / "verified"
+    argv = ["fewshot", "--task", "rg:puzzle24", "--size", "6", "--seed-size", "3", "--batch", "2", "--out", str(run)]
+    assert eval_main([*argv, "--verify", "2", "--learn-from", "reference", "--no-progress", "--no-report"]) == 0
+    results = json.loads((run / "results.json").read_text())
+    lines = {r["id"]: r for r in (json.loads(x) for x in (run / "examples.jsonl").read_text().splitlines())}
+    seeds = json.loads((run / "memory" / "seed.json").read_text())["items"]
+    answered_before: set[str] = set(seeds)
+    decisions = []
+    for snapshot in _snapshots(run):
+        answered_before |= set(snapshot["items"]) if snapshot["items"] != seeds else set()
+        for write in snapshot["writes"]:
+            decided = write["verify"]
+            decisions.append(decided["decision"])
+            probes = [p["id"] for p in decided["probes"]]
+            assert write["item"] not in probes and set(probes) <= answered_before  # never its source, never unscored
+            if decided["decision"] == "kept":
+                assert decided["helped"] - decided["hurt"] >= 1
+        kept = {e["id"] for e in snapshot["memory"]["entries"]}
+        assert all(e["record"]["helped"] >= 1 for e in snapshot["memory"]["entries"] if e["id"] in kept)
+    assert "kept" in decisions and "refused" in decisions
+    verification = results["verification"]
+    assert verification["decisions"] == dict(sorted({d: decisions.count(d) for d in set(decisions)}.items()))
+    assert verification["tokens"]["calls"] > 0 and verification["probe_answers"] > 0
+    # the solver's own tokens are the items' alone: verification is counted apart
+    assert results["tokens"]["task"]["calls"] == sum(r["tokens"]["calls"] for r in lines.values())
+
+
+def test_the_budget_holds_in_every_snapshot(tmp_path, monkeypatch):
+    _scripted(monkeypatch)
+    run = tmp_path / "budget"
+    argv = ["failure_memory", "--task", "rg:puzzle24", "--size", "4", "--seed-size", "3", "--batch", "2", "--out", str(run)]
+    assert eval_main([*argv, "--memory-tokens", "12", "--no-progress", "--no-report"]) == 0
+    for snapshot in _snapshots(run):
+        active = [e for e in snapshot["memory"]["entries"] if not (e.get("record") or {}).get("retired")]
+        assert sum((len(e["text"]) + 3) // 4 for e in active) <= 12
+        assert len(snapshot["memory"]["entries"]) > len(active)  # the rest retired, kept in the snapshot
+
+
+@pytest.mark.parametrize(
+    "extra, said",
+    [
+        (["--verify", "2", "--learn-from", "self"], "--verify needs a score of the probes"),
+        (["--verify", "2", "--learn-from", "none"], "--verify needs a score of the probes"),
+        (["--verify", "-1"], "--verify must be"),
+        (["--verify", "51"], "--verify must be"),
+        (["--candidates", "3"], "--candidates: proposals are chosen among by verification"),
+        (["--memory-tokens", "-5"], "--memory-tokens must be"),
+    ],
+)
+def test_bad_verify_options_are_one_line_and_exit_2(extra, said, tmp_path, monkeypatch, capsys):
+    engine = _scripted(monkeypatch)
+    argv = ["fewshot", "--task", "rg:puzzle24", "--size", "4", "--out", str(tmp_path / "r"), *extra, "--no-progress"]
+    assert eval_main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert said in err and "Traceback" not in err and not engine.calls
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_budget_on_a_memory_it_cannot_cut_is_refused(tmp_path, monkeypatch, capsys):
+    _scripted(monkeypatch)
+    argv = ["arcmemo_ps_stream", "--task", "rg:puzzle24", "--memory-tokens", "100", "--out", str(tmp_path / "r")]
+    assert eval_main([*argv, "--no-progress"]) == 2
+    assert "--memory-tokens: arcmemo_ps_stream keeps no memory a token budget can cut" in capsys.readouterr().err
