@@ -13,6 +13,7 @@ BENCHES = {
     "f1_agreement": "memreason.eval.bench.f1_agreement",
     "cache": "memreason.eval.bench.cache",
     "rate_limits": "memreason.eval.bench.rate_limits",
+    "deterministic": "memreason.eval.bench.deterministic",
 }
 
 

@@ -487,6 +487,11 @@ OPTIONS: dict[str, dict[str, Any]] = {
     ),
     "--no-cache": dict(action="store_true", help="do not reuse cached LM answers"),
     "--cache": dict(type=out_dir("--cache"), help="DSPy response cache directory (default: <run>/dspy_cache)"),
+    "--deterministic": dict(
+        action="store_true",
+        help="the embedded model's server answers one request at a time and reuses no cached prompt prefix, so equal "
+        "prompts get equal answers (slower: no batching, no prefix reuse)",
+    ),
     # LM faults
     "--lm-retries": dict(
         type=whole("--lm-retries", 0),
@@ -596,6 +601,7 @@ def add_lm_options(
     add(models, "--lm-config")
     add(models, "--no-cache")
     add(models, "--cache", help=f"DSPy response cache directory (default: {cache_home}/dspy_cache)")
+    add(models, "--deterministic")
     add_budget_options(parser)
 
 

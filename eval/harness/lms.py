@@ -79,6 +79,8 @@ def resolve_lms(
     common = dict(cache=not args.no_cache, slots=max(SLOTS, slots if slots is not None else args.threads))
     if args.lm_timeout is not None:
         common["timeout"] = args.lm_timeout
+    if args.deterministic:
+        common["deterministic"] = True
     task_given = role_given(args, "task")
     if temperature is not None:
         task_given.pop("temperature", None)  # the command's own, not the user's

@@ -68,6 +68,7 @@ class LMOptions(Options):
     origins: dict[str, str] | None = field(default=None, metadata={"saved": False}, compare=False, repr=False)
     no_cache: bool = False
     cache: Path | None = None  # DSPy response cache directory (None: the run directory's dspy_cache)
+    deterministic: bool = False  # the embedded server one request at a time, no cached prefix: equal prompts, equal answers
     lm_retries: int = 3
     backoff: float = 1.0
     lm_timeout: float | None = None

@@ -46,10 +46,21 @@ class Cell:
     p_value: float | None = None
     test: str | None = None
     paired_items: int = 0
+    prompts: dict[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)  # item -> (memory shown, answer)
+    memory_tokens: int = 0  # what its writes spent (prompt + completion)
+    verify_tokens: int = 0  # what verifying its writes spent
+    equal_prompts: int | None = None  # items whose solver saw the memory the baseline's saw (equal prompts)
+    equal_differed: int | None = None  # ... and were answered differently all the same
 
     def as_dict(self) -> dict[str, Any]:
         keys = ("program", "row", "column", "task", "score", "run_dir", "gain", "p_value", "test", "paired_items")
+        keys += ("memory_tokens", "verify_tokens", "equal_prompts", "equal_differed")
         return {k: getattr(self, k) for k in keys}
+
+    def points_per_1k(self) -> float | None:
+        """Points gained over the baseline per 1,000 tokens spent on memory (writes and their verification)."""
+        spent = self.memory_tokens + self.verify_tokens
+        return None if self.gain is None or not spent else 1000 * self.gain / spent
 
 
 def _column(results: Mapping[str, Any], config: Mapping[str, Any]) -> str:
@@ -72,10 +83,18 @@ def read_cell(run_dir: Path) -> Cell:
     if task is None:
         raise TableError(f"{run_dir}: no registered task reads this run (task {results.get('task')!r})")
     items: dict[str, list[float]] = {}
+    prompts: dict[str, tuple[str, str | None]] = {}
     for record in read_examples(run_dir / "examples.jsonl", repair=False).values():
-        items.setdefault(task.item_key(record, config), []).append(task.item_score(record))
+        key = task.item_key(record, config)
+        items.setdefault(key, []).append(task.item_score(record))
+        if "memory" in record and record.get("order", 0) == 0:  # a stream item: the memory its solver was shown
+            prompts[key] = (str(record.get("memory") or ""), record.get("prediction"))
     program, column = str(results.get("program", "?")), _column(results, config)
-    return Cell(program, column, task.headline_value(results), str(run_dir), items, task=task.name, row=_row(program, config))
+    cell = Cell(program, column, task.headline_value(results), str(run_dir), items, task=task.name, row=_row(program, config))
+    cell.prompts = prompts
+    cell.memory_tokens = int(((results.get("tokens") or {}).get("memory") or {}).get("total") or 0)
+    cell.verify_tokens = int((((results.get("verification") or {}).get("tokens")) or {}).get("total") or 0)
+    return cell
 
 
 def _row(program: str, config: Mapping[str, Any]) -> str:
@@ -86,9 +105,14 @@ def _row(program: str, config: Mapping[str, Any]) -> str:
     from .evaluate import DEFAULTS
 
     spec = PROGRAMS.get(program)
+    row = program
     if spec is not None and spec.reads_attempts and config.get("lesson", DEFAULTS["lesson"]) == "answer":
-        return f"{program}, answers only"
-    return program
+        row = f"{program}, answers only"
+    if config.get("verify"):
+        row += f", verified ({config['verify']} probes)"
+    if config.get("memory_tokens"):
+        row += f", {config['memory_tokens']} tokens"
+    return row
 
 
 def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -122,6 +146,7 @@ def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | Non
             except ValueError:
                 raise TableError(f"{cell.run_dir} and {base.run_dir} hold no item in common") from None
             cell.gain, cell.p_value, cell.test, cell.paired_items = 100 * test.difference, test.p_value, test.test, test.items
+            _equal_prompts(cell, base)
     return {
         "columns": columns,
         "rows": rows,
@@ -129,6 +154,15 @@ def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | Non
         "cells": [c.as_dict() for c in cells],
         "cannot_run": _cannot_run(cells, columns, rows),
     }
+
+
+def _equal_prompts(cell: Cell, base: Cell) -> None:
+    """Count the items whose solver saw the same memory as the baseline's (so the same prompt: one solver, one item)
+    and, of those, the ones answered differently: the server's own noise, since nothing else differed."""
+    shared = [key for key in cell.prompts if key in base.prompts and cell.prompts[key][0] == base.prompts[key][0]]
+    if cell.prompts and base.prompts:
+        cell.equal_prompts = len(shared)
+        cell.equal_differed = sum(1 for key in shared if cell.prompts[key][1] != base.prompts[key][1])
 
 
 def _cannot_run(cells: Sequence[Cell], columns: Sequence[str], rows: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -178,7 +212,33 @@ def _markdown(table: Mapping[str, Any]) -> str:
         "runs hold, or a paired bootstrap where scores are not right or wrong). not run: no run given for the cell.\n"
     )
     why = "".join(f"\n[{i}] {reason}\n" for i, reason in enumerate(reasons, 1))
-    return "\n".join(lines) + "\n" + note + why
+    return "\n".join(lines) + "\n" + note + why + _cost_markdown(table)
+
+
+def _cost_markdown(table: Mapping[str, Any]) -> str:
+    """Each compared cell's spend on memory and the prompts it shared with its baseline."""
+    rows = []
+    for cell in table["cells"]:
+        if cell["gain"] is None:
+            continue
+        spent = cell["memory_tokens"] + cell["verify_tokens"]
+        per = f"{1000 * cell['gain'] / spent:+.3f}" if spent else "-"
+        equal = "-" if cell["equal_prompts"] is None else f"{cell['equal_prompts']} / {cell['equal_differed']}"
+        rows.append(
+            f"| {cell['row']} | {cell['column']} | {cell['memory_tokens']:,} | {cell['verify_tokens']:,} | {per} | {equal} |"
+        )
+    if not rows:
+        return ""
+    head = (
+        "\n| program | task | writes' tokens | verification's tokens | points per 1,000 memory tokens | "
+        "prompts equal to the baseline's / of those answered differently |\n| --- | --- | --- | --- | --- | --- |\n"
+    )
+    note = (
+        "\nMemory tokens: prompt and completion tokens of the writes and of their verification. Equal prompts: items "
+        "whose solver was shown the memory the baseline's was (the same prompt); answers that differ there are the "
+        "server's own noise.\n"
+    )
+    return head + "\n".join(rows) + "\n" + note
 
 
 def _heatmap(table: Mapping[str, Any], path: Path) -> None:

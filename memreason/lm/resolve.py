@@ -83,8 +83,12 @@ def resolve_lm(
     extra: Mapping[str, Any] | None = None,
     given: Mapping[str, str] | None = None,
     role: str = "task LM",
+    deterministic: bool = False,
 ) -> LMChoice:
     """Build the LM named by ``spec`` (``None`` means the embedded model).
+
+    ``deterministic``: a local model's server in its deterministic mode (one request at a time, no cached prompt
+    prefix: :class:`memreason.lm.server.LlamaServer`); refused for any other model.
 
     ``extra``: any other keyword the provider takes (``reasoning_effort``, ``top_p``, ``thinking``, ``seed``, ...),
     sent with every call. ``given``: setting -> where the user gave it (``--temperature``, ``--lm-arg top_p``); the
@@ -108,6 +112,8 @@ def resolve_lm(
         given.update({"temperature": "temperature"} if temperature != 0.0 else {})
         given.update({"max_tokens": "max_tokens"} if max_tokens is not None else {})
     on_server = spec is None or spec == EMBEDDED or local is not None
+    if deterministic and not on_server:
+        raise LMConfigError(f"--deterministic is a mode of the embedded model's server (or local:PATH.gguf), not of {spec}")
     fitted = fit_settings(
         None if on_server else spec, {"temperature": temperature, "max_tokens": max_tokens, **extra}, given=given, role=role
     )
@@ -120,9 +126,9 @@ def resolve_lm(
             path = embedded_model_path()
         except EmbeddedModelMissing as exc:
             raise LMConfigError(str(exc)) from None
-        return _local_choice(EMBEDDED, path, temperature, max_tokens, cache, slots, settings)
+        return _local_choice(EMBEDDED, path, temperature, max_tokens, cache, slots, settings, deterministic)
     if local is not None:
-        return _local_choice(spec, local, temperature, max_tokens, cache, slots, settings)
+        return _local_choice(spec, local, temperature, max_tokens, cache, slots, settings, deterministic)
     if spec.startswith(f"{PROVIDER}/"):  # a llama-server of the user's own
         if not api_base:
             raise LMConfigError(f"{spec} names a llama-server of your own: give its address with --api-base http://HOST:PORT/v1")
@@ -259,9 +265,16 @@ def local_model_file(spec: str) -> Path:
 
 
 def _local_choice(
-    spec: str, path: Path, temperature: float, max_tokens: int | None, cache: bool, slots: int, extra: Mapping[str, Any]
+    spec: str,
+    path: Path,
+    temperature: float,
+    max_tokens: int | None,
+    cache: bool,
+    slots: int,
+    extra: Mapping[str, Any],
+    deterministic: bool = False,
 ) -> LMChoice:
-    server = local_server(path, slots=slots)
+    server = local_server(path, slots=slots, **({"deterministic": True} if deterministic else {}))
     try:
         server.ensure()
     except (ServerFailed, ServerBuildError) as exc:

@@ -30,6 +30,14 @@ only the server down, not the run; and the server decodes its slots together
 - **Prefix reuse.** Each slot keeps the KV cache of its last prompt and llama.cpp sends
   a request to the slot whose cache matches it best, so what repeats (instructions,
   episodes, memory) is evaluated once per slot.
+- **Deterministic mode** (``deterministic=True``, or ``MEMREASON_LLAMA_DETERMINISTIC=1``). At
+  temperature 0 the default server can answer one prompt two ways: the arithmetic of a
+  batch depends on its batch mates, and a prompt whose prefix comes from the cache is
+  evaluated in other chunks than one evaluated whole. In this mode the server has one slot
+  (one request at a time), keeps no prompt cache in memory (``--cache-ram 0``) and reuses
+  no cached prefix (``--no-cache-prompt``), so a prompt is always evaluated the same way:
+  equal prompts, equal answers, at the cost of batching and prefix reuse
+  (``python -m memreason.eval.bench deterministic`` measures both).
 """
 
 from __future__ import annotations
@@ -68,6 +76,7 @@ STALL_SECONDS = 900.0  # calls in flight and no decode step for this long: the s
 CALL_TIMEOUT = 6 * 3600.0  # the last resort, for a server whose decode counter cannot be read
 ENV_STALL = "MEMREASON_LLAMA_STALL_SECONDS"
 ENV_REPACK = "MEMREASON_LLAMA_REPACK"  # "1": let llama.cpp repack weights (AMX on Intel): only where it is known to work
+ENV_DETERMINISTIC = "MEMREASON_LLAMA_DETERMINISTIC"  # "1": one request at a time, no prompt cache (equal prompts, equal answers)
 
 
 log = logging.getLogger(__name__)
@@ -128,8 +137,12 @@ def server_command(
     repack: bool = False,
     slot_files: str | Path | None = None,
     extra: tuple[str, ...] = (),
+    deterministic: bool = False,
 ) -> list[str]:
-    """The ``llama-server`` command line for one model on a loopback port."""
+    """The ``llama-server`` command line for one model on a loopback port (``deterministic``: one slot, no prompt
+    cache kept in memory)."""
+    if deterministic:
+        slots = 1
     command = [
         str(binary),
         "--model",
@@ -149,9 +162,11 @@ def server_command(
         str(MAX_TOKENS),
         "--no-webui",
         "--cache-ram",
-        "2048",
+        "0" if deterministic else "2048",
         "--metrics",  # /metrics: the prompt tokens the server really evaluated (benchmarks read it)
     ]
+    if deterministic:
+        command.append("--no-cache-prompt")
     if slot_files:
         command += ["--slot-save-path", str(slot_files)]
     command += list(extra)
@@ -174,8 +189,12 @@ class LlamaServer:
         binary: str | Path | None = None,
         start_timeout: float = 300.0,
         extra: tuple[str, ...] = (),
+        deterministic: bool | None = None,
     ):
         self.model = Path(model)
+        if deterministic is None:
+            deterministic = os.environ.get(ENV_DETERMINISTIC) == "1"
+        self.deterministic = deterministic
         self.extra = tuple(extra)  # more llama-server flags (e.g. ("-lv", "4") for a verbose log)
         if repack is None:
             repack = os.environ.get(ENV_REPACK) == "1"
@@ -221,6 +240,7 @@ class LlamaServer:
             repack=self.repack,
             slot_files=self._slot_files.name,
             extra=self.extra,
+            deterministic=self.deterministic,
         )
 
     def share_prefix(self) -> int:
@@ -463,13 +483,18 @@ _servers_lock = threading.Lock()
 
 
 def local_server(model: str | Path, **options: Any) -> LlamaServer:
-    """The shared server of one GGUF file (created on first request; ``slots`` only grows it)."""
+    """The shared server of one GGUF file (created on first request; ``slots`` only grows it; ``deterministic=True``
+    restarts it in that mode, which it keeps)."""
     key = str(Path(model).resolve())
     with _servers_lock:
         server = _servers.get(key)
         if server is None:
             server = _servers[key] = LlamaServer(key, **options)
-        elif options.get("slots", 0) > server.slots:
+            return server
+        if options.get("deterministic") and not server.deterministic:
+            server.stop()
+            server.deterministic = True
+        if options.get("slots", 0) > server.slots:
             server.stop()
             server.slots = options["slots"]
         return server

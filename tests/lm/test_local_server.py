@@ -332,3 +332,39 @@ def test_n_answers_come_from_one_request_and_every_answer_is_counted(stub_binary
     assert tokens.calls == 1
     assert tokens.completion == sum(len(json.dumps({"program": p}).split()) for p in out.completions.program)
     assert spent["completion"] == tokens.completion  # DSPy's usage tracker sees the same count
+
+
+def test_the_deterministic_mode_has_one_slot_and_no_prompt_cache(stub_binary, model_file):
+    command = server_command("llama-server", "m.gguf", 8123, slots=6, deterministic=True)
+    flags = dict(zip(command[1::2], command[2::2]))
+    assert flags["--parallel"] == "1" and flags["--cache-ram"] == "0" and "--no-cache-prompt" in command
+    default = server_command("llama-server", "m.gguf", 8123, slots=6)
+    assert dict(zip(default[1::2], default[2::2]))["--cache-ram"] != "0" and "--no-cache-prompt" not in default
+    plain = resolve_lm(f"local:{model_file}", cache=False, slots=8)
+    assert not plain.lm.server.deterministic
+    choice = resolve_lm(f"local:{model_file}", cache=False, slots=8, deterministic=True)  # the server restarts in it
+    server = choice.lm.server
+    assert server is plain.lm.server and server.deterministic and server.alive()
+    assert dict(zip(server.command(1)[1::2], server.command(1)[2::2]))["--parallel"] == "1"
+    with dspy.context(lm=choice.lm, adapter=choice.adapter()):
+        assert dspy.Predict("question -> answer")(question="one").answer
+
+
+def test_a_remote_model_refuses_the_deterministic_mode():
+    with pytest.raises(LMConfigError, match="--deterministic is a mode of the embedded model's server"):
+        resolve_lm("openai/gpt-4o-mini", deterministic=True)
+
+
+def test_the_deterministic_benchmark_answers_the_same_prompts_in_both_modes(stub_binary, model_file, tmp_path, capsys):
+    from memreason.eval.bench.deterministic import differing, main
+
+    assert differing([["a", "b", "c"], ["a", "x", "c"], ["a", "b", "c"]]) == 1
+    figures = tmp_path / "figures.json"
+    argv = ["--lm", f"local:{model_file}", "--size", "3", "--rounds", "2", "--threads", "2", "--json", str(figures)]
+    assert main(argv) == 0
+    out = json.loads(figures.read_text())
+    assert set(out["modes"]) == {"default", "deterministic"} and out["throughput_ratio"] > 0
+    assert all(len(mode["walls"]) == 2 for mode in out["modes"].values())
+    assert "deterministic / default completion tokens per second" in capsys.readouterr().out
+    server = server_module.local_server(model_file)
+    assert server.deterministic and "--no-cache-prompt" in server.command(1)

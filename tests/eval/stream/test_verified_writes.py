@@ -218,3 +218,42 @@ def test_a_budget_on_a_memory_it_cannot_cut_is_refused(tmp_path, monkeypatch, ca
     argv = ["arcmemo_ps_stream", "--task", "rg:puzzle24", "--memory-tokens", "100", "--out", str(tmp_path / "r")]
     assert eval_main([*argv, "--no-progress"]) == 2
     assert "--memory-tokens: arcmemo_ps_stream keeps no memory a token budget can cut" in capsys.readouterr().err
+
+
+def test_two_runs_sharing_a_cache_answer_the_second_from_the_first(tmp_path, monkeypatch):
+    engine = ScriptedEngine(respond)
+    monkeypatch.setattr(
+        "memreason.eval.harness.lms.resolve_lm",
+        lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(cache=True), local=False),
+    )
+    cache = tmp_path / "shared-cache"
+    argv = ["stream_baseline", "--task", "rg:puzzle24", "--size", "4", "--cache", str(cache), "--no-progress", "--no-report"]
+    assert eval_main([*argv, "--out", str(tmp_path / "first")]) == 0
+    asked = len(engine.calls)
+    assert asked > 0
+    assert eval_main([*argv, "--out", str(tmp_path / "second")]) == 0
+    assert len(engine.calls) == asked  # every prompt of the second run was the first's, answered from the cache
+    first, second = (
+        [json.loads(x)["prediction"] for x in (tmp_path / r / "examples.jsonl").read_text().splitlines()]
+        for r in ("first", "second")
+    )
+    assert first == second
+
+
+def test_the_table_shows_verified_rows_their_cost_and_the_prompts_they_share_with_no_memory(tmp_path, monkeypatch):
+    from memreason.eval.stream.table import memory_table, write_table
+
+    _scripted(monkeypatch, _memory_helps)
+    common = ["--task", "rg:puzzle24", "--size", "6", "--seed-size", "3", "--batch", "2", "--learn-from", "reference"]
+    runs = {"stream_baseline": [], "fewshot": ["--verify", "2"]}
+    for program, extra in runs.items():
+        assert eval_main([program, *common, *extra, "--out", str(tmp_path / program), "--no-progress", "--no-report"]) == 0
+    table = memory_table([tmp_path / "stream_baseline", tmp_path / "fewshot"])
+    cell = next(c for c in table["cells"] if c["program"] == "fewshot")
+    assert cell["row"] == "fewshot, verified (2 probes)" and cell["verify_tokens"] > 0
+    lines = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "fewshot" / "examples.jsonl").read_text().splitlines()}
+    assert cell["equal_prompts"] == sum(1 for r in lines.values() if not r["memory"])  # no memory shown: the baseline's prompt
+    assert cell["equal_differed"] == 0  # the script answers a prompt one way
+    write_table(table, tmp_path / "summary")
+    text = (tmp_path / "summary" / "table.md").read_text()
+    assert "points per 1,000 memory tokens" in text and "fewshot, verified (2 probes)" in text
