@@ -81,6 +81,12 @@ class StreamTask(Task):
         seed = config.get("seed") or 0
         return f"{self.name} {record['id']}" + (f" (seed {seed})" if seed else "")
 
+    def show_memory(self, run: Any, r: int) -> list[Any]:
+        """The memory after the seed problems and after each batch of order ``r``, with the final entries' records."""
+        from .show import memory_parts
+
+        return memory_parts(run, r)
+
 
 class GymTask(StreamTask):
     """A reasoning-gym dataset as a stream of text problems."""

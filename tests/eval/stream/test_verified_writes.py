@@ -257,3 +257,16 @@ def test_the_table_shows_verified_rows_their_cost_and_the_prompts_they_share_wit
     write_table(table, tmp_path / "summary")
     text = (tmp_path / "summary" / "table.md").read_text()
     assert "points per 1,000 memory tokens" in text and "fewshot, verified (2 probes)" in text
+
+
+def test_show_prints_the_memory_at_each_batch_and_each_entrys_record(tmp_path, monkeypatch, capsys):
+    _scripted(monkeypatch, _memory_helps)
+    run = tmp_path / "verified"
+    argv = ["fewshot", "--task", "rg:puzzle24", "--size", "6", "--seed-size", "3", "--batch", "2", "--out", str(run)]
+    assert eval_main([*argv, "--verify", "2", "--learn-from", "reference", "--no-progress", "--no-report"]) == 0
+    capsys.readouterr()
+    assert eval_main(["show", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "seed problems" in out and "after batch 0002" in out and "kept" in out and "helped/hurt" in out
+    final = json.loads((run / "memory" / "order0" / "batch0002.json").read_text())["memory"]["entries"]
+    assert all(e["id"] in out for e in final)

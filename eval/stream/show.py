@@ -1,0 +1,72 @@
+"""What ``python -m eval show`` prints of a stream run's memory: the memory as it stood after the seed problems and
+after each batch, what verifying each batch's writes decided, and the final memory's entries with their records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ..show_parts import read_json, short
+
+if TYPE_CHECKING:
+    from ..show import Run
+
+__all__ = ["memory_parts"]
+
+
+def memory_parts(run: Run, order: int) -> list[Any]:
+    """The memory of stream order ``order``: one line a snapshot, then the newest snapshot's entries."""
+    paths = [run.dir / "memory" / "seed.json", *sorted((run.dir / "memory" / f"order{order}").glob("batch*.json"))]
+    snapshots = [(path, read_json(path)) for path in paths if path.exists()]
+    if not snapshots:
+        return [Text("no memory snapshot in memory/")]
+    steps = Table("snapshot", "entries", "writes", "verified writes", box=box.SIMPLE_HEAD)
+    for path, saved in snapshots:
+        saved = saved or {}
+        steps.add_row(_name(path), str(_size(saved.get("memory") or {})), str(len(saved.get("writes") or [])), _decided(saved))
+    parts: list[Any] = [steps]
+    entries = (snapshots[-1][1] or {}).get("memory", {}).get("entries")
+    if entries:
+        parts.append(_entries(entries))
+    return parts
+
+
+def _name(path: Path) -> str:
+    return "seed problems" if path.name == "seed.json" else f"after {path.stem.replace('batch', 'batch ')}"
+
+
+def _size(memory: dict[str, Any]) -> int:
+    if "entries" in memory:
+        return sum(1 for e in memory["entries"] if not (e.get("record") or {}).get("retired"))
+    if memory.get("versions"):
+        return len(memory["versions"][-1]["entries"])
+    return len(memory.get("concepts") or [])
+
+
+def _decided(saved: dict[str, Any]) -> str:
+    decided = [w["verify"]["decision"] for w in saved.get("writes") or [] if w.get("verify")]
+    if not decided:
+        return ""
+    return ", ".join(f"{decided.count(d)} {d}" for d in ("kept", "refused", "unchanged") if decided.count(d))
+
+
+def _entries(entries: list[dict[str, Any]]) -> Table:
+    """Each entry with what it did: probes helped and hurt when admitted, items shown and right, and why retired."""
+    table = Table("id", "kind", "entry", "from", "helped/hurt", "shown/right", "retired", box=box.SIMPLE_HEAD)
+    for entry in entries:
+        record = entry.get("record") or {}
+        table.add_row(
+            str(entry.get("id") or ""),
+            str(entry.get("kind") or ""),
+            escape(short(entry.get("text"))),
+            ", ".join(entry.get("sources") or []),
+            f"{record['helped']}/{record['hurt']}" if record else "",
+            f"{record['shown']}/{record['right']}" if record else "",
+            str(record.get("retired") or ""),
+        )
+    return table
