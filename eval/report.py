@@ -251,6 +251,9 @@ def _tokens(runs, labels) -> list[str]:
             model = (r.get("memory_lm") or r.get("lm")) if role == "memory" else r.get("lm")
             spent = [_money((cost.get("reasoning") or {}).get(role, 0.0))] if reasons else []
             rows.append([name, role, str(model), *counts(t), _money(cost.get(role)), *spent])
+        if r.get("verification"):  # verified writes: the probes' calls, counted apart from the solver's and writer's
+            t = Tokens.of(r["verification"].get("tokens"))
+            rows.append([name, "verification", str(r.get("lm")), *counts(t), DASH, *([DASH] if reasons else [])])
         for role, by_step in sorted((r.get("tokens_by_step") or {}).items()):
             for step, t in sorted(by_step.items()):
                 steps.append([name, role, step, *counts(Tokens.of(t))])
@@ -258,7 +261,8 @@ def _tokens(runs, labels) -> list[str]:
     lines = [
         "## Tokens and cost",
         "",
-        'Cost from LiteLLM\'s offline price list; "unknown" for local models and unlisted ones.'
+        'Cost from LiteLLM\'s offline price list; "unknown" for local models and unlisted ones. Verification: the '
+        "probes answered to verify a stream run's writes (--verify), counted apart from the memory and task roles."
         + (
             " Completion tokens are every token the answers took; a reasoning model's reasoning tokens are counted "
             "apart (hidden, or shown apart from the answer), and the visible answer took the rest."

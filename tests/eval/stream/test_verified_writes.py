@@ -263,8 +263,11 @@ def test_show_prints_the_memory_at_each_batch_and_each_entrys_record(tmp_path, m
     _scripted(monkeypatch, _memory_helps)
     run = tmp_path / "verified"
     argv = ["fewshot", "--task", "rg:puzzle24", "--size", "6", "--seed-size", "3", "--batch", "2", "--out", str(run)]
-    assert eval_main([*argv, "--verify", "2", "--learn-from", "reference", "--no-progress", "--no-report"]) == 0
+    assert eval_main([*argv, "--verify", "2", "--learn-from", "reference", "--no-progress"]) == 0
     capsys.readouterr()
+    verification = json.loads((run / "results.json").read_text())["verification"]["tokens"]
+    row = f"| verification | embedded | {verification['prompt']:,} | {verification['completion']:,} |"
+    assert row in (run / "report.md").read_text()
     assert eval_main(["show", str(run)]) == 0
     out = capsys.readouterr().out
     assert "seed problems" in out and "after batch 0002" in out and "kept" in out and "helped/hurt" in out
