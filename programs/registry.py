@@ -24,6 +24,7 @@ from .hdr import (
 )
 from .shared import READER_KNOBS
 from .stream import (
+    Ace,
     CheatsheetCU,
     CheatsheetRS,
     ConceptStream,
@@ -422,6 +423,15 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "stream tasks, --answer function: working solve(problem) programs kept, ranked by running them on the new "
             "problem and checking what they return, the top_k shown (knobs: top_k, keep); not a paper's",
             memory_format="programs",
+        ),
+        _spec(
+            "ace",
+            STREAM,
+            Ace,
+            "stream tasks: ACE, a playbook of bullets in sections; the solver names the bullets it used, a reflector "
+            "tags them helpful / harmful / neutral, a curator's ADD / UPDATE / MERGE / DELETE applied in code "
+            "(knobs: k, max_tokens)",
+            memory_format="playbook",
         ),
     ]
 }

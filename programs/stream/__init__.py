@@ -10,8 +10,11 @@ Each reads memory before solving a problem and writes after the problem is score
 - :class:`FailureMemory` (``failure_memory``): lessons from failures as well as successes (ReasoningBank).
 - :class:`StoredPrograms` (``stored_programs``): working ``solve(problem)`` programs, ranked by running them on
   the new problem.
+- :class:`Ace` (``ace``): ACE's playbook of bullets in sections, cited by the solver, tagged by a reflector and
+  curated by ADD / UPDATE / MERGE / DELETE operations applied in code.
 """
 
+from .ace import Ace, PlaybookSolver
 from .base import LEARN_FROM, LESSONS, Lesson, Read, StreamProgram
 from .baseline import StreamBaseline
 from .cheatsheet import CheatsheetCU, CheatsheetRS
@@ -27,6 +30,7 @@ from .stored_programs import StoredPrograms
 
 __all__ = [
     "ANSWER_MODES",
+    "Ace",
     "CheatsheetCU",
     "CheatsheetRS",
     "ConceptStream",
@@ -37,6 +41,7 @@ __all__ = [
     "LEARN_FROM",
     "LESSONS",
     "Lesson",
+    "PlaybookSolver",
     "PrintRunner",
     "Printed",
     "Read",

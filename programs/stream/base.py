@@ -84,10 +84,12 @@ class StreamProgram(dspy.Module):
     memory_format: ClassVar[str | None] = None
     #: Its writes read :meth:`Lesson.attempt` (the reasoning, where kept), not the solution alone.
     reads_attempts: ClassVar[bool] = False
+    #: The solver it answers with (a subclass of :class:`StreamSolver` where a program asks with its own signatures).
+    solver_class: ClassVar[type[StreamSolver]] = StreamSolver
 
     def __init__(self, *, answer: str = "text", retries: int = 2, cot: bool = True, memory_first: bool = True):
         super().__init__()
-        self.solver = StreamSolver(answer, retries=retries, cot=cot, memory_first=memory_first)
+        self.solver = self.solver_class(answer, retries=retries, cot=cot, memory_first=memory_first)
 
     def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         """Memory for ``problem`` (item ``item_id``): never an entry written from that item. ``check``: the task's

@@ -105,6 +105,14 @@ class EntryMemory:
         numbers = [int(e.id[1:]) for e in self.entries if re.fullmatch(r"e\d+", e.id)]
         return max(numbers, default=0) + 1
 
+    def remove(self, ids: Iterable[str]) -> list[Entry]:
+        """Drop the entries with these ids altogether (not retired: gone from the snapshot too); those dropped."""
+        wanted = set(ids)
+        with self._lock:
+            dropped = [e for e in self.entries if e.id in wanted]
+            self.entries = [e for e in self.entries if e.id not in wanted]
+        return dropped
+
     def find(self, entry_id: str) -> Entry | None:
         with self._lock:
             return next((e for e in self.entries if e.id == entry_id), None)

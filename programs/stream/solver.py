@@ -21,7 +21,7 @@ or None; without one, a text answer is never retried, and a program only when it
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, Mapping
 
 import dspy
 
@@ -38,6 +38,10 @@ EMPTY = "(empty)"
 
 class StreamSolver(dspy.Module):
     """Answer a text problem with memory in context, directly or by a program run in the sandbox."""
+
+    #: The solve signature of each answer mode, and the retry's (a subclass may ask with its own).
+    signatures: ClassVar[Mapping[str, type[dspy.Signature]]] = SIGNATURES
+    retry_signature: ClassVar[type[dspy.Signature]] = RetryWithFeedback
 
     def __init__(
         self,
@@ -67,15 +71,15 @@ class StreamSolver(dspy.Module):
         self.answer_mode, self.retries = answer, retries
         self.memory_first = memory_first
         make = dspy.ChainOfThought if cot else dspy.Predict
-        self.solve = make(_ordered(SIGNATURES[answer], memory_first))
-        self.retry = make(_ordered(RetryWithFeedback, memory_first))
+        self.solve = make(_ordered(self.signatures[answer], memory_first))
+        self.retry = make(_ordered(self.retry_signature, memory_first))
         self.runner = runner
 
     def forward(self, memory: str, problem: str, check: Callable[[str], Any] | None = None) -> dspy.Prediction:
         memory = memory.strip() or EMPTY
         out = self.solve(memory=memory, problem=problem)
         text = str(out.answer if self.answer_mode == "text" else out.program)
-        reasoning = _reasoning(out)
+        reasoning = self.reasoning_of(out)
         attempts: list[dict[str, Any]] = []
         while True:
             answer, feedback, passed = self._judge(text, problem, check)
@@ -83,7 +87,7 @@ class StreamSolver(dspy.Module):
             if feedback is None or len(attempts) > self.retries:
                 break
             out = self.retry(memory=memory, problem=problem, previous=text, feedback=feedback)
-            text, reasoning = str(out.answer), _reasoning(out)
+            text, reasoning = str(out.answer), self.reasoning_of(out)
         final = attempts[-1]
         return dspy.Prediction(
             answer=final["answer"],
@@ -92,6 +96,10 @@ class StreamSolver(dspy.Module):
             attempts=attempts,
             checked=final["checked"],
         )
+
+    def reasoning_of(self, out: dspy.Prediction) -> str:
+        """What an attempt's record keeps of how it was reached: the reasoning it gave ("" for a plain Predict)."""
+        return _reasoning(out)
 
     def _judge(self, text: str, problem: str, check: Callable[[str], Any] | None) -> tuple[str | None, str | None, bool | None]:
         """(the answer, the feedback for a retry or None, whether the check passed: None without a check)."""

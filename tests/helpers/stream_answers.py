@@ -84,7 +84,15 @@ def function_for(problem: str) -> str:
 
 def respond(call):
     wanted = outputs(call)
-    last = wanted[-1]
+    if "bullet_ids" in wanted:  # ACE's generator: the answer as any solver's, citing the first two bullets shown
+        cited = re.findall(r"\[(e\d+)\]", str(given(call, "memory")))[:2]
+        return {**answered(call, [w for w in wanted if w != "bullet_ids"][-1]), "bullet_ids": cited}
+    return answered(call, wanted[-1])
+
+
+def answered(call, last: str):
+    """The scripted answer to a call whose last output field is ``last``."""
+    wanted = outputs(call)
     if last == "answer" and "previous" in call.user_text and "[[ ## feedback ## ]]" in call.user_text:
         previous = given(call, "previous")
         if isinstance(previous, str) and "def solve" in previous:
@@ -132,4 +140,10 @@ def respond(call):
         return {"observations": ["four numbers"], "speculation": ["products"]}
     if last == "chosen":
         return {"chosen": [1]}
+    if last == "key_insight":  # ACE's reflector: every bullet used was helpful
+        used = re.findall(r"\[(e\d+)\]", str(given(call, "used_bullets")))
+        tags = [{"id": i, "tag": "helpful"} for i in used]
+        return {"diagnosis": "the numbers were paired well", "bullet_tags": tags, "key_insight": "Use each number once."}
+    if last == "operations":  # ACE's curator: one bullet, the same each time (a near-duplicate after the first)
+        return {"operations": [{"op": "ADD", "section": "strategies", "content": "Use each number exactly once."}]}
     raise AssertionError(f"no scripted answer for {wanted}")

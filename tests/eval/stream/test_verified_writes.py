@@ -4,6 +4,7 @@ record on every entry; the token budget (``--memory-tokens``)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -273,3 +274,38 @@ def test_show_prints_the_memory_at_each_batch_and_each_entrys_record(tmp_path, m
     assert "seed problems" in out and "after batch 0002" in out and "kept" in out and "helped/hurt" in out
     final = json.loads((run / "memory" / "order0" / "batch0002.json").read_text())["memory"]["entries"]
     assert all(e["id"] in out for e in final)
+
+
+def _playbook_helps(call):
+    """The stream's script, except that a solver shown a playbook bullet answers right, and the curator adds a bullet
+    of its own for each problem."""
+    wanted = outputs(call)
+    if "bullet_ids" in wanted and "[e" in str(given(call, "memory")):
+        numbers = numbers_of(given(call, "problem"))
+        cited = re.findall(r"\[(e\d+)\]", str(given(call, "memory")))[:1]
+        return {"reasoning": "as the playbook says", "bullet_ids": cited, "answer": solve24(numbers) or "1 + 1"}
+    if wanted[-1] == "operations":
+        first = numbers_of(given(call, "problem"))[0]
+        return {"operations": [{"op": "ADD", "section": "strategies", "content": f"Look for a product near 24 with {first}."}]}
+    return respond(call)
+
+
+def test_ace_with_verify_gives_each_bullet_it_admits_a_measured_record(tmp_path, monkeypatch):
+    _scripted(monkeypatch, _playbook_helps)
+    run = tmp_path / "ace"
+    argv = ["ace", "--task", "rg:puzzle24", "--size", "6", "--seed-size", "3", "--batch", "2", "--out", str(run)]
+    assert eval_main([*argv, "--verify", "2", "--learn-from", "reference", "--no-progress", "--no-report"]) == 0
+    kept = 0
+    for snapshot in _snapshots(run):
+        bullets = {e["id"]: e for e in snapshot["memory"]["entries"]}
+        for write in snapshot["writes"]:
+            if write["verify"]["decision"] == "kept":
+                kept += 1
+                for bullet_id in write["verify"]["added"]:  # measured: the probes it turned right and wrong
+                    assert bullets[bullet_id]["record"]["helped"] - bullets[bullet_id]["record"]["hurt"] >= 1
+        assert all(set(e["extra"]["tags"]) == {"helpful", "harmful", "neutral"} for e in bullets.values())
+    assert kept >= 1
+    lines = [json.loads(x) for x in (run / "examples.jsonl").read_text().splitlines()]
+    shown = [r for r in lines if r["read"]["ids"]]
+    assert shown and all("[" + r["read"]["ids"][0] + "]" in r["memory"] for r in shown)
+    assert any("Bullets used: e" in (r["reasoning"] or "") for r in shown)  # the solver's citations, kept with its attempt
