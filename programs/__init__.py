@@ -2,11 +2,15 @@
 
     memreason.programs.hdr       Hypothesis-Driven Reasoning: its modules, programs and baselines
     memreason.programs.arcmemo   ArcMemo: the ARC solver loop, concept memory, selection, abstraction
+    memreason.programs.stream    memory programs over a stream of problems: few-shot, Reflexion, Dynamic Cheatsheet,
+                                 ArcMemo's concepts, lessons, stored programs, ACE; run_stream for items of your own
     memreason.programs.shared    what both use: the memory reader and its knobs, memory as a DSPy
                                  parameter, frozen memory writers, one step function for forward/aforward
     memreason.programs.registry  the names users type (``python -m eval <name>``) and their factories
 
-Every public name of the three is importable from here too (``from memreason.programs import HDR``).
+Every public name of these is importable from here too (``from memreason.programs import HDR, FewShot``).
+``Cheatsheet`` is ArcMemo's ARC cheatsheet (also ``ArcCheatsheet``); Dynamic Cheatsheet over a stream is
+``CheatsheetCU`` / ``CheatsheetRS``.
 Programs never call ``dspy.configure``; their knobs are constructor arguments.
 """
 
@@ -70,8 +74,37 @@ from .shared import (
     episode_to_json,
     memory_signature,
 )
+from .stream import (
+    Ace,
+    CheatsheetCU,
+    CheatsheetRS,
+    ConceptStream,
+    FailureMemory,
+    FewShot,
+    Lesson,
+    ReflexionStream,
+    StoredPrograms,
+    StreamBaseline,
+    StreamProgram,
+    run_stream,
+)
+
+ArcCheatsheet = Cheatsheet  # the name that says which cheatsheet it is
 
 __all__ = [
+    "Ace",
+    "ArcCheatsheet",
+    "CheatsheetCU",
+    "CheatsheetRS",
+    "ConceptStream",
+    "FailureMemory",
+    "FewShot",
+    "Lesson",
+    "ReflexionStream",
+    "StoredPrograms",
+    "StreamBaseline",
+    "StreamProgram",
+    "run_stream",
     "ArcMemo",
     "ArcMemoOE",
     "ArcMemoPS",

@@ -1,6 +1,6 @@
 """Equal prompts, equal answers? The embedded server's default mode against its deterministic mode, in one run.
 
-    python -m memreason.eval.bench deterministic [--task rg:puzzle24] [--size 8] [--rounds 2] [--threads 8]
+    python -m memreason.eval.bench deterministic --task rg:puzzle24 [--size 8] [--rounds 2] [--threads 8]
 
 The same ``--size`` prompts (the stream solver's, no memory, at temperature 0) are answered ``--rounds`` times in
 each mode, DSPy's response cache off, ``--threads`` requests at a time: first by the server as every run starts it
@@ -52,7 +52,7 @@ def differing(rounds: list[list[str]]) -> int:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m memreason.eval.bench deterministic", description=__doc__.split("\n")[0])
     parser.add_argument("--lm", default=None, help="a local model (default: the embedded one; local:PATH.gguf)")
-    parser.add_argument("--task", default="rg:puzzle24", help="a reasoning-gym task, rg:NAME (default rg:puzzle24)")
+    parser.add_argument("--task", required=True, help="a stream task whose problems are asked, such as rg:puzzle24")
     parser.add_argument("--seed", type=int, default=101, help="the items' seed (default 101)")
     parser.add_argument("--size", type=int, default=8, help="prompts (default 8)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds in each mode (default 2)")
@@ -64,9 +64,17 @@ def main(argv: list[str]) -> int:
         parser.error("--size, --threads and --max-tokens must be at least 1, --rounds at least 2")
     if args.lm is not None and not args.lm.startswith("local:"):
         parser.exit(2, f"error: the deterministic mode is a local model's: give local:PATH.gguf, not {args.lm}\n")
-    from memreason.datasets.gym import GymData
+    from memreason.eval.harness.errors import UsageError
+    from memreason.eval.tasks import get_task
+    from memreason.programs.registry import STREAM
 
-    problems = [item.question for item in GymData(args.task.removeprefix("rg:")).items(args.seed, args.size, distinct=True)]
+    try:
+        task = get_task(args.task)
+        if task.kind != STREAM:
+            raise UsageError(f"{task.name} is not a stream task")
+        problems = [item.question for item in task.data({}).items(args.seed, args.size, distinct=True)]
+    except UsageError as exc:
+        parser.exit(2, f"error: {exc}\n")
     figures: dict[str, Any] = {"task": args.task, "seed": args.seed, "size": args.size, "threads": args.threads, "modes": {}}
     for mode in ("default", "deterministic"):
         try:

@@ -24,6 +24,7 @@ from .failure_memory import FailureMemory
 from .fewshot import FewShot
 from .judge import SelfJudge
 from .print_runner import Printed, PrintRunner
+from .protocol import run_stream
 from .reflexion import ReflexionStream
 from .solver import ANSWER_MODES, StreamSolver
 from .stored_programs import StoredPrograms
@@ -51,5 +52,6 @@ __all__ = [
     "StreamProgram",
     "SelfJudge",
     "StreamSolver",
+    "run_stream",
     "similarity",
 ]

@@ -31,7 +31,6 @@ An item is never shown a bullet any of whose text came from it.
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any, Iterable, get_args
 
 import dspy
@@ -48,7 +47,7 @@ from memreason.signatures.stream import (
 )
 
 from .base import Lesson, Read, StreamProgram
-from .entries import Entry, EntryMemory, similarity
+from .entries import Entry, EntryMemory, FreshLock, similarity
 from .solver import StreamSolver
 
 __all__ = ["CITED", "DUPLICATE_SIMILARITY", "SECTIONS", "TAGS", "Ace", "PlaybookSolver", "cited_ids"]
@@ -120,7 +119,7 @@ class Ace(StreamProgram):
         self.curate = dspy.Predict(CuratePlaybook)
         self.playbook = EntryMemory()
         self.issued = 0  # the highest bullet number ever given: a deleted bullet's id is never given again
-        self._writing = threading.Lock()
+        self._writing = FreshLock()
 
     # -- read ------------------------------------------------------------------------------------
 

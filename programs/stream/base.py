@@ -23,6 +23,7 @@ from typing import Any, Callable, ClassVar
 
 import dspy
 
+from ..shared.memory_parameter import MemoryParameter, fill_missing_memory
 from .entries import EntryMemory
 from .solver import StreamSolver
 
@@ -77,6 +78,22 @@ class Read:
         return int(self.record.get("withheld", 0))
 
 
+class StreamMemory(MemoryParameter):
+    """A stream program's memory as a DSPy parameter: saved and loaded (``save``/``load``, also inside a pipeline of
+    your own), copied and pickled with whatever program holds it; its state is the program's :meth:`memory_state`."""
+
+    def __init__(self, owner: "StreamProgram"):
+        self.owner = owner
+
+    def dump_state(self, json_mode: bool = True) -> Any:
+        return self.owner.memory_state()
+
+    def load_state(self, state: Any) -> "StreamMemory":
+        if state is not None:
+            self.owner.load_memory(state)
+        return self
+
+
 class StreamProgram(dspy.Module):
     """Base of the stream programs: no memory (subclasses override :meth:`read`, :meth:`learn` and the state)."""
 
@@ -88,8 +105,21 @@ class StreamProgram(dspy.Module):
     solver_class: ClassVar[type[StreamSolver]] = StreamSolver
 
     def __init__(self, *, answer: str = "text", retries: int = 2, cot: bool = True, memory_first: bool = True):
+        """
+        Args:
+            answer: ``"text"``, ``"program"`` or ``"function"`` (:class:`StreamSolver`).
+            retries: the most retries after feedback that needs no reference.
+            cot: reason step by step before answering.
+            memory_first: memory before the problem in the prompt (a server then reuses its prefix).
+        """
         super().__init__()
         self.solver = self.solver_class(answer, retries=retries, cot=cot, memory_first=memory_first)
+        self.stream_memory = StreamMemory(self)  # the memory, saved, loaded and copied as a DSPy parameter
+
+    def load_state(self, state: dict[str, Any], **kwargs: Any) -> "StreamProgram":
+        """DSPy's ``load_state``; a state saved before stream programs saved their memory keeps the memory as it is."""
+        super().load_state(fill_missing_memory(self, state), **kwargs)
+        return self
 
     def read(self, problem: str, item_id: str = "", check: Any = None) -> Read:
         """Memory for ``problem`` (item ``item_id``): never an entry written from that item. ``check``: the task's
@@ -107,6 +137,12 @@ class StreamProgram(dspy.Module):
         read = self.read(problem, item_id, check)
         out = self.solve(problem, read.text, check)
         return dspy.Prediction(**{k: out[k] for k in out.keys()}, read=read.record, memory=read.text)
+
+    async def aforward(self, problem: str, item_id: str = "", check: Callable[[str], Any] | None = None) -> dspy.Prediction:
+        """:meth:`forward` off the event loop (in a worker thread that carries the caller's DSPy context)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.forward, problem, item_id, check)
 
     def memory_state(self) -> dict[str, Any]:
         return {}

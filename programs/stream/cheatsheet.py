@@ -38,6 +38,10 @@ class CheatsheetCU(StreamProgram):
     memory_format = "cheatsheet"
 
     def __init__(self, **solver: Any):
+        """
+        Args:
+            **solver: :class:`StreamProgram`'s (answer, retries, cot, memory_first).
+        """
         super().__init__(**solver)
         self.curate = dspy.Predict(CurateStreamCheatsheet)
         self.versions: list[dict[str, Any]] = []  # {"entries": [...], "sources": [...]}, oldest first
@@ -91,6 +95,11 @@ class CheatsheetRS(StreamProgram):
     memory_format = "cheatsheet_rs"
 
     def __init__(self, *, k: int = 3, **solver: Any):
+        """
+        Args:
+            k: the most earlier problems a cheatsheet is synthesised from.
+            **solver: :class:`StreamProgram`'s (answer, retries, cot, memory_first).
+        """
         super().__init__(**solver)
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")

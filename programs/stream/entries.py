@@ -26,7 +26,27 @@ from typing import Any, Iterable, Sequence
 
 from .utility import Record
 
-__all__ = ["Entry", "EntryMemory", "similarity", "words"]
+__all__ = ["Entry", "EntryMemory", "FreshLock", "similarity", "words"]
+
+
+class FreshLock:
+    """A lock that every copy and every pickle gets anew: a copy of a memory never waits on the original's lock, and a
+    program holding one deep-copies and pickles (``copy.deepcopy``, DSPy's ``save_program=True``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> bool:
+        return self._lock.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._lock.__exit__(*exc)
+
+    def __deepcopy__(self, memo: dict) -> "FreshLock":
+        return FreshLock()
+
+    def __reduce__(self):
+        return FreshLock, ()
 
 
 @dataclass
@@ -87,7 +107,7 @@ class EntryMemory:
 
     def __init__(self, entries: Iterable[Entry] = ()):
         self.entries: list[Entry] = list(entries)
-        self._lock = threading.Lock()
+        self._lock = FreshLock()
 
     def __len__(self) -> int:
         """The entries not retired."""

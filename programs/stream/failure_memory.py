@@ -27,6 +27,11 @@ class FailureMemory(StreamProgram):
     reads_attempts = True
 
     def __init__(self, *, k: int = 4, **solver: Any):
+        """
+        Args:
+            k: the most lessons shown.
+            **solver: :class:`StreamProgram`'s (answer, retries, cot, memory_first).
+        """
         super().__init__(**solver)
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")

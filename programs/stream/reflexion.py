@@ -25,6 +25,11 @@ class ReflexionStream(StreamProgram):
     reads_attempts = True
 
     def __init__(self, *, k: int = 3, **solver: Any):
+        """
+        Args:
+            k: the most reflections shown.
+            **solver: :class:`StreamProgram`'s (answer, retries, cot, memory_first).
+        """
         super().__init__(**solver)
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")

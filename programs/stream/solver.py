@@ -86,7 +86,9 @@ class StreamSolver(dspy.Module):
             attempts.append({"solution": text, "reasoning": reasoning, "answer": answer, "feedback": feedback, "checked": passed})
             if feedback is None or len(attempts) > self.retries:
                 break
-            out = self.retry(memory=memory, problem=problem, previous=text, feedback=feedback)
+            # each retry its own rollout: a retry whose prompt repeats the last one's is a new call, not the cache's
+            rollout = {"rollout_id": len(attempts)}
+            out = self.retry(memory=memory, problem=problem, previous=text, feedback=feedback, config=rollout)
             text, reasoning = str(out.answer), self.reasoning_of(out)
         final = attempts[-1]
         return dspy.Prediction(

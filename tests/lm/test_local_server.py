@@ -360,7 +360,20 @@ def test_the_deterministic_benchmark_answers_the_same_prompts_in_both_modes(stub
 
     assert differing([["a", "b", "c"], ["a", "x", "c"], ["a", "b", "c"]]) == 1
     figures = tmp_path / "figures.json"
-    argv = ["--lm", f"local:{model_file}", "--size", "3", "--rounds", "2", "--threads", "2", "--json", str(figures)]
+    argv = [
+        "--lm",
+        f"local:{model_file}",
+        "--task",
+        "rg:puzzle24",
+        "--size",
+        "3",
+        "--rounds",
+        "2",
+        "--threads",
+        "2",
+        "--json",
+        str(figures),
+    ]
     assert main(argv) == 0
     out = json.loads(figures.read_text())
     assert set(out["modes"]) == {"default", "deterministic"} and out["throughput_ratio"] > 0
