@@ -90,13 +90,20 @@ def _options(parser: Parser) -> None:
         help="the dataset's own config as a JSON object, e.g. '{\"min_numbers\": 4}'",
     )
     add(data, "--seed", help="test items' seed (default 0); seed problems come from another stream")
-    data.add_argument("--size", type=whole("--size"), default=50, metavar="N", help="test items (default 50)")
+    data.add_argument(
+        "--size",
+        type=whole("--size"),
+        default=50,
+        metavar="N",
+        help="test items (default 50; at most 10,000, and at most what the task holds)",
+    )
     data.add_argument(
         "--seed-size",
         type=whole("--seed-size", 0),
         default=10,
         metavar="N",
-        help="seed problems whose reference answers seed memory (default 10; 0: none)",
+        help="seed problems whose reference answers seed memory (default 10; 0: none; at most 1,000, and at most "
+        "what the task holds: et:L1 has 16)",
     )
     protocol = parser.add_argument_group("stream protocol")
     protocol.add_argument(
@@ -139,7 +146,11 @@ def _options(parser: Parser) -> None:
         help="the stream's order (default 0); order k of --orders is S + k",
     )
     protocol.add_argument(
-        "--orders", type=whole("--orders"), default=1, metavar="N", help="orders of the stream run (mean and spread; default 1)"
+        "--orders",
+        type=whole("--orders"),
+        default=1,
+        metavar="N",
+        help="orders of the stream run (mean and spread; default 1; at most 100)",
     )
     add_lm_options(parser)
     add_fault_options(parser, "items", retry_failed=True)
