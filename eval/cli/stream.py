@@ -23,7 +23,7 @@ from memreason.programs import PROGRAMS
 from memreason.programs.registry import STREAM
 from memreason.programs.stream import ANSWER_MODES, LEARN_FROM, LESSONS
 
-from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, whole
+from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, out_dir, whole
 from .resume import resumed_args
 
 __all__ = ["register", "stream_programs"]
@@ -64,7 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="COLUMN=PROGRAM",
         help="the baseline of a column (default: the column's first run); e.g. rg:puzzle24=stream_baseline",
     )
-    table.add_argument("--out", type=Path, required=True, help="where table.json, table.md and gains.png go")
+    table.add_argument(
+        "--out", type=out_dir("--out"), required=True, metavar="DIR", help="where table.json, table.md and gains.png go"
+    )
     table.set_defaults(handler=run_table)
     for name in stream_programs():
         summary = PROGRAMS[name].summary.removeprefix("stream tasks: ")
@@ -163,7 +165,7 @@ def _options(parser: Parser) -> None:
 
 
 def run_table(args: argparse.Namespace) -> int:
-    from memreason.eval.stream.table import TableError, memory_table, write_table
+    from memreason.eval.stream.table import TableError, markdown, memory_table, write_table
 
     baselines = {}
     for given in args.baseline:
@@ -176,7 +178,7 @@ def run_table(args: argparse.Namespace) -> int:
     except TableError as exc:
         raise UsageError(str(exc)) from None
     paths = write_table(table, args.out)
-    print((args.out / "table.md").read_text(encoding="utf-8"))
+    print(markdown(table))
     print(f"written: {', '.join(str(p) for p in paths)}")
     return 0
 
