@@ -5,9 +5,11 @@ one. The new file keeps the old one's permission bits; a file written for the fi
 what ``open()`` would have given it (0666 less the process's umask), not ``mkstemp``'s 0600. A
 full disk is :class:`DiskFull`, naming the file and the bytes it needed.
 
-Reading a JSON file a user named: one clear error for a missing file, unreadable bytes, bad JSON
-or too many bytes. At most :data:`MAX_BYTES` are read, so a path such as ``/dev/zero`` or a huge
-file is refused in one line instead of filling memory.
+Reading a file a user named goes through :func:`read_bounded` (regular files only, at most
+``max_bytes`` read), then :func:`read_text_file` (UTF-8 text only) and :func:`read_json_file` (JSON):
+one clear error for a missing file, a folder, device or pipe (never opened for reading, so a FIFO
+cannot hang), unreadable bytes, binary content, bad JSON or too many bytes. At most :data:`MAX_BYTES`
+are read, so a path such as ``/dev/zero`` or a huge file is refused in one line instead of filling memory.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "is_disk_full",
     "read_bounded",
     "read_json_file",
+    "read_text_file",
     "replace_atomically",
     "save_via",
     "write_atomically",
@@ -120,11 +123,25 @@ MAX_BYTES = 16 * 2**20  # far above any rules table, ARC task, memory file or co
 def read_json_file(path: str | Path, error: type[Exception], what: str, *, max_bytes: int = MAX_BYTES) -> Any:
     """The JSON in ``path``; ``error`` (a one-line message naming ``what`` the file is) when it cannot be read."""
     path = Path(path)
+    text = read_text_file(path, error, what, max_bytes=max_bytes)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{what} {path} is not valid JSON: {exc}") from None
+
+
+def read_text_file(path: str | Path, error: type[Exception], what: str, *, max_bytes: int = MAX_BYTES) -> str:
+    """The text of ``path`` (UTF-8, at most ``max_bytes``); ``error`` (one line naming ``what``) when it cannot be
+    read, is not a regular file, holds more, or is not text (bytes that are not UTF-8, or NUL bytes)."""
+    path = Path(path)
     data = read_bounded(path, error, what, max_bytes=max_bytes)
     try:
-        return json.loads(data.decode())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise error(f"{what} {path} is not valid JSON: {exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{what} {path} is not text (not UTF-8 at byte {exc.start}); give a text file") from None
+    if "\x00" in text:
+        raise error(f"{what} {path} is not text (it holds NUL bytes); give a text file")
+    return text
 
 
 def read_bounded(path: str | Path, error: type[Exception], what: str, *, max_bytes: int = MAX_BYTES) -> bytes:
@@ -144,5 +161,13 @@ def read_bounded(path: str | Path, error: type[Exception], what: str, *, max_byt
         except OSError as exc:
             raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
-        raise error(f"{what} {path} is larger than {max_bytes / 2**20:g} MiB")
+        raise error(f"{what} {path} is larger than {_size(max_bytes)}")
     return data
+
+
+def _size(count: int) -> str:
+    """``count`` bytes as a short size: 16 MiB, 64 KiB, 100 bytes."""
+    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
+        if count >= scale:
+            return f"{count / scale:g} {unit}"
+    return f"{count} bytes"

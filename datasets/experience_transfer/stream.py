@@ -3,6 +3,7 @@
     data = SceneStream(level=2)
     tests = data.items(seed=2026, size=40)         # scenes of make_level(2, seed=2026), in a seeded order
     seeds = data.seed_items(seed=2026, size=32)    # its labelled episodes: "normal" or "anomaly"
+    data.counts(seed=2026)                         # (test scenes, labelled episodes) the level holds
     data.score(tests[0], "2")                      # 1.0 when the first integer of the answer is the scene's count
 
 A stream program sees the episodes as solved seed problems ("which kind of object is this?", answered by
@@ -45,6 +46,11 @@ class SceneStream:
             self._levels[seed] = make_level(self.level, seed=seed)
         return self._levels[seed]
 
+    def counts(self, seed: int = 0) -> tuple[int, int]:
+        """How many test scenes and seed problems (labelled episodes) the level made with ``seed`` holds."""
+        made = self._made(seed)
+        return len(made.test), len(made.episodes)
+
     def items(self, seed: int = 0, size: int = 40, *, prefix: str = "", distinct: bool = False) -> list[GymItem]:
         """``size`` test scenes of the level made with ``seed``, in an order drawn from ``seed`` (the level lists
         its scenes by count). Ids are the scenes' own; every scene is a distinct problem (``distinct`` is kept for
@@ -59,12 +65,14 @@ class SceneStream:
         ]
 
     def seed_items(self, seed: int = 0, size: int = 32, *, avoid: Sequence[GymItem] = ()) -> list[GymItem]:
-        """The level's labelled episodes (at most ``size``, in an order drawn from ``seed``) as solved problems: which
-        of the level's labels the object has. Episodes are single objects, never a test scene (``avoid`` is kept
-        for the stream protocol's call)."""
+        """``size`` of the level's labelled episodes (in an order drawn from ``seed``) as solved problems: which
+        of the level's labels the object has (:class:`SceneStreamError` for more than the level holds). Episodes are
+        single objects, never a test scene (``avoid`` is kept for the stream protocol's call)."""
         if size <= 0:
             return []
         made = self._made(seed)
+        if size > len(made.episodes):
+            raise SceneStreamError(f"level {self.level} has {len(made.episodes)} labelled episodes; ask for at most that many")
         labels = " or ".join(made.rules.labels)
         order = np.random.default_rng([seed, 2]).permutation(len(made.episodes))[:size]
         return [

@@ -9,6 +9,11 @@ suffix, ``{"task": {...}, "memory": {...}}``), the flags given (``--lm``, ``--te
 ``--max-tokens``/``--memory-max-tokens``; any other key is a keyword sent with every call of that role
 (``--lm-arg``/``--memory-lm-arg``). Where each setting came from is kept in ``args.origins`` so that a setting a
 model's provider refuses is refused naming it (memreason.lm.reasoning). The preset in use is printed at start.
+
+Refused in one line, before any work: a setting that carries a credential, at any depth (``API_KEY``,
+``extra_headers.Authorization``, ``extra_body.api_key``: :func:`memreason.lm.redact.credentials_in`), which comes
+from the provider's environment variable instead; a setting with an empty value (``--lm-arg top_p=``); a
+``--lm-config`` that is not a regular text file of at most :data:`LM_CONFIG_BYTES`.
 """
 
 from __future__ import annotations
@@ -21,10 +26,12 @@ from typing import Any, Callable
 
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.presets import PRESETS, ROLES
+from memreason.files import read_text_file
+from memreason.lm.redact import credential_refused, credentials_in
 
 from .options import OPTIONS, note_origin
 
-__all__ = ["apply_lm_settings", "read_lm_config"]
+__all__ = ["LM_CONFIG_BYTES", "apply_lm_settings", "read_lm_config"]
 
 log = logging.getLogger("memreason.eval.cli")
 
@@ -45,6 +52,8 @@ NAMED = {
 }
 KEYWORDS = {"task": ("lm_args", "--lm-arg"), "memory": ("memory_lm_args", "--memory-lm-arg")}
 ALIASES = {"max_completion_tokens": "max_tokens", "max_output_tokens": "max_tokens"}  # other names of the cap
+LM_CONFIG_BYTES = 64 * 2**10  # far above any model's settings; every setting is sent with every call
+ROLE_NAMES = {"task": "task LM", "memory": "memory LM"}
 
 
 def apply_lm_settings(args: argparse.Namespace) -> None:
@@ -65,14 +74,24 @@ def apply_lm_settings(args: argparse.Namespace) -> None:
         for role, settings in roles.items():
             for key, value in settings.items():
                 _set(args, role, ALIASES.get(key, key), value, source, by_flag)
+    for role in ROLES:
+        _refuse_credentials(args, role)
+
+
+def _refuse_credentials(args: argparse.Namespace, role: str) -> None:
+    """A keyword setting of ``role`` that carries a credential, at any depth, refused naming where it was given."""
+    dest, flag = KEYWORDS[role]
+    for key, value in (getattr(args, dest, None) or {}).items():
+        found = credentials_in({key: value})
+        if found:
+            label = args.origins.get(f"{dest}.{key}", f"{flag} {key}")
+            name = label if found[0] == key and label.endswith(f" {key}") else f"{label}: {found[0]}"
+            raise UsageError(credential_refused(name, ROLE_NAMES[role]))
 
 
 def read_lm_config(path: Path) -> dict[str, dict[str, Any]]:
     """The per-role settings ``path`` holds (JSON, or TOML by its suffix), checked: one line for what is wrong."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UsageError(f"--lm-config {path}: cannot read it ({exc.strerror or exc})") from None
+    text = read_text_file(path, UsageError, "--lm-config", max_bytes=LM_CONFIG_BYTES)
     try:
         if path.suffix == ".toml":
             try:
@@ -93,6 +112,10 @@ def read_lm_config(path: Path) -> dict[str, dict[str, Any]]:
     for role, settings in data.items():
         if not isinstance(settings, dict):
             raise UsageError(f"--lm-config {path}: {role} must be an object of settings, got {settings!r}")
+    found = credentials_in(data)
+    if found:
+        role = found[0].partition(".")[0]
+        raise UsageError(credential_refused(f"--lm-config {path} ({found[0]})", ROLE_NAMES[role]))
     return data
 
 
@@ -122,6 +145,8 @@ def _fold_keywords(args: argparse.Namespace, role: str) -> None:
 def _set(args: argparse.Namespace, role: str, key: str, value: Any, source: str, by_flag: set[str]) -> None:
     """One setting of a layer: ignored where a flag gave it, else set and its source noted."""
     label = f"{source} ({role}.{key})"
+    if isinstance(value, str) and not value.strip():
+        raise UsageError(f"{label} is empty: give it a value, or leave it out")
     if key in NAMED[role]:
         target, _ = NAMED[role][key]
         if target in by_flag:

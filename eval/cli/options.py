@@ -282,7 +282,8 @@ _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
 def parse_key_value(text: str, flag: str = "--lm-arg") -> tuple[str, Any]:
-    """``KEY=VALUE`` as (key, value): the value as JSON where it parses, else the text itself."""
+    """``KEY=VALUE`` as (key, value): the value as JSON where it parses, else the text itself; an empty value
+    (``top_p=``, ``top_p=""``) refused."""
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -293,6 +294,8 @@ def parse_key_value(text: str, flag: str = "--lm-arg") -> tuple[str, Any]:
         value = json.loads(raw)
     except ValueError:
         value = raw
+    if isinstance(value, str) and not value.strip():
+        raise argparse.ArgumentTypeError(f"{flag} {key}= has no value: give one (such as {key}=VALUE), or leave it out")
     return key, value
 
 

@@ -23,7 +23,7 @@ from memreason.programs import PROGRAMS
 from memreason.programs.registry import STREAM
 from memreason.programs.stream import ANSWER_MODES, LEARN_FROM, LESSONS
 
-from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, whole
+from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, out_dir, whole
 from .resume import resumed_args
 
 __all__ = ["register", "stream_programs"]
@@ -64,7 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="COLUMN=PROGRAM",
         help="the baseline of a column (default: the column's first run); e.g. rg:puzzle24=stream_baseline",
     )
-    table.add_argument("--out", type=Path, required=True, help="where table.json, table.md and gains.png go")
+    table.add_argument(
+        "--out", type=out_dir("--out"), required=True, metavar="DIR", help="where table.json, table.md and gains.png go"
+    )
     table.set_defaults(handler=run_table)
     for name in stream_programs():
         summary = PROGRAMS[name].summary.removeprefix("stream tasks: ")
@@ -90,13 +92,20 @@ def _options(parser: Parser) -> None:
         help="the dataset's own config as a JSON object, e.g. '{\"min_numbers\": 4}'",
     )
     add(data, "--seed", help="test items' seed (default 0); seed problems come from another stream")
-    data.add_argument("--size", type=whole("--size"), default=50, metavar="N", help="test items (default 50)")
+    data.add_argument(
+        "--size",
+        type=whole("--size"),
+        default=50,
+        metavar="N",
+        help="test items (default 50; at most 10,000, and at most what the task holds)",
+    )
     data.add_argument(
         "--seed-size",
         type=whole("--seed-size", 0),
         default=10,
         metavar="N",
-        help="seed problems whose reference answers seed memory (default 10; 0: none)",
+        help="seed problems whose reference answers seed memory (default 10; 0: none; at most 1,000, and at most "
+        "what the task holds: et:L1 has 16)",
     )
     protocol = parser.add_argument_group("stream protocol")
     protocol.add_argument(
@@ -139,7 +148,11 @@ def _options(parser: Parser) -> None:
         help="the stream's order (default 0); order k of --orders is S + k",
     )
     protocol.add_argument(
-        "--orders", type=whole("--orders"), default=1, metavar="N", help="orders of the stream run (mean and spread; default 1)"
+        "--orders",
+        type=whole("--orders"),
+        default=1,
+        metavar="N",
+        help="orders of the stream run (mean and spread; default 1; at most 100)",
     )
     verified = parser.add_argument_group("verified writes")
     verified.add_argument(
@@ -185,7 +198,7 @@ def _options(parser: Parser) -> None:
 
 
 def run_table(args: argparse.Namespace) -> int:
-    from memreason.eval.stream.table import TableError, memory_table, write_table
+    from memreason.eval.stream.table import TableError, markdown, memory_table, write_table
 
     baselines = {}
     for given in args.baseline:
@@ -198,7 +211,7 @@ def run_table(args: argparse.Namespace) -> int:
     except TableError as exc:
         raise UsageError(str(exc)) from None
     paths = write_table(table, args.out)
-    print((args.out / "table.md").read_text(encoding="utf-8"))
+    print(markdown(table))
     print(f"written: {', '.join(str(p) for p in paths)}")
     return 0
 

@@ -24,8 +24,8 @@ import importlib.metadata
 import platform
 from typing import Any, Iterable
 
-from memreason.lm.redact import redact
-from memreason.lm.tokens import NOT_SETTINGS, SECRET, setting_value
+from memreason.lm.redact import is_credential, redact
+from memreason.lm.tokens import NOT_SETTINGS, setting_value
 
 __all__ = [
     "instruction_digests",
@@ -58,7 +58,7 @@ def lm_settings(lm: Any) -> dict[str, Any]:
     return {
         key: setting_value(redact(value))
         for key, value in sorted(kwargs.items())
-        if key not in NOT_SETTINGS and not SECRET.search(key) and value is not None
+        if key not in NOT_SETTINGS and not is_credential(key) and value is not None
     }
 
 

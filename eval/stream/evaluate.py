@@ -4,7 +4,9 @@
     outcome = run_stream_cell(options, task=get_task("rg:puzzle24"))   # the same options again continue the run
 
 Checked before any model loads, each in one line: the program runs on stream tasks, the dataset takes the
-config, ``learn_from="check"`` only where the task has a check, the knobs build the program.
+config, ``learn_from="check"`` only where the task has a check, the knobs build the program, and every count
+(``--size``, ``--seed-size``, ``--orders``, ``--batch``, ``--retries``) is within what the data holds (where it
+says: ``counts(seed)``) and :data:`MOST` (checked before any item is generated).
 """
 
 from __future__ import annotations
@@ -25,13 +27,25 @@ from ..harness.tuned import config_knobs
 from .options import StreamOptions
 from .run import StreamConfig, evaluate_stream
 
-__all__ = ["DEFAULTS", "IDENTITY", "MAX_PROBES", "check_stream", "check_verify", "run_stream_cell", "stream_config"]
+__all__ = [
+    "DEFAULTS",
+    "IDENTITY",
+    "MAX_PROBES",
+    "MOST",
+    "check_sizes",
+    "check_stream",
+    "check_verify",
+    "run_stream_cell",
+    "stream_config",
+]
 
 IDENTITY = identity_keys(StreamConfig, StreamOptions, extra=("knobs",))
 # The values of identity keys missing from configs saved before they existed: writes then read answers alone, and
 # were neither verified nor held to a budget.
 DEFAULTS: dict[str, Any] = {"lesson": "answer", "verify": 0, "verify_margin": 1, "candidates": 1, "memory_tokens": 0}
 MAX_PROBES = 50  # --verify: more probes than this would answer each write's probes more often than the stream's items
+# The most each count may ask for: far beyond any run this project makes, short of a run that never ends.
+MOST = {"--size": 10_000, "--seed-size": 1_000, "--orders": 100, "--batch": 10_000, "--retries": 20}
 
 
 def check_stream(options: StreamOptions, task: Any) -> str:
@@ -87,10 +101,33 @@ def check_verify(options: StreamOptions, learn_from: str) -> None:
         )
 
 
+def check_sizes(options: StreamOptions, task: Any, data: Any) -> None:
+    """Refuse, in one line and before any item is generated, a count beyond what ``data`` holds (where it says:
+    ``counts(seed) -> (test items, seed problems)``) or beyond :data:`MOST`."""
+    counts = getattr(data, "counts", None)
+    if counts is not None:
+        tests, seeds = counts(options.seed)
+        if options.size > tests:
+            raise UsageError(f"--size {options.size}: {task.name} has {tests} test items; ask for at most {tests}")
+        if options.seed_size > seeds:
+            raise UsageError(f"--seed-size {options.seed_size}: {task.name} has {seeds} seed problems; ask for at most {seeds}")
+    given = {
+        "--size": options.size,
+        "--seed-size": options.seed_size,
+        "--orders": options.orders,
+        "--batch": options.batch,
+        "--retries": options.retries,
+    }
+    for name, value in given.items():
+        if value > MOST[name]:
+            raise UsageError(f"{name} must be at most {MOST[name]:,}, got {value:,}")
+
+
 def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
     """The run's config from its options, checked (the dataset built with its config, the program with its knobs)."""
     learn_from = check_stream(options, task)
-    task.data(json.loads(options.task_config or "{}"))  # UsageError for a config the dataset refuses
+    data = task.data(json.loads(options.task_config or "{}"))  # UsageError for a config the dataset refuses
+    check_sizes(options, task, data)
     knobs = config_knobs(options.config, options.program)
     try:
         program = build_program(options.program, task=task, answer=options.answer, retries=options.retries, **knobs)

@@ -11,6 +11,10 @@ column the run named by ``baselines`` (a task's column label -> a row, or a prog
 is the row every other is compared with: the gain in points and a paired test on the items both hold
 (McNemar's exact test, or a paired bootstrap when scores are not right/wrong). A row with no run in a column
 says why where the column's task cannot run that program (``why_not``: its reason), else that it was not run.
+
+A run directory the table cannot read (no ``results.json``, one that is not a run's, a damaged ``examples.jsonl``)
+and a ``baselines`` column no run is in are :class:`TableError` (one line at the command line). The files are
+written whole (:mod:`memreason.files`): a full disk leaves the old ones, never half of one.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..harness.resume import read_examples
-from ..harness.runs import read_json, write_json
+from memreason.files import MAX_BYTES, read_json_file, write_text
+
+from ..harness.figures import save_figure
+from ..harness.resume import RunDirError, read_examples
+from ..harness.runs import write_json
 from ..stats import paired
 
-__all__ = ["Cell", "TableError", "memory_table", "write_table"]
+__all__ = ["Cell", "TableError", "markdown", "memory_table", "write_table"]
 
 
 class TableError(ValueError):
@@ -74,27 +81,45 @@ def read_cell(run_dir: Path) -> Cell:
     """A run directory as a :class:`Cell` (its baseline comparison not made yet)."""
     from ..tasks.registry import task_of
 
-    try:
-        results = read_json(run_dir / "results.json")
-        config = read_json(run_dir / "config.json")
-    except (OSError, ValueError) as exc:
-        raise TableError(f"{run_dir} is not a finished run: {exc}") from None
+    if not (run_dir / "results.json").exists():
+        raise TableError(f"{run_dir} is not a finished run: it has no results.json")
+    results = _record(run_dir / "results.json", "results")
+    config = _record(run_dir / "config.json", "config")
     task = task_of(results) or task_of(config)
     if task is None:
         raise TableError(f"{run_dir}: no registered task reads this run (task {results.get('task')!r})")
     items: dict[str, list[float]] = {}
     prompts: dict[str, tuple[str, str | None]] = {}
-    for record in read_examples(run_dir / "examples.jsonl", repair=False).values():
-        key = task.item_key(record, config)
-        items.setdefault(key, []).append(task.item_score(record))
-        if "memory" in record and record.get("order", 0) == 0:  # a stream item: the memory its solver was shown
-            prompts[key] = (str(record.get("memory") or ""), record.get("prediction"))
+    examples = run_dir / "examples.jsonl"
+    if examples.exists() and not examples.is_file():
+        raise TableError(f"{examples} is not a regular file (a folder, device or pipe); the run is damaged")
+    try:
+        for record in read_examples(examples, repair=False).values():
+            key = task.item_key(record, config)
+            items.setdefault(key, []).append(task.item_score(record))
+            if "memory" in record and record.get("order", 0) == 0:  # a stream item: the memory its solver was shown
+                prompts[key] = (str(record.get("memory") or ""), record.get("prediction"))
+    except RunDirError as exc:
+        raise TableError(str(exc)) from None
+    except OSError as exc:
+        raise TableError(f"cannot read {examples}: {exc.strerror or exc}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise TableError(f"{examples} holds a record that is not its task's ({type(exc).__name__}: {exc})") from None
     program, column = str(results.get("program", "?")), _column(results, config)
     cell = Cell(program, column, task.headline_value(results), str(run_dir), items, task=task.name, row=_row(program, config))
     cell.prompts = prompts
     cell.memory_tokens = int(((results.get("tokens") or {}).get("memory") or {}).get("total") or 0)
     cell.verify_tokens = int((((results.get("verification") or {}).get("tokens")) or {}).get("total") or 0)
     return cell
+
+
+def _record(path: Path, what: str) -> dict[str, Any]:
+    """A run's ``results.json`` or ``config.json``: a JSON object read through the one bounded reader, or
+    :class:`TableError` in one line."""
+    data = read_json_file(path, TableError, f"{what} file", max_bytes=MAX_BYTES)
+    if not isinstance(data, dict):
+        raise TableError(f"{what} file {path} is not a run's {what} (a JSON object), got {type(data).__name__}")
+    return data
 
 
 def _row(program: str, config: Mapping[str, Any]) -> str:
@@ -128,6 +153,9 @@ def memory_table(run_dirs: Sequence[Path], *, baselines: Mapping[str, str] | Non
             raise TableError(f"two runs of {cell.row} in column {cell.column}: {other} and {cell.run_dir}; give one")
     columns = list(dict.fromkeys(c.column for c in cells))
     rows = list(dict.fromkeys(c.row for c in cells))
+    for named in baselines or {}:
+        if named not in columns and named not in {column.split()[0] for column in columns}:
+            raise TableError(f"--baseline {named}: no such column; the columns are {', '.join(columns)}")
     chosen: dict[str, str] = {}
     for column in columns:
         here = [c for c in cells if c.column == column]
@@ -278,15 +306,21 @@ def _heatmap(table: Mapping[str, Any], path: Path) -> None:
     figure.colorbar(image, label="gain over no memory (points)")
     axes.set_title("memory by task (* p < 0.05, paired)", fontsize=9)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path, dpi=120)
     plt.close(figure)
 
 
+def markdown(table: Mapping[str, Any]) -> str:
+    """The table as Markdown (what ``table.md`` holds)."""
+    return _markdown(table)
+
+
 def write_table(table: Mapping[str, Any], out: Path) -> list[Path]:
-    """``table.json``, ``table.md`` and ``gains.png`` (the gains as a heatmap) in ``out``; their paths."""
+    """``table.json``, ``table.md`` and ``gains.png`` (the gains as a heatmap) in ``out``, each written whole; their
+    paths (:class:`memreason.files.DiskFull` naming the file on a full disk)."""
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "table.json", out / "table.md", out / "gains.png"]
     write_json(paths[0], json.loads(json.dumps(table)))
-    paths[1].write_text(_markdown(table), encoding="utf-8")
+    write_text(paths[1], _markdown(table))
     _heatmap(table, paths[2])
     return paths

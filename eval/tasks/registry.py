@@ -10,6 +10,10 @@ Tasks of the library register when this package is imported. Tasks of your own r
 is imported: from Python, import it before running; from the command line, name the module (a dotted name,
 or a ``.py`` file) in ``MEMREASON_TASKS`` (several: separated by commas), or publish it as an entry point of
 the group ``memreason.tasks`` in your package's metadata. Each is imported once, the first time a task is looked up.
+
+Importing a module runs its code, as pytest runs a plugin's: name only modules you trust. One that cannot be
+loaded (a missing file, a syntax error, any exception at import, a ``sys.exit`` there) is a :class:`UsageError`
+naming it and what went wrong: one line, exit 2, never a traceback nor a command ended in silence.
 """
 
 from __future__ import annotations
@@ -68,35 +72,50 @@ def load_plugins() -> None:
     wanted = [part.strip() for part in os.environ.get(PLUGINS_VARIABLE, "").split(",") if part.strip()]
     for name in wanted:
         if name not in _loaded:
+            _guarded(f"{PLUGINS_VARIABLE}: {name}", lambda name=name: _import(name))
             _loaded.add(name)
-            _import(name)
     if ENTRY_POINTS in _loaded:  # the installed packages' entry points, read once a process
         return
-    _loaded.add(ENTRY_POINTS)
     for point in entry_points(group=ENTRY_POINTS):
         if f"entry point {point.name}" not in _loaded:
+            found = _guarded(f"entry point {point.name} ({point.value})", point.load)
             _loaded.add(f"entry point {point.name}")
-            found = point.load()
             if isinstance(found, Task) or (isinstance(found, type) and issubclass(found, Task)):
                 register_task(found)
+    _loaded.add(ENTRY_POINTS)
+
+
+def _guarded(what: str, load: Callable[[], Any]) -> Any:
+    """``load()``, with anything that goes wrong in a task module's code (an exception of any kind, ``sys.exit``)
+    turned into one :class:`UsageError` line naming ``what`` was loaded; Ctrl-C stays Ctrl-C."""
+    try:
+        return load()
+    except UsageError:
+        raise
+    except SystemExit as exc:
+        raise UsageError(
+            f"{what} called sys.exit({exc.code!r}) while being imported; a task module must not end the command"
+        ) from None
+    except Exception as exc:
+        text = str(exc).strip().splitlines()
+        raise UsageError(f"{what} could not be loaded: {type(exc).__name__}: {text[0] if text else 'no message'}") from None
 
 
 def _import(name: str) -> None:
-    try:
-        if name.endswith(".py"):
-            path = Path(name)
-            spec = importlib.util.spec_from_file_location(f"memreason_task_{path.stem}", path)
-            if spec is None or spec.loader is None or not path.is_file():
-                raise UsageError(f"{PLUGINS_VARIABLE}: no such file {name}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module
+    if name.endswith(".py"):
+        path = Path(name)
+        spec = importlib.util.spec_from_file_location(f"memreason_task_{path.stem}", path)
+        if spec is None or spec.loader is None or not path.is_file():
+            raise UsageError(f"{PLUGINS_VARIABLE}: no such file {name}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        try:
             spec.loader.exec_module(module)
-        else:
-            importlib.import_module(name)
-    except UsageError:
-        raise
-    except ImportError as exc:
-        raise UsageError(f"{PLUGINS_VARIABLE}: cannot import {name}: {exc}") from None
+        except BaseException:
+            sys.modules.pop(spec.name, None)
+            raise
+    else:
+        importlib.import_module(name)
 
 
 def get_task(name: str) -> Task:

@@ -27,6 +27,7 @@ from .config_error import LMConfigError
 from .llama_build import ServerBuildError
 from .rate import RateLimit
 from .reasoning import Adapted, fit_settings
+from .redact import credential_refused, credentials_in
 from .server import CALL_TIMEOUT, PROVIDER, SLOTS, LlamaServerLM, ServerFailed, local_server, register_provider
 from .weights import EmbeddedModelMissing, embedded_model_path
 
@@ -49,8 +50,6 @@ CLIENT_KEYWORDS = (
     "extra_body",
     "rollout_id",
 )
-# Settings that never travel in --lm-arg: credentials come from the provider's environment variables.
-SECRET_KEYS = ("api_key", "api_secret", "aws_secret_access_key", "azure_ad_token")
 
 log = logging.getLogger(__name__)
 
@@ -152,13 +151,11 @@ def resolve_lm(
 
 
 def check_extra(extra: Mapping[str, Any], role: str) -> None:
-    """Refuse, in one line, a credential among the keyword settings (it would be written into a run's config)."""
-    for key in extra:
-        if key in SECRET_KEYS:
-            raise LMConfigError(
-                f"{key} is not a setting of the {role}: give credentials through the provider's environment variable "
-                "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or in the --api-base address"
-            )
+    """Refuse, in one line, a credential among the keyword settings, at any depth (``api_key``, ``API_KEY``,
+    ``extra_headers.Authorization``, ``extra_body.api_key``: :func:`memreason.lm.redact.credentials_in`)."""
+    found = credentials_in(dict(extra))
+    if found:
+        raise LMConfigError(credential_refused(found[0], role))
 
 
 def wire_extras(spec: str, settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,12 @@ trees, and a dotted name reaches beyond them). So the disk layer here stores no 
 - A cache written by an earlier version (DSPy's pickles, ``cache.db`` files) is never
   unpickled: its keys are read as text, and each entry a run asks for is refused with one
   warning, then asked of the LM again.
+- A store that cannot be opened (``responses.sqlite3`` a folder, not a database) is one line
+  (:class:`memreason.lm.LMConfigError`). A store another process holds locked is waited for:
+  after :data:`LOCK_NOTICE_SECONDS` that is said once ("waiting for the response cache, held by
+  another process"), and after :data:`LOCK_TIMEOUT_SECONDS` it is given up in one line: when the
+  run opens it, the run stops before any work (exit 2); during the run, the run goes on without it,
+  its answers kept in memory and in the run's own records, so nothing is lost.
 """
 
 from __future__ import annotations
@@ -26,16 +32,31 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["open_response_cache", "JsonDisk", "STORE_NAME"]
+from .config_error import LMConfigError
+
+__all__ = ["open_response_cache", "JsonDisk", "LOCK_NOTICE_SECONDS", "LOCK_TIMEOUT_SECONDS", "STORE_NAME"]
 
 logger = logging.getLogger(__name__)
 
 STORE_NAME = "responses.sqlite3"
+LOCK_NOTICE_SECONDS = 3.0  # a lock held this long by another process is said, once
+LOCK_TIMEOUT_SECONDS = 60.0  # ... and given up after this long
+_BUSY_STEP = 0.1  # seconds SQLite itself waits on a lock before this module looks at the clock again
 _MISSING = object()
+
+
+class CacheBusy(Exception):
+    """The store stayed locked by another process for :data:`LOCK_TIMEOUT_SECONDS`."""
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text
 
 
 def is_plain(value: Any) -> bool:
@@ -94,20 +115,36 @@ class JsonDisk:
 
     def __init__(self, directory: Path):
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / STORE_NAME
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
+        self._said_waiting = False
+        self._gave_up = False
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LMConfigError(
+                f"response cache {self.directory}: cannot make it ({exc.strerror or exc}); give another --cache"
+            ) from None
+        if self.path.exists() and not self.path.is_file():
+            raise LMConfigError(
+                f"response cache {self.path} is not a file (a folder, device or pipe); move it away or give another --cache"
+            )
+        try:
+            self._db = sqlite3.connect(str(self.path), timeout=_BUSY_STEP, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise LMConfigError(f"response cache {self.path} cannot be opened ({exc}); give another --cache") from None
+        try:
+            self._waiting(self._create)
+        except CacheBusy:
+            self._db.close()
+            raise LMConfigError(
+                f"response cache {self.path} is held by another process (waited {LOCK_TIMEOUT_SECONDS:g} s); "
+                "run again once it is free, or give another --cache"
+            ) from None
         except sqlite3.DatabaseError as exc:  # not a database (damaged, or some other file under this name)
             self._db.close()
-            if "locked" in str(exc) or "full" in str(exc):
+            if "full" in str(exc):
                 raise
-            from .resolve import LMConfigError
-
             raise LMConfigError(
                 f"response cache {self.path} is damaged ({exc}); move it away (its answers are asked again) or give another --cache"
             ) from None
@@ -116,6 +153,47 @@ class JsonDisk:
         self._kept_in_memory: set[str] = set()
         if self._legacy:
             logger.debug("response cache %s: %d entries of an earlier version, never read", self.directory, len(self._legacy))
+
+    def _create(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+    def _waiting(self, work: Callable[[], Any]) -> Any:
+        """``work()`` under the thread lock, tried again while another process holds the store locked: said once
+        after :data:`LOCK_NOTICE_SECONDS`, :class:`CacheBusy` after :data:`LOCK_TIMEOUT_SECONDS`."""
+        start = time.monotonic()
+        while True:
+            try:
+                with self._lock:
+                    return work()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+            waited = time.monotonic() - start
+            if waited >= LOCK_TIMEOUT_SECONDS:
+                raise CacheBusy
+            if waited >= LOCK_NOTICE_SECONDS and not self._said_waiting:
+                self._said_waiting = True
+                logger.warning("waiting for the response cache %s, held by another process", self.path)
+            time.sleep(_BUSY_STEP)
+
+    def _run(self, work: Callable[[], Any], default: Any) -> Any:
+        """``work()`` as :meth:`_waiting` runs it; once the store has stayed locked too long, ``default`` from then
+        on, said in one line (the run goes on without the store: its answers stay in memory and its records)."""
+        if self._gave_up:
+            return default
+        try:
+            return self._waiting(work)
+        except CacheBusy:
+            self._gave_up = True
+            logger.warning(
+                "response cache %s: held by another process for %g s; going on without it (this run's answers are kept "
+                "in memory and in its records, not in the cache)",
+                self.path,
+                LOCK_TIMEOUT_SECONDS,
+            )
+            return default
 
     def _refuse(self, key: str, why: str) -> None:
         """Say once for ``key`` that its entry was refused and the call is asked again."""
@@ -127,8 +205,7 @@ class JsonDisk:
 
     def get(self, key: str, default: Any = None) -> Any:
         """The answer stored under ``key``, or ``default`` (a miss) when there is none or it is not plain JSON."""
-        with self._lock:
-            row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        row = self._run(lambda: self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone(), None)
         if row is None:
             if key in self._legacy:
                 self._refuse(key, "stored as a pickle by an earlier version, never read")
@@ -147,26 +224,20 @@ class JsonDisk:
                 logger.debug("response cache %s: a %s answer is not plain data; kept in memory only", self.directory, type(value))
             return
         text = json.dumps(value)  # ASCII: even a lone surrogate comes back as it went in
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, text))
+        self._run(lambda: self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, text)), None)
 
     def delete(self, key: str) -> bool:
         """Forget ``key``; whether it was there."""
-        with self._lock:
-            return self._db.execute("DELETE FROM responses WHERE key = ?", (key,)).rowcount > 0
+        return self._run(lambda: self._db.execute("DELETE FROM responses WHERE key = ?", (key,)).rowcount > 0, False)
 
     def __contains__(self, key: str) -> bool:
-        with self._lock:
-            return self._db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+        return self._run(lambda: self._db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None, False)
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        return self._run(lambda: self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0], 0)
 
     def __iter__(self):
-        with self._lock:
-            keys = [key for (key,) in self._db.execute("SELECT key FROM responses")]
-        return iter(keys)
+        return iter(self._run(lambda: [key for (key,) in self._db.execute("SELECT key FROM responses")], []))
 
     def close(self) -> None:
         with self._lock:

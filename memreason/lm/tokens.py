@@ -39,6 +39,8 @@ from typing import Any, Iterator
 
 import dspy
 
+from .redact import is_credential
+
 METER_KEY = "memreason_meter"
 TALLY_KEY = "memreason_tallies"
 
@@ -352,13 +354,12 @@ def _field(value: Any, name: str) -> Any:
 
 # Call settings that say nothing about the answer (cache keys, the client's plumbing), or are secret.
 NOT_SETTINGS = frozenset({"rollout_id", "cache", "num_retries", "timeout", "api_base", "base_url", "headers", "extra_headers"})
-SECRET = re.compile(r"api_?key|secret|password|authorization|credential|(^|_)token$", re.IGNORECASE)
 
 
 def sent_settings(kwargs: dict[str, Any]) -> dict[str, Any]:
     """The settings of one call's keywords (the predictor's ``config``, the adapter's ``response_format``) as
     JSON-able values, without what says nothing about the answer and without secrets."""
-    return {key: setting_value(value) for key, value in kwargs.items() if key not in NOT_SETTINGS and not SECRET.search(key)}
+    return {key: setting_value(value) for key, value in kwargs.items() if key not in NOT_SETTINGS and not is_credential(key)}
 
 
 def setting_value(value: Any) -> Any:

@@ -133,7 +133,41 @@ def test_the_command_line_runs_a_task_named_in_memreason_tasks(tmp_path):
 def test_a_task_module_that_cannot_be_imported_is_one_line_and_exit_2(tmp_path):
     done = _cli(["episodic_cot", "--task", "x"], tmp_path, MEMREASON_TASKS="no_such_module_here")
     assert done.returncode == 2
-    assert done.stderr.startswith("error: MEMREASON_TASKS: cannot import no_such_module_here") and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("error: MEMREASON_TASKS: no_such_module_here could not be loaded: ModuleNotFoundError")
+    assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "source, command, said",
+    [
+        (
+            "def broken(:\n",
+            ["episodic_cot", "--task", "x"],
+            "could not be loaded: SyntaxError: invalid syntax (bad_task.py, line 1)",
+        ),
+        ("raise ValueError('no table here')\n", ["tasks"], "could not be loaded: ValueError: no table here"),
+        ("import sys\nsys.exit(0)\n", ["episodic_cot", "--task", "x"], "called sys.exit(0) while being imported"),
+        ("import sys\nsys.exit('bye')\n", ["tasks"], "called sys.exit('bye') while being imported"),
+        ("import os\nos.environ['X'] = ''\n1 / 0\n", ["tasks"], "ZeroDivisionError: division by zero"),
+    ],
+)
+def test_a_task_module_that_fails_or_exits_while_loading_is_one_line_naming_it_and_exit_2(source, command, said, tmp_path):
+    (tmp_path / "bad_task.py").write_text(source)
+    done = _cli(command, tmp_path, MEMREASON_TASKS="bad_task.py")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: MEMREASON_TASKS: bad_task.py ") and said in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_a_failing_task_module_is_tried_again_and_refused_again_in_one_process(tmp_path, monkeypatch):
+    from memreason.eval.harness.errors import UsageError
+    from memreason.eval.tasks.registry import task_names
+
+    (tmp_path / "exits_task.py").write_text("import sys\nsys.exit(3)\n")
+    monkeypatch.setenv("MEMREASON_TASKS", str(tmp_path / "exits_task.py"))
+    for _ in range(2):  # never marked loaded: a second look-up cannot skip it silently
+        with pytest.raises(UsageError, match=r"exits_task.py called sys.exit\(3\)"):
+            task_names()
 
 
 def test_every_task_says_why_a_program_cannot_run_on_it():

@@ -145,8 +145,11 @@ def test_resolve_lm_sends_any_keyword_and_puts_top_k_where_a_server_reads_it(mon
 
 
 def test_resolve_lm_refuses_credentials_among_the_settings():
-    with pytest.raises(LMConfigError, match="api_key is not a setting of the memory LM"):
+    with pytest.raises(LMConfigError, match="api_key carries a credential, which is no setting of the memory LM"):
         resolve_lm("openai/gpt-4.1", extra={"api_key": "sk-secret"}, role="memory LM")
+    with pytest.raises(LMConfigError, match=r"extra_headers\.Authorization carries a credential") as refused:
+        resolve_lm("openai/gpt-4.1", extra={"extra_headers": {"Authorization": "Bearer sk-secret"}})
+    assert "sk-secret" not in str(refused.value)
 
 
 def test_resolve_lm_adapts_the_default_temperature_of_a_reasoning_model(monkeypatch):

@@ -4,6 +4,7 @@ their providers require. Runs talk to the loopback stub server replaying recorde
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import dspy
@@ -12,7 +13,7 @@ import pytest
 import memreason.eval.arc.sandbox as arc_sandbox
 import memreason.eval.cli as cli
 from memreason.eval.cli import build_parser
-from memreason.eval.cli.lm_settings import apply_lm_settings
+from memreason.eval.cli.lm_settings import LM_CONFIG_BYTES, apply_lm_settings
 from memreason.eval.harness.lms import resolve_lms
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.lm.stub_server import StubServer, load_shape
@@ -98,15 +99,54 @@ def test_temperature_and_max_tokens_in_lm_args_are_the_roles_own_flags():
         (["--temperature", "0.3", "--lm-arg", "temperature=0.5"], "--temperature 0.3 and --lm-arg temperature=0.5 disagree"),
         (["--lm-arg", "model=openai/gpt-4o"], "--lm-arg model: give the task LM's model with --lm"),
         (["--lm-arg", "temperature=5"], "--temperature must be in [0, 2]"),
-        (["--lm-config", "nowhere.json"], "--lm-config nowhere.json: cannot read it"),
-        (["--lm", "openai/gpt-4.1", "--lm-arg", "api_key=sk-123"], "api_key is not a setting of the task LM"),
+        (["--lm-config", "nowhere.json"], "cannot read --lm-config nowhere.json"),
+        (
+            ["--lm", "openai/gpt-4.1", "--lm-arg", "api_key=sk-123"],
+            "--lm-arg api_key carries a credential, which is no setting of the task LM",
+        ),
         (["--memory-api-base", "http://127.0.0.1:9/v1"], "--memory-api-base is the address of the memory LM's server"),
+        (["--lm-arg", "top_p="], "--lm-arg top_p= has no value"),
+        (["--lm-arg", "top_p=  "], "--lm-arg top_p= has no value"),
+        (["--memory-lm-arg", 'stop=""'], "--memory-lm-arg stop= has no value"),
     ],
 )
 def test_bad_settings_are_one_line_and_exit_2(argv, message, capsys):
     assert cli.main(["hdr", "--level", "1", "--limit", "1", "--no-progress", *argv]) == 2
     line = one_error_line(capsys.readouterr().err)
     assert message in line
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda d: Path("/dev/zero"), "--lm-config /dev/zero is not a regular file"),
+        (_fifo, "is not a regular file (a folder, device or pipe)"),  # never opened for reading: no hang
+        (lambda d: d, "is not a regular file"),
+        (
+            lambda d: _write(d / "big.json", json.dumps({"task": {"stop": ["x" * (LM_CONFIG_BYTES + 1)]}})),
+            "is larger than 64 KiB",
+        ),
+        (lambda d: _write(d / "bin.json", bytes(range(256))), "is not text (not UTF-8 at byte 128)"),
+        (lambda d: _write(d / "nul.json", b"{}\x00"), "is not text (it holds NUL bytes)"),
+        (lambda d: _write(d / "empty.json", json.dumps({"task": {"top_p": ""}})), "(task.top_p) is empty"),
+    ],
+)
+def test_an_lm_config_that_is_no_small_text_file_is_one_line_and_nothing_is_run(make, message, tmp_path, capsys):
+    given = make(tmp_path if make is not _fifo else tmp_path / "settings.fifo")
+    argv = ["hdr", "--level", "1", "--limit", "1", "--no-progress", "--lm-config", str(given), "--out", str(tmp_path / "run")]
+    assert cli.main(argv) == 2
+    assert message in one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "run").exists()
+
+
+def _write(path: Path, data: str | bytes) -> Path:
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path
 
 
 def test_a_config_file_sets_each_role_and_the_flags_given_override_it(tmp_path):

@@ -164,7 +164,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, monkeypatch):
 def test_a_binary_rules_file_and_an_out_that_is_a_file_are_one_line(tmp_path, capsys):
     (tmp_path / "rules.bin").write_bytes(bytes(range(256)))
     assert cli.main(["hdr", "--level", "1", "--rules", str(tmp_path / "rules.bin")]) == 2
-    assert capsys.readouterr().err.startswith(f"error: rules file {tmp_path / 'rules.bin'} is not valid JSON")
+    assert capsys.readouterr().err.startswith(f"error: rules file {tmp_path / 'rules.bin'} is not text")
     (tmp_path / "taken").write_text("x")
     assert cli.main(["hdr", "--level", "1", "--limit", "1", "--out", str(tmp_path / "taken")]) == 2
     assert capsys.readouterr().err == f"error: --out {tmp_path / 'taken'} is a file, not a directory\n"

@@ -43,8 +43,10 @@ def test_scenes_are_drawn_by_seed_and_scored_by_their_count():
 
 def test_seed_problems_are_the_levels_labelled_episodes():
     data = SceneStream(2)
-    seeds = data.seed_items(seed=7, size=100)
     level = make_level(2, seed=7)
+    seeds = data.seed_items(seed=7, size=len(level.episodes))
+    with pytest.raises(SceneStreamError, match=f"level 2 has {len(level.episodes)} labelled episodes"):
+        data.seed_items(seed=7, size=len(level.episodes) + 1)  # never fewer than asked for, silently
     assert len(seeds) == len(level.episodes) and {s.answer for s in seeds} == set(level.rules.labels)
     episode = {e.id: e for e in level.episodes}[seeds[0].id[1:]]
     assert episode.text() in seeds[0].question and seeds[0].answer == episode.label
