@@ -18,24 +18,25 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import dspy
-
 from memreason.lm import LMConfigError, resolve_lm
 from memreason.programs.stream import StreamSolver
+from memreason.programs.stream.solver import EMPTY
 
 __all__ = ["main", "one_round"]
 
 
 def one_round(choice: Any, problems: list[str], *, threads: int) -> tuple[list[str], float, int]:
-    """(each problem's answer as text, the wall seconds, the completion tokens the server decoded) for one round,
-    ``threads`` at once (``choice``: a local model's LM, whose server counts its tokens)."""
-    solver = StreamSolver("text", retries=0)
+    """(each problem's completion as the server returned it, the wall seconds, the completion tokens the server decoded)
+    for one round, ``threads`` at once (``choice``: a local model's LM, whose server counts its tokens). The prompts are
+    the stream solver's, formatted by the run's adapter; the completions are compared as text, parsed or not."""
+    adapter = choice.adapter()
+    signature = StreamSolver("text", retries=0).solve.predict.signature  # with its reasoning field, as runs ask
     stats = choice.lm.server.stats
 
     def answer(problem: str) -> str:
-        with dspy.context(lm=choice.lm, adapter=choice.adapter()):
-            out = solver(memory="", problem=problem)
-        return f"{out.reasoning}\n{out.answer}"
+        messages = adapter.format(signature, demos=[], inputs={"memory": EMPTY, "problem": problem})
+        out = choice.lm(messages=messages)[0]
+        return out if isinstance(out, str) else str(out.get("text"))
 
     before = stats.completion_tokens
     started = time.perf_counter()
