@@ -142,7 +142,7 @@ class StreamProgram(dspy.Module):
         """:meth:`forward` off the event loop (in a worker thread that carries the caller's DSPy context)."""
         import asyncio
 
-        return await asyncio.to_thread(self.forward, problem, item_id, check)
+        return await asyncio.to_thread(self.__call__, problem=problem, item_id=item_id, check=check)
 
     def memory_state(self) -> dict[str, Any]:
         return {}

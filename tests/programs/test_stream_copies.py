@@ -6,6 +6,7 @@ import asyncio
 import copy
 import pickle
 import threading
+import uuid
 
 import dspy
 import pytest
@@ -112,7 +113,8 @@ def test_each_retry_is_a_new_call_even_when_its_prompt_repeats():
 
     engine = ScriptedEngine(lambda call: {"reasoning": "same", "answer": "1 + 1"})
     solver = StreamSolver("text", retries=2)
+    problem = f"{PROBLEM} ({uuid.uuid4()})"  # asked nowhere else: DSPy's cache holds nothing for it yet
     with dspy.context(lm=engine.lm(cache=True)):
-        out = solver(memory="", problem=PROBLEM, check=lambda answer: Check(False, "it is not 24"))
+        out = solver(memory="", problem=problem, check=lambda answer: Check(False, "it is not 24"))
     assert len(out.attempts) == 3
     assert len(engine.calls) == 3  # attempts 2 and 3 send the same prompt; the third is asked again all the same
