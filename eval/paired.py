@@ -25,7 +25,7 @@ from typing import Any
 
 from .harness.errors import UsageError
 from .harness.resume import read_examples
-from .stats import POOLS, RESAMPLES, SEED, PairedTest, bootstrap_ci, paired
+from .stats import POOLS, RESAMPLES, SEED, PairedTest, intervals, paired
 from .tasks.registry import task_for
 from .tasks.task import Task
 
@@ -87,7 +87,7 @@ def headline_ci(results: dict[str, Any], items: RunItems | None) -> list[float] 
         return list(found)
     if items is None or not items.scores:
         return None
-    return list(bootstrap_ci([sum(v) / len(v) for v in items.scores.values()]))
+    return intervals({None: [sum(v) / len(v) for v in items.scores.values()]})[None]
 
 
 def paired_table(entries: list[dict[str, Any]], task: Task) -> list[str]:

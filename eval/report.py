@@ -28,7 +28,7 @@ settings sent, the versions, seeds and instruction digests; :mod:`memreason.eval
 ARC results with ``memory_measures`` also get "What memory did": hit@k and precision of the
 concepts selected, and the most-selected concepts with how many of their tasks were solved.
 
-Every accuracy and ARC score is shown with its 95% bootstrap CI over scenes, tasks or queries (the
+Every accuracy and ARC score is shown with its 95% CI over scenes, tasks or queries (Wilson's where every item is right or wrong, else a percentile bootstrap) (the
 ``*_ci`` keys of ``results.json``; for the headline score of results written before those keys,
 computed from the run's ``examples.jsonl``). With several runs, "Paired tests" compares each
 run with the first one (or only the pair ``compare`` names) on the items both hold (scenes, ARC
@@ -54,6 +54,7 @@ from .harness.errors import UsageError
 from .harness.manifest import manifest_differences
 from .paired import RunItems, compare_items, headline_ci, paired_table, run_items
 from .report_parts import DASH, Row, ci, pct, role_tokens, table
+from .stats import METHOD
 from .tasks.registry import TASKS, task_for
 
 
@@ -201,8 +202,7 @@ def _overview(runs, labels, items) -> list[str]:
         "## Results",
         "",
         "Score: accuracy for Experience-Transfer and the inductive tasks, the official score for ARC; std over "
-        "repetitions (runs); 95% CI: percentile bootstrap over the scenes, tasks or queries (each averaged over the "
-        "runs), 10,000 resamples, seed 0.",
+        "repetitions (runs); 95% CI over the scenes, tasks or queries (each averaged over the runs): " + METHOD + ".",
         "",
     ]
     lines += table(header, rows)

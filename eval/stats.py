@@ -5,12 +5,16 @@
     mcnemar_p(8, 1)                               # 0.0390625: exact two-sided McNemar on the discordant items
     paired({"s1": [1.0], "s2": [0.0]}, {"s1": [0.0], "s2": [0.0]})   # two rows on the items both hold
 
-An item is a scene (Experience-Transfer) or a task (ARC). A score's interval resamples the items
-with replacement, :data:`RESAMPLES` times from a generator seeded with :data:`SEED`, and takes the
-2.5th and 97.5th percentiles of the resampled means (a percentile bootstrap, :data:`LEVEL` 95%). With
-several runs an item's score is its mean over the runs, so the interval is over items, not runs.
-The resampled indices depend on the number of items and the seed alone: every score of the same
-items is resampled the same way, and the same scores always give the same interval.
+An item is a scene (Experience-Transfer) or a task (ARC). Where every item is simply right or wrong (a
+score of 0 or 1), a score's interval is Wilson's score interval of the proportion right (:func:`wilson_ci`,
+:data:`LEVEL` 95%): it never collapses to a point at 0% or 100% (20 items all right: [83.9, 100], where a
+bootstrap of the items gives [100, 100], since every resample is all right too). Where some item's score lies
+between (averaged over several runs, an ARC task with part of its test pairs solved), the interval resamples
+the items with replacement, :data:`RESAMPLES` times from a generator seeded with :data:`SEED`, and takes the
+2.5th and 97.5th percentiles of the resampled means (a percentile bootstrap). With several runs an item's score
+is its mean over the runs, so the interval is over items, not runs. The resampled indices depend on the number
+of items and the seed alone: every score of the same items is resampled the same way, and the same scores always
+give the same interval.
 
 A paired test compares two rows (programs, memories, models) item by item on the items both hold:
 an item is right in a row when its score is above 0 (a correct count; an ARC task with an official
@@ -34,6 +38,7 @@ import numpy as np
 __all__ = [
     "LEVEL",
     "POOLS",
+    "METHOD",
     "RESAMPLES",
     "SEED",
     "PairedTest",
@@ -44,6 +49,7 @@ __all__ = [
     "mcnemar_p",
     "paired",
     "pooled",
+    "wilson_ci",
 ]
 
 RESAMPLES = 10_000
@@ -60,16 +66,36 @@ POOLS: dict[str, str] = {  # how an item's runs make one verdict: the item is ri
 K = TypeVar("K", bound=Hashable)
 
 
+#: The words every table's note uses for how its intervals were made.
+METHOD = (
+    "Wilson score interval where every item is right or wrong, else a percentile bootstrap over the items "
+    "(10,000 resamples, seed 0)"
+)
+
+
 def ci_method(items: str) -> dict[str, Any]:
     """How the intervals of a ``results.json`` were made (its ``ci_method``), ``items`` naming what was resampled."""
     return {
-        "method": "percentile bootstrap",
+        "method": "wilson score where every item is right or wrong, else percentile bootstrap",
         "level": LEVEL,
         "resamples": RESAMPLES,
         "seed": SEED,
         "over": items,
         "runs": "an item's score is its mean over the runs",
     }
+
+
+def wilson_ci(right: int, n: int, *, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson's score interval of a proportion, ``right`` of ``n`` (a fraction each end); (0, 0) for no item."""
+    if n <= 0:
+        return (0.0, 0.0)
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    p = right / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def bootstrap_cis(
@@ -99,18 +125,24 @@ def bootstrap_ci(
 
 
 def intervals(columns: Mapping[K, Sequence[float | None]]) -> dict[K, list[float] | None]:
-    """The 95% CI of each named column of per-item scores as ``[low, high]`` (for ``results.json``); ``None`` for a
-    column that is empty or holds a ``None`` (a score not defined for some item, e.g. oracle@3 with two attempts).
-    Columns of as many items share their resamples, so asking for one column alone gives the same interval."""
+    """The 95% CI of each named column of per-item scores as ``[low, high]`` (for ``results.json``): Wilson's where
+    every score is 0 or 1, else a percentile bootstrap; ``None`` for a column that is empty or holds a ``None`` (a
+    score not defined for some item, e.g. oracle@3 with two attempts). Bootstrapped columns of as many items share
+    their resamples, so asking for one column alone gives the same interval."""
     out: dict[K, list[float] | None] = {name: None for name in columns}
     by_size: dict[int, list[K]] = {}
     for name, column in columns.items():
         if len(column) and all(v is not None for v in column):
             by_size.setdefault(len(column), []).append(name)
     for names in by_size.values():
-        rows = list(zip(*(columns[name] for name in names)))
-        for name, (low, high) in zip(names, bootstrap_cis(rows)):
-            out[name] = [low, high]
+        binary = [name for name in names if all(v in (0, 1) for v in columns[name])]
+        for name in binary:
+            out[name] = list(wilson_ci(int(sum(columns[name])), len(columns[name])))
+        rest = [name for name in names if name not in binary]
+        if rest:
+            rows = list(zip(*(columns[name] for name in rest)))
+            for name, (low, high) in zip(rest, bootstrap_cis(rows)):
+                out[name] = [low, high]
     return out
 
 

@@ -29,6 +29,7 @@ from ..harness.publish import Outcome, publish
 from ..harness.resume import identity_keys, read_examples
 from ..harness.setup import RunPlan, check_run_options, open_run
 from ..harness.tuned import config_knobs, reader_knobs, state_digest
+from ..stats import METHOD
 from .run import ExperienceTransferConfig, evaluate_experience_transfer
 
 __all__ = ["IDENTITY", "SAVED_BEFORE", "EvaluateOptions", "experience_transfer_programs", "run_cell", "summary_table"]
@@ -199,5 +200,5 @@ def summary_table(rows: list[dict[str, Any]]) -> str:
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
     render = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     items = "queries" if rows and all(r.get("task") not in (None, "experience_transfer") for r in rows) else "scenes"
-    note = f"(tokens: prompt + completion; 95% CI: percentile bootstrap over the {items}, each averaged over the runs)"
+    note = f"(tokens: prompt + completion; 95% CI over the {items}, each averaged over the runs: {METHOD})"
     return "\n".join([render(header), render(["-" * w for w in widths]), *map(render, lines), note])

@@ -12,7 +12,7 @@ the kind and reason of its failure and scored wrong, and the run goes on, unless
 than ``max_errors`` scenes fail in this process, or the provider refuses the key or the
 bill, which stops it (:class:`RunAborted`).
 
-Results hold accuracy (mean and std over runs, 95% bootstrap CI over the scenes), accuracy by object count, failures,
+Results hold accuracy (mean and std over runs, 95% CI over the scenes), accuracy by object count, failures,
 faults and retries by kind, tokens by role and by program step, and dollar cost. Every
 number outside ``execution`` (and the ``wall_seconds`` kept beside it) is computed from
 the run directory's files, so a resumed run reports what an uninterrupted one does.
@@ -308,7 +308,7 @@ def summarise(
     correct, and is left out of precision); the
     LM-read modes are in ``python -m eval table5 --f1 interpret|judge``.
 
-    ``accuracy_ci`` and ``accuracy_by_objects_ci`` are 95% bootstrap CIs over the scenes, each scene
+    ``accuracy_ci`` and ``accuracy_by_objects_ci`` are 95% CIs over the scenes (:func:`memreason.eval.stats.intervals`), each scene
     scored by its share of correct answers over the runs (``ci_method``; :mod:`memreason.eval.stats`).
     """
     run_accuracy = [accuracy([r["prediction"] for r in recs], [r["target"] for r in recs]) for recs in per_run]
@@ -339,7 +339,7 @@ def summarise(
         "examples": len(per_run[0]),
         "runs": config.runs,
         "accuracy": {"mean": mean, "std": std, "per_run": run_accuracy},
-        "accuracy_ci": cis[None],  # 95% bootstrap CI over scenes
+        "accuracy_ci": cis[None],  # 95% CI over scenes
         "accuracy_by_objects": by_objects,
         "accuracy_by_objects_ci": {n: cis[n] for n in by_objects},
         "ci_method": ci_method("scenes"),

@@ -13,7 +13,7 @@ Table 5 needs only memories, so its cells run consolidation without answering sc
 
 Each table is printed and saved as ``<out>/<table>.md`` and ``<out>/<table>.json``.
 
-An accuracy cell shows its 95% bootstrap CI over the scenes in brackets (the cell's
+An accuracy cell shows its 95% CI over the scenes in brackets (Wilson's, or a bootstrap where scores are partial) (the cell's
 ``accuracy_ci``). Accuracy tables then test rows in pairs on the same scenes (the same column):
 every row against the first row, or only the two rows ``compare`` names; McNemar's exact p on
 right/wrong per scene, and the accuracy difference with its paired bootstrap CI and p
@@ -45,7 +45,7 @@ from ..harness.runs import use_response_cache, write_json
 from ..harness.tuned import TunedError, reader_knobs, state_digest
 from ..metrics import mean_std
 from ..paired import compare_items, format_p, headline_ci, run_items
-from ..stats import RESAMPLES, SEED
+from ..stats import METHOD
 from ..tasks import get_task
 from .evaluate import EvaluateOptions
 from .hypothesis_scoring import F1_MODES, memory_f1
@@ -578,7 +578,7 @@ def _accuracy_cell(
     return {
         "value": 100 * accuracy["mean"],
         "std": 100 * accuracy["std"],
-        "ci": None if ci is None else [100 * ci[0], 100 * ci[1]],  # 95% bootstrap CI over scenes
+        "ci": None if ci is None else [100 * ci[0], 100 * ci[1]],  # 95% CI over scenes (memreason.eval.stats.intervals)
         "examples": results["examples"],
         "tokens": results["tokens"],
         "wall_seconds": results.get("wall_seconds"),
@@ -748,8 +748,8 @@ def render_markdown(table: dict[str, Any]) -> str:
         item, items = _items(table)
         lines += [
             "",
-            f"In brackets: the 95% bootstrap CI over the {items} ({RESAMPLES:,} resamples, seed {SEED}; with several "
-            f"runs each {item}'s accuracy is averaged over them); after ±: the std over runs.",
+            f"In brackets: the 95% CI over the {items}: {METHOD} (with several runs each {item}'s accuracy is "
+            "averaged over them); after ±: the std over runs.",
         ]
     if table.get("comparisons"):
         lines += ["", *_paired_lines(table, heads)]

@@ -299,7 +299,7 @@ def summarise(
         "examples": len(per_run[0]),
         "runs": config.runs,
         "accuracy": {"mean": mean, "std": std, "per_run": run_accuracy},
-        "accuracy_ci": intervals({None: share})[None],  # 95% bootstrap CI over the queries
+        "accuracy_ci": intervals({None: share})[None],  # 95% CI over the queries (Wilson's, or a bootstrap)
         "ci_method": ci_method("queries"),
         "hypothesis_kept": (sum(kept) / len(kept)) if kept else None,  # checked programs: problems with a kept one
         "hypothesis_narrowed": (sum(narrowed) / len(kept)) if kept else None,  # ... kept once code narrowed it

@@ -447,7 +447,7 @@ def summarise(
         "runs": config.orders,
         "orders": config.orders,
         "accuracy": {"mean": mean, "std": std, "per_run": accuracy},  # per order of the stream: mean and spread
-        "accuracy_ci": intervals({None: share})[None],  # 95% bootstrap CI over the items
+        "accuracy_ci": intervals({None: share})[None],  # 95% CI over the items (Wilson's, or a bootstrap)
         "ci_method": ci_method("items"),
         "mean_score": {"mean": mean_std(scores)[0], "per_run": scores},  # the dataset's scores, partial credit kept
         "task_config": json.loads(config.task_config),

@@ -1,4 +1,4 @@
-"""95% bootstrap CIs on every accuracy and ARC score, and paired tests between rows: by hand and on scripted runs."""
+"""95% CIs (Wilson's, or a bootstrap for partial scores) on every accuracy and ARC score, and paired tests between rows: by hand and on scripted runs."""
 
 import json
 import shutil
@@ -11,7 +11,7 @@ from memreason.datasets.experience_transfer import make_level
 from memreason.eval.arc.tables import markdown_table
 from memreason.eval.arc.tables import tables as arc_tables
 from memreason.eval.cli import main as eval_main
-from memreason.eval.stats import bootstrap_ci, intervals, mcnemar_p, paired
+from memreason.eval.stats import bootstrap_ci, intervals, mcnemar_p, paired, wilson_ci
 from memreason.lm import LMChoice, ScriptedEngine
 from tests.eval.arc.test_pooled_depths import results  # noqa: F401  (two ARC tasks, two runs, one retry: scores by hand)
 from tests.helpers.scripted_answers import oracle_counter
@@ -43,7 +43,10 @@ def test_named_columns_share_their_resamples_and_a_missing_score_has_no_interval
     right = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0]
     other = [0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0]
     found = intervals({"a": right, "b": other, "k3": [1.0, None, 0.0, 1.0, 1.0, 0.0, 1.0], "empty": []})
-    assert found["a"] == list(bootstrap_ci(right)) and found["b"] == list(bootstrap_ci(other))  # as if asked alone
+    assert found["a"] == list(wilson_ci(4, 7)) and found["b"] == list(wilson_ci(4, 7))  # right or wrong: Wilson's
+    partial = intervals({"a": [1.0, 0.5, 0.0], "b": [0.5, 0.5, 1.0]})  # partial scores: a bootstrap, as if asked alone
+    assert partial["a"] == list(bootstrap_ci([1.0, 0.5, 0.0])) and partial["b"] == list(bootstrap_ci([0.5, 0.5, 1.0]))
+    assert intervals({"all": [1.0] * 20})["all"] == pytest.approx([0.8389, 1.0], abs=1e-4)  # never [1, 1]
     assert found["k3"] is None and found["empty"] is None
 
 
@@ -121,9 +124,9 @@ def test_results_carry_the_accuracy_ci_each_scene_averaged_over_runs(tmp_path, l
     assert results["accuracy_ci"] == list(bootstrap_ci(shares))
     scenes = make_level(1).test[:LIMIT]
     for n, ci in results["accuracy_by_objects_ci"].items():
-        assert ci == list(bootstrap_ci([s for s, scene in zip(shares, scenes) if len(scene.objects) == int(n)]))
+        assert ci == intervals({None: [s for s, scene in zip(shares, scenes) if len(scene.objects) == int(n)]})[None]
     assert results["ci_method"] == {
-        "method": "percentile bootstrap",
+        "method": "wilson score where every item is right or wrong, else percentile bootstrap",
         "level": 0.95,
         "resamples": 10_000,
         "seed": 0,
@@ -140,7 +143,7 @@ def test_a_table_prints_each_cells_ci_and_each_row_tested_against_the_first(tmp_
     zeros = sum(t == 0 for t in targets())
     episodic = table["rows"][0]["cells"][0]
     assert episodic["value"] == pytest.approx(100 * zeros / LIMIT)
-    low, high = bootstrap_ci([float(t == 0) for t in targets()])
+    low, high = wilson_ci(sum(t == 0 for t in targets()), len(targets()))
     assert episodic["ci"] == pytest.approx([100 * low, 100 * high])
     assert f"| Episodic memory | {100 * zeros / LIMIT:.1f} [{100 * low:.1f}, {100 * high:.1f}] |" in printed
     # semantic_oracle is right on every scene, episodic only where the count is 0: only A on the others, McNemar by hand
@@ -186,7 +189,7 @@ def test_the_report_shows_the_intervals_and_tests_each_run_against_the_first(tmp
     assert eval_main(["report", str(episodic), str(semantic), str(level2), "--out", str(out)]) == 0
     report = (out / "report.md").read_text()
     zeros = sum(t == 0 for t in targets())
-    low, high = bootstrap_ci([float(t == 0) for t in targets()])
+    low, high = wilson_ci(sum(t == 0 for t in targets()), len(targets()))
     assert f"| {100 * zeros / LIMIT:.1f} ± 0.0 | [{100 * low:.1f}, {100 * high:.1f}] |" in report  # accuracy, its CI
     discordant = LIMIT - zeros
     p = 2 / 2**discordant  # McNemar by hand: every discordant scene right in A only
@@ -212,7 +215,7 @@ def test_a_report_of_a_run_saved_before_intervals_computes_its_ci_from_its_examp
     assert "accuracy_ci" not in json.loads((run / "results.json").read_text())
     assert eval_main(["report", str(run)]) == 0
     records = [json.loads(line) for line in (run / "examples.jsonl").read_text().splitlines()]
-    low, high = bootstrap_ci([float(r["correct"]) for r in sorted(records, key=lambda r: r["id"])])
+    low, high = wilson_ci(sum(bool(r["correct"]) for r in records), len(records))
     assert f"| [{100 * low:.1f}, {100 * high:.1f}] |" in (run / "report.md").read_text()
 
 
@@ -226,7 +229,7 @@ def test_arc_results_carry_a_ci_over_tasks_for_every_score(results):  # noqa: F8
     assert results["by_retries"]["0"]["official_score_ci"] == [0.25, 0.5] == results["score_by_retries_ci"]["0"]
     assert results["by_retries"]["1"]["official_score_ci"] == results["official_score_ci"]
     assert results["oracle_at_k_ci"]["2"] is None  # oracle@2 with one attempt a run: no score, no interval
-    assert results["oracle_at_k_pooled_ci"]["2"] == [1.0, 1.0]  # two runs pooled: A 1, B 1
+    assert results["oracle_at_k_pooled_ci"]["2"] == list(wilson_ci(2, 2))  # two runs pooled: A 1, B 1
     # strict: A's last program right in both runs (1); B's only in run 0 (1/2)
     assert results["strict_score_ci"] == [0.5, 1.0] and results["ci_method"]["over"] == "tasks"
 

@@ -231,8 +231,8 @@ def test_arc_table_renders_run_directories(tmp_path, tiny, scripted, capsys):
     table = table.splitlines()
     assert len(table) == 2 + 2 * 2  # header, rule, 2 retry depths x 2 settings
     # each score with its 95% CI over the two tasks (one solved, one not: a resample holds 0, 1 or 2 solved)
-    assert table[2].startswith("| 0 | baseline | 50.00 [0.00, 100.00] | 50.00 [0.00, 100.00] | - |")
-    assert table[5].startswith("| 1 | arcmemo_ps_noselect | 100.00 [100.00, 100.00] | 100.00 [100.00, 100.00] | - |")
+    assert table[2].startswith("| 0 | baseline | 50.00 [9.45, 90.55] | 50.00 [9.45, 90.55] | - |")  # 1 of 2: Wilson
+    assert table[5].startswith("| 1 | arcmemo_ps_noselect | 100.00 [34.24, 100.00] | 100.00 [34.24, 100.00] | - |")
     assert note.startswith("In parentheses: the std over runs; in brackets: the 95% CI")
     # the sampling protocol over each run's pool of 2 attempts: per-sample scores, then pooled oracle@k
     assert sampling.splitlines()[2].startswith("| baseline | 2 | ")

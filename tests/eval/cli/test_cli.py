@@ -12,6 +12,7 @@ import memreason.eval.arc.sandbox as arc_sandbox
 from memreason.eval.cli import build_parser as eval_parser
 from memreason.eval.cli import main as eval_main
 from memreason.eval.harness.runs import comparable
+from memreason.eval.stats import wilson_ci
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.optimize.cli import build_parser as optimize_parser
 from tests.helpers.arc_helpers import four_tasks, small_sandbox, write_tasks
@@ -115,8 +116,9 @@ def test_an_experience_transfer_run_saved_before_the_change_resumes(tmp_path, mo
     new = {"accuracy_ci", "accuracy_by_objects_ci", "ci_method", "manifest"}  # the intervals and the manifest, added
     assert new <= set(after) and not new & set(before)
     assert {k: v for k, v in comparable(after).items() if k not in new} == comparable(before)
-    every = [1.0, 1.0]  # the oracle answered every scene right
-    assert after["accuracy_ci"] == every and after["accuracy_by_objects_ci"] == {"2": every, "3": every, "4": every}
+    assert after["accuracy_ci"] == list(wilson_ci(6, 6))  # the oracle answered every scene right: Wilson's, never [1, 1]
+    assert set(after["accuracy_by_objects_ci"]) == {"2", "3", "4"}
+    assert all(low < 1.0 == high for low, high in after["accuracy_by_objects_ci"].values())
 
 
 def test_an_arc_run_saved_before_the_change_resumes(tmp_path, monkeypatch):

@@ -87,7 +87,7 @@ def test_config_gives_a_checked_programs_knobs_on_a_task(tmp_path, monkeypatch, 
     run = tmp_path / "lf"
     argv = ["hdr_checked", "--task", "list_functions", "--limit", "1", "--config", str(knobs), "--out", str(run)]
     assert eval_main([*argv, "--no-progress"]) == 0
-    assert "bootstrap over the queries" in capsys.readouterr().out  # the summary's note: queries, not scenes
+    assert "95% CI over the queries" in capsys.readouterr().out  # the summary's note: queries, not scenes
     assert json.loads((run / "config.json").read_text())["knobs"] == {"samples": 2, "N": 1}
     assert len([c for c in engine.calls if "`function`" in c.system.split("output fields")[-1]]) == 2  # n = 2, 1 round
 
@@ -119,7 +119,7 @@ def test_table3_on_acre_has_the_inductive_rows_intervals_and_paired_tests(tmp_pa
     assert "| Methods | acre |" in markdown and "no oracle row" not in markdown and "Paired tests" in markdown
     assert "Episodic + Semantic: the true rule (CoT)" in markdown
     assert "on the same queries" in markdown and "per query" in markdown and "scene" not in markdown.split("Paired tests")[1]
-    assert "bootstrap CI over the queries" in markdown and "scene" not in markdown.split("Command:")[0]
+    assert "95% CI over the queries" in markdown and "scene" not in markdown.split("Command:")[0]
     assert "HDR, hypotheses checked in code" in markdown
     for row in table["rows"]:  # each cell writes its own report, as an Experience-Transfer cell does
         assert f"# Run report: {row['program']} acre" in (Path(row["cells"][0]["cell"]) / "report.md").read_text()
