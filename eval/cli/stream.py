@@ -94,10 +94,13 @@ def _options(parser: Parser) -> None:
     add(data, "--seed", help="test items' seed (default 0); seed problems come from another stream")
     data.add_argument(
         "--size",
+        "--limit",
+        dest="size",
         type=whole("--size"),
         default=50,
         metavar="N",
-        help="test items (default 50; at most 10,000, and at most what the task holds)",
+        help="test items, the stream's first N (default 50; at most 10,000, and at most what the task holds); "
+        "--limit is the same option, as the other evaluation commands name it",
     )
     data.add_argument(
         "--seed-size",

@@ -125,6 +125,7 @@ def resolve_lm(
             path = embedded_model_path()
         except EmbeddedModelMissing as exc:
             raise LMConfigError(str(exc)) from None
+        _say_embedded(path)
         return _local_choice(EMBEDDED, path, temperature, max_tokens, cache, slots, settings, deterministic)
     if local is not None:
         return _local_choice(spec, local, temperature, max_tokens, cache, slots, settings, deterministic)
@@ -167,6 +168,16 @@ def wire_extras(spec: str, settings: Mapping[str, Any]) -> dict[str, Any]:
         if moved:
             out["extra_body"] = {**moved, **(out.get("extra_body") or {})}
     return out
+
+
+_SAID: set[str] = set()
+
+
+def _say_embedded(path: Path) -> None:
+    """Say once a process, before its first call, that the embedded model answers (no --lm named another)."""
+    if str(path) not in _SAID:
+        _SAID.add(str(path))
+        log.info("no --lm given: the embedded model answers (%s, on llama-server at loopback)", path.name)
 
 
 def _log_adapted(adapted: list[Adapted]) -> None:

@@ -86,6 +86,11 @@ def embedded_model_path(parts: ModelParts = QWEN_CODER_1_5B, *, progress: bool =
     """Path of the verified GGUF, assembling it first if needed (about 1.1 GB, once)."""
     folder = cache_dir() / "models"
     target = folder / parts.filename
+    if importlib.util.find_spec(f"{parts.package_prefix}1") is None:  # an assembled copy in the cache is not enough
+        raise EmbeddedModelMissing(
+            f"the embedded model comes with the local extra, which is not installed: {install_hint('local')} "
+            "(or name a model with --lm)"
+        )
     if _verified(target, parts):
         return target
     sources = parts.part_files()

@@ -187,3 +187,25 @@ def test_local_and_arc_routes_use_the_bounded_json_adapter():
     assert isinstance(local.adapter(), BoundedJSONAdapter)
     assert isinstance(shared_adapter(remote, local), BoundedJSONAdapter)
     assert isinstance(ResilientAdapter.around(remote.adapter()).formats[1], BoundedJSONAdapter)
+
+
+def test_a_model_assembled_before_is_not_used_without_the_local_extra(tmp_path, monkeypatch):
+    parts = _fake_parts(tmp_path, monkeypatch, [b"one", b"two"])
+    assert embedded_model_path(parts, progress=False).exists()  # assembled into the cache once
+    gone = ModelParts(parts.filename, "notinstalledpart", parts.count, parts.size, parts.sha256)
+    (tmp_path / "cache" / "models" / "fake.gguf").rename(tmp_path / "cache" / "models" / gone.filename)
+    with pytest.raises(EmbeddedModelMissing, match=r"comes with the local extra, which is not installed.*--lm"):
+        embedded_model_path(gone, progress=False)
+
+
+def test_the_embedded_model_is_said_once_before_its_first_call(tmp_path, monkeypatch, caplog):
+    import logging
+
+    from memreason.lm import resolve as resolve_module
+
+    monkeypatch.setattr(resolve_module, "_SAID", set())
+    with caplog.at_level(logging.INFO, logger="memreason"):
+        resolve_module._say_embedded(Path("model.gguf"))
+        resolve_module._say_embedded(Path("model.gguf"))
+    said = [r.getMessage() for r in caplog.records if "embedded model answers" in r.getMessage()]
+    assert said == ["no --lm given: the embedded model answers (model.gguf, on llama-server at loopback)"]

@@ -309,3 +309,11 @@ def test_ace_with_verify_gives_each_bullet_it_admits_a_measured_record(tmp_path,
     shown = [r for r in lines if r["read"]["ids"]]
     assert shown and all("[" + r["read"]["ids"][0] + "]" in r["memory"] for r in shown)
     assert any("Bullets used: e" in (r["reasoning"] or "") for r in shown)  # the solver's citations, kept with its attempt
+
+
+def test_limit_is_the_stream_commands_size_as_every_evaluation_command_names_it(tmp_path, monkeypatch):
+    _scripted(monkeypatch)
+    argv = ["stream_baseline", "--task", "rg:puzzle24", "--limit", "3", "--seed-size", "0", "--no-progress", "--no-report"]
+    assert eval_main([*argv, "--out", str(tmp_path / "r")]) == 0
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["size"] == 3
+    assert len((tmp_path / "r" / "examples.jsonl").read_text().splitlines()) == 3
