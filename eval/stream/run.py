@@ -339,12 +339,19 @@ class StreamRun:
             if calls:
                 self.traces.write(f"{unit}/verify", calls)
             record = {**first, "verify": {**decision, "other_candidates": others}, "verification": self._probe_meter.record()}
+            record["changed"] = decision["decision"] == "kept"  # a refused change left memory as it was
         if self.config.memory_tokens:
             record["budget_cut"] = program.fit_budget(self.config.memory_tokens)
         return record
 
     def _unwritten(self, lesson: Lesson) -> dict[str, Any]:
-        return {"item": lesson.item_id, "verdict": lesson.verdict, "learned_from": lesson.learned_from, "failure": None}
+        return {
+            "item": lesson.item_id,
+            "verdict": lesson.verdict,
+            "learned_from": lesson.learned_from,
+            "changed": False,
+            "failure": None,
+        }
 
     def _probe_answers(self, program: Any, items: list[GymItem]) -> list[Answer]:
         """``items`` answered as the stream answers them (read, solve, scored by ``learn_from``), metered apart."""
@@ -386,6 +393,7 @@ class StreamRun:
         meter = Meter(root=program, trace=True)
         started = time.perf_counter()
         failure = None
+        before = json.dumps(program.memory_state(), sort_keys=True, default=str)
         with metering(meter), self.session.memory_context():
             try:
                 if candidate:
@@ -405,6 +413,7 @@ class StreamRun:
             "verdict": lesson.verdict,
             "learned_from": lesson.learned_from,
             **record,
+            "changed": json.dumps(program.memory_state(), sort_keys=True, default=str) != before,
             "failure": failure,
             **spent,
             "wall_seconds": round(time.perf_counter() - started, 2),
@@ -464,7 +473,8 @@ def summarise(
             "items_with_withheld": sum(1 for r in records if r.get("withheld")),
         },
         "writes": {
-            "count": len(stream.writes),
+            "count": sum(1 for w in stream.writes if w.get("changed", True)),  # writes that changed memory
+            "asked": len(stream.writes),  # every write made, those that left memory as it was included
             "failed": sum(1 for w in stream.writes if w.get("failure")),  # a failed write leaves memory as it was
             "verdicts": dict(sorted(verdicts.items())),
         },

@@ -176,6 +176,7 @@ def test_a_verified_run_keeps_what_helps_tries_only_scored_items_and_counts_the_
         kept = {e["id"] for e in snapshot["memory"]["entries"]}
         assert all(e["record"]["helped"] >= 1 for e in snapshot["memory"]["entries"] if e["id"] in kept)
     assert "kept" in decisions and "refused" in decisions
+    assert results["writes"]["count"] == decisions.count("kept") and results["writes"]["asked"] == len(decisions)
     verification = results["verification"]
     assert verification["decisions"] == dict(sorted({d: decisions.count(d) for d in set(decisions)}.items()))
     assert verification["tokens"]["calls"] > 0 and verification["probe_answers"] > 0
