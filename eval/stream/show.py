@@ -1,5 +1,6 @@
-"""What ``python -m eval show`` prints of a stream run's memory: the memory as it stood after the seed problems and
-after each batch, what verifying each batch's writes decided, and the final memory's entries with their records."""
+"""What ``python -m eval show`` prints of a stream run: the memory as it stood after the seed problems and after each
+batch, what verifying each batch's writes decided, and the final memory's entries with their records; an item in full
+with the memory its solver was shown."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..show_parts import read_json, short
 if TYPE_CHECKING:
     from ..show import Run
 
-__all__ = ["memory_parts"]
+__all__ = ["example", "memory_parts"]
 
 
 def memory_parts(run: Run, order: int) -> list[Any]:
@@ -70,3 +71,16 @@ def _entries(entries: list[dict[str, Any]]) -> Table:
             str(record.get("retired") or ""),
         )
     return table
+
+
+def example(run: Run, record: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[list[Any], str]:
+    """A stream item in full: its problem, the memory its solver was shown (and what was withheld), each try's
+    feedback; its verdict."""
+    parts: list[Any] = [Text(f"problem: {record.get('question')}")]
+    shown = (record.get("read") or {}).get("ids")
+    said = f" (entries {', '.join(shown)})" if shown else ""
+    withheld = f"; {record['withheld']} withheld (written from this item)" if record.get("withheld") else ""
+    parts.append(Text(f"memory shown{said}{withheld}:\n{record.get('memory') or '(empty)'}"))
+    for number, feedback in enumerate(record.get("feedback") or [], 1):
+        parts.append(Text(f"try {number} failed the check: {feedback}"))
+    return parts, f"prediction {record.get('prediction')}, target {record.get('target')}"

@@ -87,6 +87,12 @@ class StreamTask(Task):
 
         return memory_parts(run, r)
 
+    def show_example(self, run: Any, record: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[list[Any], str]:
+        """An item in full: its problem, the memory it was shown, each failed try's feedback."""
+        from .show import example
+
+        return example(run, record, calls)
+
 
 class GymTask(StreamTask):
     """A reasoning-gym dataset as a stream of text problems."""

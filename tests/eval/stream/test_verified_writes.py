@@ -275,6 +275,10 @@ def test_show_prints_the_memory_at_each_batch_and_each_entrys_record(tmp_path, m
     assert "seed problems" in out and "after batch 0002" in out and "kept" in out and "helped/hurt" in out
     final = json.loads((run / "memory" / "order0" / "batch0002.json").read_text())["memory"]["entries"]
     assert all(e["id"] in out for e in final)
+    shown = next(json.loads(x) for x in (run / "examples.jsonl").read_text().splitlines() if json.loads(x)["memory"])
+    assert eval_main(["show", str(run), "--id", shown["id"]]) == 0
+    item = capsys.readouterr().out
+    assert f"problem: {shown['question'][:30]}" in item and "memory shown (entries e" in item and "Example 1:" in item
 
 
 def _playbook_helps(call):
