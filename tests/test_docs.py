@@ -247,6 +247,9 @@ def test_the_site_builds_strict(tmp_path: Path):
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert (tmp_path / "site" / "index.html").exists()
     assert (tmp_path / "site" / "optimize-hdr-L1-pareto.png").exists()
+    fetched = re.compile(r'<(?:link|script)[^>]*(?:href|src)="https?://')  # a font, a stylesheet or a script from a host
+    pages = [p for p in (tmp_path / "site").rglob("*.html") if fetched.search(p.read_text(encoding="utf-8"))]
+    assert not pages, f"pages that ask another host for fonts, styles or scripts: {pages[:3]}"
 
 
 TABLE_RULE = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")  # the row under a Markdown table's header
