@@ -106,8 +106,7 @@ class WriteVerifier:
         """Make the write ``learn(candidate)`` verified; the decision's record (memory left as decided)."""
         started = time.perf_counter()
         before = frozen(program.memory_state())
-        proposals = self._proposals(program, before, learn)
-        writes = [p.record for p in proposals]
+        proposals, writes = self._proposals(program, before, learn)
         if not proposals:
             program.load_memory(before)
             return {"decision": "unchanged", "probes": [], "writes": writes, "wall_seconds": _since(started)}
@@ -139,16 +138,20 @@ class WriteVerifier:
             "wall_seconds": _since(started),
         }
 
-    def _proposals(self, program: Any, before: dict[str, Any], learn: Callable[[int], dict[str, Any]]) -> list[Proposal]:
+    def _proposals(
+        self, program: Any, before: dict[str, Any], learn: Callable[[int], dict[str, Any]]
+    ) -> tuple[list[Proposal], list[dict[str, Any]]]:
+        """(the proposals that change memory, each distinct; the record of every write asked, with what it spent)."""
         proposals: list[Proposal] = []
+        records = []
         for candidate in range(self.settings.candidates):
             if candidate:
                 program.load_memory(frozen(before))
-            record = learn(candidate)
+            records.append(learn(candidate))
             state = frozen(program.memory_state())
             if state != before and all(state != p.state for p in proposals):
-                proposals.append(Proposal(candidate, state, record))
-        return proposals
+                proposals.append(Proposal(candidate, state, records[-1]))
+        return proposals, records
 
     def _answers(self, program: Any, state: dict[str, Any], probes: list[GymItem]) -> list[Answer]:
         digest = memory_digest(state)

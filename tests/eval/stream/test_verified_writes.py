@@ -322,3 +322,11 @@ def test_limit_is_the_stream_commands_size_as_every_evaluation_command_names_it(
     assert eval_main([*argv, "--out", str(tmp_path / "r")]) == 0
     assert json.loads((tmp_path / "r" / "config.json").read_text())["size"] == 3
     assert len((tmp_path / "r" / "examples.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_write_that_changes_nothing_still_has_its_spend_recorded():
+    program = FewShot(k=3)
+    verifier = WriteVerifier(VerifySettings(probes=2), answer=_answers(right_without=set()))
+    wrong = Lesson("1", "Make 24 using 1, 2, 3, 4.", "1 + 1", False, "", "reference")
+    decided = verifier.write(program, wrong, POOL, learn=lambda k: {"kept": False, "tokens": {"calls": 1}})
+    assert decided["decision"] == "unchanged" and decided["writes"] == [{"kept": False, "tokens": {"calls": 1}}]
