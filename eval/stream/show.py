@@ -1,5 +1,5 @@
 """What ``python -m eval show`` prints of a stream run: the memory as it stood after the seed problems and after each
-batch, what verifying each batch's writes decided, and the final memory's entries with their records; an item in full
+batch, its writer's and its verification's calls, what verifying each batch's writes decided, and the final memory's entries with their records; an item in full
 with the memory its solver was shown."""
 
 from __future__ import annotations
@@ -26,10 +26,20 @@ def memory_parts(run: Run, order: int) -> list[Any]:
     snapshots = [(path, read_json(path)) for path in paths if path.exists()]
     if not snapshots:
         return [Text("no memory snapshot in memory/")]
-    steps = Table("snapshot", "entries", "writes", "verified writes", box=box.SIMPLE_HEAD)
+    steps = Table("memory after", "entries", "writes", "writer calls", "probe calls", "verified", box=box.SIMPLE_HEAD)
+    for column in (steps.columns[0], steps.columns[-1]):
+        column.no_wrap = True
     for path, saved in snapshots:
         saved = saved or {}
-        steps.add_row(_name(path), str(_size(saved.get("memory") or {})), str(len(saved.get("writes") or [])), _decided(saved))
+        writes = saved.get("writes") or []
+        steps.add_row(
+            _name(path),
+            str(_size(saved.get("memory") or {})),
+            str(len(writes)),
+            _calls(writes, "tokens"),
+            _calls([w["verification"] for w in writes if w.get("verification")], "tokens"),
+            _decided(saved),
+        )
     parts: list[Any] = [steps]
     entries = (snapshots[-1][1] or {}).get("memory", {}).get("entries")
     if entries:
@@ -37,8 +47,14 @@ def memory_parts(run: Run, order: int) -> list[Any]:
     return parts
 
 
+def _calls(records: list[dict[str, Any]], key: str) -> str:
+    """The LM calls the records spent, as a cell; "" for none."""
+    calls = sum(int((r.get(key) or {}).get("calls") or 0) for r in records)
+    return str(calls) if calls else ""
+
+
 def _name(path: Path) -> str:
-    return "seed problems" if path.name == "seed.json" else f"after {path.stem.replace('batch', 'batch ')}"
+    return "seed problems" if path.name == "seed.json" else f"batch {int(path.stem.removeprefix('batch'))}"
 
 
 def _size(memory: dict[str, Any]) -> int:

@@ -272,7 +272,11 @@ def test_show_prints_the_memory_at_each_batch_and_each_entrys_record(tmp_path, m
     assert row in (run / "report.md").read_text()
     assert eval_main(["show", str(run)]) == 0
     out = capsys.readouterr().out
-    assert "seed problems" in out and "after batch 0002" in out and "kept" in out and "helped/hurt" in out
+    assert "seed problems" in out and "batch 2" in out and "kept" in out and "helped/hurt" in out
+    seed_writes = json.loads((run / "memory" / "seed.json").read_text())["writes"]
+    probes = sum(w["verification"]["tokens"]["calls"] for w in seed_writes)
+    seed_line = next(line for line in out.splitlines() if "seed problems" in line)
+    assert "probe" in out and f" {probes} " in f"{seed_line} "  # the seed's verification calls, on its line
     final = json.loads((run / "memory" / "order0" / "batch0002.json").read_text())["memory"]["entries"]
     assert all(e["id"] in out for e in final)
     shown = next(json.loads(x) for x in (run / "examples.jsonl").read_text().splitlines() if json.loads(x)["memory"])
