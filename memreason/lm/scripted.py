@@ -36,6 +36,7 @@ class ScriptedCall:
     user_text: str
     images: int
     response_format: dict | None = field(default=None, repr=False)
+    temperature: float | None = None  # the sampling temperature the call asked for
 
     @property
     def text(self) -> str:
@@ -113,7 +114,14 @@ def _read(request) -> ScriptedCall:
                 texts.append(part.text)
             elif isinstance(part, ImagePart):
                 images += 1
-    return ScriptedCall(system=system, user_text="\n".join(texts), images=images, response_format=request.config.response_format)
+    config = request.config
+    return ScriptedCall(
+        system=system,
+        user_text="\n".join(texts),
+        images=images,
+        response_format=config.response_format,
+        temperature=getattr(config, "temperature", None),
+    )
 
 
 def _format(fields: dict[str, Any], *, json_mode: bool) -> str:

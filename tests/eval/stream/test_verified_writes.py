@@ -334,3 +334,20 @@ def test_a_write_that_changes_nothing_still_has_its_spend_recorded():
     wrong = Lesson("1", "Make 24 using 1, 2, 3, 4.", "1 + 1", False, "", "reference")
     decided = verifier.write(program, wrong, POOL, learn=lambda k: {"kept": False, "tokens": {"calls": 1}})
     assert decided["decision"] == "unchanged" and decided["writes"] == [{"kept": False, "tokens": {"calls": 1}}]
+
+
+def test_a_run_with_several_proposals_a_write_samples_them_and_records_each(tmp_path, monkeypatch):
+    engine = _scripted(monkeypatch, _memory_helps)
+    run = tmp_path / "candidates"
+    argv = ["failure_memory", "--task", "rg:puzzle24", "--size", "4", "--seed-size", "3", "--batch", "2", "--out", str(run)]
+    argv += ["--verify", "2", "--candidates", "2", "--learn-from", "reference", "--no-progress", "--no-report"]
+    assert eval_main(argv) == 0
+    writes = [w for s in _snapshots(run) for w in s["writes"]]
+    sampled = [c for c in engine.calls if "`lessons`" in c.system and c.temperature == 0.7]
+    assert sampled  # the second proposal of a write was asked at the sampling temperature
+    for write in writes:
+        if write["verify"]["decision"] != "unchanged":
+            assert {c["candidate"] for c in write["verify"]["candidates"]} <= {0, 1}
+    assert all(len(w["verify"]["other_candidates"]) == 1 for w in writes)  # the second proposal's write, recorded
+    results = json.loads((run / "results.json").read_text())
+    assert results["verification"]["candidates"] == 2
