@@ -62,7 +62,7 @@ class Cell:
     def as_dict(self) -> dict[str, Any]:
         keys = ("program", "row", "column", "task", "score", "run_dir", "gain", "p_value", "test", "paired_items")
         keys += ("memory_tokens", "verify_tokens", "equal_prompts", "equal_differed")
-        return {k: getattr(self, k) for k in keys}
+        return {**{k: getattr(self, k) for k in keys}, "points_per_1k": self.points_per_1k()}
 
     def points_per_1k(self) -> float | None:
         """Points gained over the baseline per 1,000 tokens spent on memory (writes and their verification)."""
@@ -249,8 +249,7 @@ def _cost_markdown(table: Mapping[str, Any]) -> str:
     for cell in table["cells"]:
         if cell["gain"] is None:
             continue
-        spent = cell["memory_tokens"] + cell["verify_tokens"]
-        per = f"{1000 * cell['gain'] / spent:+.3f}" if spent else "-"
+        per = "-" if cell["points_per_1k"] is None else f"{cell['points_per_1k']:+.3f}"
         equal = "-" if cell["equal_prompts"] is None else f"{cell['equal_prompts']} / {cell['equal_differed']}"
         rows.append(
             f"| {cell['row']} | {cell['column']} | {cell['memory_tokens']:,} | {cell['verify_tokens']:,} | {per} | {equal} |"

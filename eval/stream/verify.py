@@ -61,7 +61,6 @@ class Answer:
 class Proposal:
     candidate: int
     state: dict[str, Any]
-    record: dict[str, Any]
     answers: list[Answer] = field(default_factory=list)
 
     def effect(self, without: Sequence[Answer]) -> tuple[int, int]:
@@ -150,7 +149,7 @@ class WriteVerifier:
             records.append(learn(candidate))
             state = frozen(program.memory_state())
             if state != before and all(state != p.state for p in proposals):
-                proposals.append(Proposal(candidate, state, records[-1]))
+                proposals.append(Proposal(candidate, state))
         return proposals, records
 
     def _answers(self, program: Any, state: dict[str, Any], probes: list[GymItem]) -> list[Answer]:

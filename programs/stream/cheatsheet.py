@@ -25,7 +25,7 @@ import dspy
 from memreason.signatures.stream import CurateStreamCheatsheet, SynthesizeCheatsheet
 
 from .base import Lesson, Read, StreamProgram
-from .entries import Entry, EntryMemory
+from .entries import Entry, EntryMemory, estimated_tokens
 
 __all__ = ["CheatsheetCU", "CheatsheetRS"]
 
@@ -82,7 +82,7 @@ class CheatsheetCU(StreamProgram):
             return []
         entries = self.versions[-1]["entries"]
         cut = []
-        while entries and sum((len(e) + 3) // 4 for e in entries) > tokens:
+        while entries and sum(map(estimated_tokens, entries)) > tokens:
             cut.insert(0, entries.pop())
         return cut
 

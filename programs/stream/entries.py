@@ -26,7 +26,12 @@ from typing import Any, Iterable, Sequence
 
 from .utility import Record
 
-__all__ = ["Entry", "EntryMemory", "FreshLock", "similarity", "words"]
+__all__ = ["Entry", "EntryMemory", "FreshLock", "estimated_tokens", "similarity", "words"]
+
+
+def estimated_tokens(text: str) -> int:
+    """The tokens of ``text``, estimated as characters / 4 (no tokenizer to download): what memory budgets count."""
+    return (len(text) + 3) // 4
 
 
 class FreshLock:
@@ -85,7 +90,7 @@ class Entry:
 
     def tokens(self) -> int:
         """Its size in tokens, estimated as characters / 4 (no tokenizer to download)."""
-        return (len(self.text) + 3) // 4
+        return estimated_tokens(self.text)
 
 
 def words(text: str) -> Counter[str]:

@@ -13,6 +13,7 @@ from memreason.eval.cli import main as eval_main
 from memreason.eval.stream.verify import Answer, VerifySettings, WriteVerifier, choose_probes
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs.stream import Entry, EntryMemory, FewShot, Lesson
+from memreason.programs.stream.entries import estimated_tokens
 from memreason.programs.stream.utility import MIN_SHOWN, Record
 from tests.helpers.scripted_answers import given, outputs
 from tests.helpers.stream_answers import answer_for, numbers_of, respond, solve24
@@ -191,7 +192,7 @@ def test_the_budget_holds_in_every_snapshot(tmp_path, monkeypatch):
     assert eval_main([*argv, "--memory-tokens", "12", "--no-progress", "--no-report"]) == 0
     for snapshot in _snapshots(run):
         active = [e for e in snapshot["memory"]["entries"] if not (e.get("record") or {}).get("retired")]
-        assert sum((len(e["text"]) + 3) // 4 for e in active) <= 12
+        assert sum(estimated_tokens(e["text"]) for e in active) <= 12
         assert len(snapshot["memory"]["entries"]) > len(active)  # the rest retired, kept in the snapshot
 
 
