@@ -163,8 +163,8 @@ def _options(parser: Parser) -> None:
         type=whole("--verify", 0, MAX_PROBES),
         default=0,
         metavar="N",
-        help="try each change a write proposes on the N problems already scored most like its source, with it and "
-        "without, and keep it only when it turns more right than wrong (default 0: writes kept unchecked); needs "
+        help="try each change a write proposes on N problems already scored (half the most like its source, half "
+        "drawn), with it and without, and keep it only when it turns more right than wrong (default 0: writes kept unchecked); needs "
         "--learn-from reference or check",
     )
     verified.add_argument(

@@ -41,6 +41,7 @@ from memreason.lm.spend import Spend
 from memreason.lm.tokens import Meter, Tokens, metering
 from memreason.programs import build_program
 from memreason.programs.stream import Lesson, SelfJudge
+from memreason.programs.stream.utility import rate_without
 
 from ..harness.loop import finish_example, run_each
 from ..harness.resume import identity_field, read_examples
@@ -378,13 +379,19 @@ class StreamRun:
         return prediction is not None and self.task.score(self.data, item, prediction) >= 1.0
 
     def _note_use(self, program: Any, order: int, scored: list[GymItem], batch: list[GymItem]) -> None:
-        """Count each item of ``batch`` on the entries it was shown, against the stream's accuracy so far."""
-        verdicts = [self._right(i, r.get("prediction"), r.get("checked")) for i in scored for r in [self.finished[(order, i.id)]]]
-        expected = sum(verdicts) / len(verdicts)
+        """Count each item of ``batch`` on the entries it was shown, each against how often the scored items not
+        shown that entry were right (the stream's own accuracy would be lowered by the entry being judged)."""
+        shown = []  # (entry ids an item was shown, whether it was right), for every scored item
+        for item in scored:
+            record = self.finished[(order, item.id)]
+            ids = set((record.get("read") or {}).get("ids") or [])
+            shown.append((ids, self._right(item, record.get("prediction"), record.get("checked"))))
         for item in batch:
             record = self.finished[(order, item.id)]
             right = self._right(item, record.get("prediction"), record.get("checked"))
-            for entry_id in program.note_use(record.get("read") or {}, right=right, expected=expected):
+            read = record.get("read") or {}
+            expected = {entry_id: rate_without(shown, entry_id) for entry_id in read.get("ids") or []}
+            for entry_id in program.note_use(read, right=right, expected=expected):
                 self.retired.append({"order": order, "entry": entry_id, "item": item.id})
 
     def _learn(self, program: Any, lesson: Lesson, *, unit: str, candidate: int = 0) -> dict[str, Any]:

@@ -8,7 +8,7 @@ One write (``--verify N``, ``--verify-margin m``, ``--candidates K``):
     before <- M
     C <- {Write_k(before, lesson) : k in 1..K}          # the writer's proposals (k > 1 sampled); unchanged ones dropped
     if C is empty: nothing to verify
-    P <- the N problems of pool most like the lesson's problem, never the lesson's own item
+    P <- N problems of pool, never the lesson's own item: half the most like the lesson's problem, half drawn
                                                         # pool: seed problems and items already scored, nothing else
     without <- answer(P, before)                        # shared by every proposal (and by later writes while M is unchanged)
     for c in C: with_c <- answer(P, c)
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -80,10 +81,17 @@ def frozen(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def choose_probes(pool: Sequence[GymItem], lesson: Lesson, n: int) -> list[GymItem]:
-    """The ``n`` problems of ``pool`` most like the lesson's problem, never the lesson's own item (ties: pool order)."""
+    """``n`` problems of ``pool``, never the lesson's own item: the ``n - n // 2`` most like the lesson's problem
+    (ties: pool order), then ``n // 2`` drawn from the rest (seeded by the lesson's item, so a run repeats).
+
+    Likeness alone picks the problems a copied answer fits (a near-duplicate shares the answer): the drawn half is
+    where a change that is not general turns right answers wrong."""
     others = [item for item in pool if item.id != lesson.item_id]
     ranked = sorted(range(len(others)), key=lambda i: (-similarity(lesson.problem, others[i].question), i))
-    return [others[i] for i in ranked[:n]]
+    near = ranked[: n - n // 2]
+    rest = sorted(ranked[len(near) :])
+    drawn = random.Random(f"probes:{lesson.item_id}").sample(rest, min(n // 2, len(rest)))
+    return [others[i] for i in [*near, *drawn]]
 
 
 class WriteVerifier:

@@ -19,7 +19,7 @@ needs no reference), ``"self"`` (the model's own judgement) or ``"none"`` (nothi
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 import dspy
 
@@ -168,8 +168,9 @@ class StreamProgram(dspy.Module):
             raise NotImplementedError(f"{type(self).__name__} keeps no memory a token budget can cut")
         return memory.fit(tokens)
 
-    def note_use(self, read: dict[str, Any], *, right: bool, expected: float) -> list[str]:
-        """Count one scored item on the entries its read showed (``read["ids"]``); the ids retired for harm."""
+    def note_use(self, read: dict[str, Any], *, right: bool, expected: float | Mapping[str, float]) -> list[str]:
+        """Count one scored item on the entries its read showed (``read["ids"]``); the ids retired for harm.
+        ``expected``: how often items are right without the entry, one figure for all or one per entry id."""
         memory = self.entry_memory()
         if memory is None:
             return []
@@ -178,7 +179,8 @@ class StreamProgram(dspy.Module):
             entry = memory.find(entry_id)
             if entry is None or entry.record is None or entry.retired:
                 continue
-            entry.record = entry.record.used(right=right, expected=expected)
+            base = expected.get(entry_id, 0.0) if isinstance(expected, Mapping) else expected
+            entry.record = entry.record.used(right=right, expected=base)
             if entry.retired:
                 retired.append(entry_id)
         return retired

@@ -6,18 +6,18 @@
     record.rank_bonus()     # what a read adds to the entry's similarity (bounded, so similarity still leads)
     record.harmful()        # its use shows harm: a read then retires it (kept in the snapshot, never shown)
 
-``expected`` is the stream's accuracy so far when the entry was shown: an entry whose items were right no more
-often than the stream's are, earns nothing from use; one shown to many items that then failed more often than the
-stream's, loses what its admission earned, and is retired once that is below zero after at least
-:data:`MIN_SHOWN` showings.
+``expected`` is how often the scored items not shown the entry were right (the stream's own accuracy would count the
+entry against itself: an entry that lowers it lowers its own bar): an entry whose items were right no more often
+than those earns nothing from use; one shown to many items that then failed more often, loses what its admission
+earned, and is retired once that is below zero after at least :data:`MIN_SHOWN` showings.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Collection, Sequence
 
-__all__ = ["MIN_SHOWN", "RANK_WEIGHT", "Record"]
+__all__ = ["MIN_SHOWN", "RANK_WEIGHT", "Record", "rate_without"]
 
 MIN_SHOWN = 3  # showings before use alone may retire an entry
 RANK_WEIGHT = 0.05  # similarity is in [0, 1]; one net probe helped moves an entry this much up a read's ranking
@@ -77,3 +77,10 @@ class Record:
             expected=float(data.get("expected", 0.0)),
             retired=data.get("retired"),
         )
+
+
+def rate_without(scored: Sequence[tuple[Collection[str], bool]], entry_id: str) -> float:
+    """How often the scored items not shown ``entry_id`` were right; ``scored``: (the entry ids an item was shown,
+    whether it was right) for each. Every item shown it: the rate of all (nothing else to compare with)."""
+    others = [right for ids, right in scored if entry_id not in ids] or [right for _, right in scored]
+    return sum(others) / len(others) if others else 0.0

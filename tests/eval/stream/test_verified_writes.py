@@ -12,9 +12,9 @@ from memreason.datasets.gym import GymItem
 from memreason.eval.cli import main as eval_main
 from memreason.eval.stream.verify import Answer, VerifySettings, WriteVerifier, choose_probes
 from memreason.lm import LMChoice, ScriptedEngine
-from memreason.programs.stream import Entry, EntryMemory, FewShot, Lesson
+from memreason.programs.stream import Entry, EntryMemory, FewShot, Lesson, similarity
 from memreason.programs.stream.entries import estimated_tokens
-from memreason.programs.stream.utility import MIN_SHOWN, Record
+from memreason.programs.stream.utility import MIN_SHOWN, Record, rate_without
 from tests.helpers.scripted_answers import given, outputs
 from tests.helpers.stream_answers import answer_for, numbers_of, respond, solve24
 
@@ -71,10 +71,17 @@ def test_a_change_that_changes_nothing_is_not_tried_and_the_margin_is_the_bar():
     assert decided["decision"] == "refused" and decided["helped"] == 1 and program.memory_size() == 0
 
 
-def test_probes_are_scored_problems_most_like_the_source_never_the_source_itself():
+def test_probes_are_scored_problems_most_like_the_source_then_drawn_never_the_source_itself():
     lesson = Lesson("3", POOL[2].question, "x", True, "", "reference")
-    probes = choose_probes(POOL, lesson, 3)
-    assert "3" not in [p.id for p in probes] and len(probes) == 3
+    probes = choose_probes(POOL, lesson, 4)
+    assert "3" not in [p.id for p in probes] and len(probes) == len({p.id for p in probes}) == 4
+    nearest = sorted(POOL[:2] + POOL[3:], key=lambda item: -similarity(lesson.problem, item.question))
+    assert probes[:2] == nearest[:2]  # half by likeness
+    assert probes == choose_probes(POOL, lesson, 4)  # the drawn half repeats in a repeated run
+    sources = [Lesson(name, POOL[2].question, "x", True, "", "reference") for name in "abcdef"]  # in no pool
+    drawn = {tuple(p.id for p in choose_probes(POOL, source, 4)[2:]) for source in sources}
+    assert len(drawn) > 1  # the nearest half is the same for all: the rest is drawn, not the next most alike
+    assert len(choose_probes(POOL, lesson, 1)) == 1 and len(choose_probes(POOL[:3], lesson, 5)) == 2
     assert choose_probes(POOL[2:3], lesson, 3) == []  # its own item is all there is: nothing to try it on
 
 
@@ -105,6 +112,26 @@ def test_an_entry_whose_use_shows_harm_is_retired_never_shown_and_kept_in_the_sn
     again = FewShot(k=2)
     again.load_memory(json.loads(json.dumps(program.memory_state())))
     assert again.examples.entries[0].retired and again.memory_size() == 0
+
+
+def test_use_is_counted_against_the_items_not_shown_the_entry_not_the_streams_own_accuracy():
+    # an entry shown to three items that all failed, where the items not shown it were right: the stream's accuracy
+    # (0.4, lowered by the entry itself) would keep it; the rate without it (1.0) retires it
+    scored = [({"e1"}, False)] * 3 + [(set(), True)] * 2
+    assert rate_without(scored, "e1") == 1.0 and rate_without(scored, "e9") == 0.4
+    assert rate_without([({"e1"}, True), ({"e1"}, False)], "e1") == 0.5  # shown to all: nothing else to compare with
+    program = FewShot(k=2)
+    program.learn(_lesson("1", "GOOD"))
+    [entry] = program.examples.entries
+    entry.record = Record.admitted(helped=2, hurt=0, probes=["2", "3"])
+    read = program.read("Make 24 using 5, 2, 3, 4.", "5").record
+    kept = FewShot(k=2)
+    kept.load_memory(json.loads(json.dumps(program.memory_state())))
+    for _ in range(3):
+        retired = program.note_use(read, right=False, expected={entry.id: rate_without(scored, entry.id)})
+        kept.note_use(read, right=False, expected=0.4)
+    assert retired == [entry.id] and entry.record.expected == 3.0
+    assert not kept.examples.entries[0].retired
 
 
 def test_reads_rank_by_similarity_and_measured_utility():
