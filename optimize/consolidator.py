@@ -262,6 +262,60 @@ class F1Feedback:
 def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
     """Compile ``options.program``'s consolidator with ``options.optimizer`` into ``options.out`` (raises
     :class:`UsageError` on bad input, before any model loads); progress is logged, the summary returned."""
+    check_options(options)
+    knobs = parse_knobs(options)
+    program, start_sha256 = starting_program(options, knobs)
+    check_prices(options.budget_usd, [options.memory_lm or options.lm])
+    _, memory = resolve_lms(options, resolve=resolve)
+    spend = spending(options)
+    memory = capped(memory, "memory", spend, retry_policy(options))
+    out = options.out or new_run_dir(Path("runs") / "compiled", f"consolidator-{options.program}-{options.optimizer}")
+    out.mkdir(parents=True, exist_ok=True)
+    use_response_cache(options.cache or out / "dspy_cache")
+
+    tables = Tables.drawn(options)
+    if spend is not None:
+        estimate_spend(spend, tables, knobs, memory.spec)
+    before = validation_f1(program, tables.scored, memory, options, label="at start" if options.program_state else "uncompiled")
+    stop_if_spent(spend, out)
+    refuse_failed_memories(before, "before compiling, so nothing was compiled", out)
+    compiled, compiling = optimize_consolidator(program, tables, memory, options)
+    stop_if_spent(spend, out)
+    after = validation_f1(compiled.program, tables.scored, memory, options, label="compiled")
+    stop_if_spent(spend, out)
+
+    report = {
+        "program": options.program,
+        "optimizer": options.optimizer,
+        "level": options.level,
+        "seed": options.seed,
+        "knobs": knobs,
+        "labeled_demos": options.labeled_demos,
+        "labeled_rules": options.labeled_rules,
+        "labeled_verdicts": options.labeled_verdicts,
+        "memory_lm": memory.spec,
+        "start_state": str(options.program_state) if options.program_state else None,
+        "start_state_sha256": start_sha256,
+        "train_tables": list(tables.train),
+        "val_tables": list(tables.val),
+        "test_tables": list(tables.held_out),
+        "compile": compiling,
+        "validation": {"uncompiled": _subset(before, tables.val), "compiled": _subset(after, tables.val)},
+        "test": {"uncompiled": _subset(before, tables.held_out), "compiled": _subset(after, tables.held_out)},
+        "optimizer_candidates": _candidate_scores(compiled),
+        "demos": {name: len(p.demos) for name, p in compiled.named_predictors()},
+        "instructions": {name: p.signature.instructions for name, p in compiled.named_predictors()},
+    }
+    text = save_compiled(out, compiled.program, report, options, knobs)
+    refuse_failed_memories(after, f"after compiling; the report in {out} scores them F1 0", out)
+    return ConsolidatorOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report, summary=text)
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+def check_options(options: ConsolidatorOptions) -> None:
+    """Refuse what cannot be compiled, in one line each, before anything loads."""
     if options.program not in PROGRAMS_WITH_CONSOLIDATORS:
         raise UsageError(f"--program must be one of {', '.join(PROGRAMS_WITH_CONSOLIDATORS)}, got {options.program!r}")
     if options.optimizer not in OPTIMIZERS:
@@ -279,64 +333,81 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
         raise UsageError("--labeled-rules says how the labelled demos state their rules; give --labeled-demos N too")
     if options.labeled_verdicts and not options.labeled_demos:
         raise UsageError("--labeled-verdicts says what the verifier's labelled demos judge; give --labeled-demos N too")
-    knobs = parse_knobs(options)
+
+
+def starting_program(options: ConsolidatorOptions, knobs: dict[str, Any]) -> tuple[Any, str | None]:
+    """The program whose consolidator is compiled, from ``--program-state`` when given; that state's digest."""
     try:
         program = build_program(options.program, **knobs)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{options.program} does not take these knobs {knobs}: {exc}") from None
     try:
-        start_sha256 = state_digest(
-            program, f"{options.program}'s consolidator", options.program_state, load="load_consolidation"
-        )
+        digest = state_digest(program, f"{options.program}'s consolidator", options.program_state, load="load_consolidation")
     except TunedError as exc:
         raise UsageError(str(exc)) from None
-    check_prices(options.budget_usd, [options.memory_lm or options.lm])
-    _, memory = resolve_lms(options, resolve=resolve)
-    spend = spending(options)
-    memory = capped(memory, "memory", spend, retry_policy(options))
-    out = options.out or new_run_dir(Path("runs") / "compiled", f"consolidator-{options.program}-{options.optimizer}")
-    out.mkdir(parents=True, exist_ok=True)
-    use_response_cache(options.cache or out / "dspy_cache")
+    return program, digest
 
-    def tables(kind: str, count: int) -> dict[str, ExperienceTransferLevel]:
-        return {
-            t.name: make_level(options.level, seed=options.seed, rules=t) for t in random_tables(kind, count, seed=options.seed)
-        }
 
-    train, val = tables("train", options.train_tables), tables("validation", options.val_tables)
-    held_out = tables("test", options.test_tables)
-    held_out.update({f"paper Table 1, L{level}": make_level(level, seed=options.seed) for level in options.paper_levels})
-    metric = F1Feedback({**train, **val})
-    examples = [labelled(d, name, options.labeled_rules) for name, d in train.items()]
-    valset = [
-        dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes") for name, d in val.items()
-    ]
+@dataclass
+class Tables:
+    """The generated rule tables: training, validation and held out (the paper's Table 1 levels among these)."""
 
-    if spend is not None:  # training tables once an optimizer pass; validation and held-out ones before and after
-        episodes = " ".join(e.text() for e in next(iter({**train, **val}.values())).episodes)
-        log_estimate(
-            spend,
-            unit="consolidations",
-            todo=len(train) + 2 * (len(val) + len(held_out)),
-            done=0,
-            calls=knobs.get("K", 2) + 2 * knobs.get("N", 3),
-            prompt=chars_to_tokens([episodes]),
-            basis="a table's episodes, 4 characters a token; K + 2N calls a consolidation, once per optimizer pass",
-            spec=memory.spec,
-        )
-    before = validation_f1(
-        program, {**val, **held_out}, memory, options, label="at start" if options.program_state else "uncompiled"
+    train: dict[str, ExperienceTransferLevel]
+    val: dict[str, ExperienceTransferLevel]
+    held_out: dict[str, ExperienceTransferLevel]
+
+    @classmethod
+    def drawn(cls, options: ConsolidatorOptions) -> "Tables":
+        def tables(kind: str, count: int) -> dict[str, ExperienceTransferLevel]:
+            drawn = random_tables(kind, count, seed=options.seed)
+            return {t.name: make_level(options.level, seed=options.seed, rules=t) for t in drawn}
+
+        held_out = tables("test", options.test_tables)
+        held_out.update({f"paper Table 1, L{level}": make_level(level, seed=options.seed) for level in options.paper_levels})
+        return cls(tables("train", options.train_tables), tables("validation", options.val_tables), held_out)
+
+    @property
+    def scored(self) -> dict[str, ExperienceTransferLevel]:
+        """The tables scored before and after compiling."""
+        return {**self.val, **self.held_out}
+
+    def trainset(self, rules: str) -> list[dspy.Example]:
+        return [labelled(d, name, rules) for name, d in self.train.items()]
+
+    def valset(self) -> list[dspy.Example]:
+        return [
+            dspy.Example(episodes=level_episodes(d.episodes, "text"), table=name).with_inputs("episodes")
+            for name, d in self.val.items()
+        ]
+
+
+def estimate_spend(spend: Any, tables: Tables, knobs: dict[str, Any], spec: str) -> None:
+    """Log what compiling will cost: training tables once an optimizer pass; validation and held-out ones twice."""
+    episodes = " ".join(e.text() for e in next(iter({**tables.train, **tables.val}.values())).episodes)
+    log_estimate(
+        spend,
+        unit="consolidations",
+        todo=len(tables.train) + 2 * len(tables.scored),
+        done=0,
+        calls=knobs.get("K", 2) + 2 * knobs.get("N", 3),
+        prompt=chars_to_tokens([episodes]),
+        basis="a table's episodes, 4 characters a token; K + 2N calls a consolidation, once per optimizer pass",
+        spec=spec,
     )
-    stop_if_spent(spend, out)
-    refuse_failed_memories(before, "before compiling, so nothing was compiled", out)
+
+
+def optimize_consolidator(program: Any, tables: Tables, memory: Any, options: ConsolidatorOptions) -> tuple[Any, dict]:
+    """The optimizer run on the consolidator's predictors (:class:`MemoryWriter`), every call metered; the compiled
+    writer and what compiling spent."""
     started = time.perf_counter()
     session = RunSession.start(memory, memory, policy=retry_policy(options))
     guarded = LMChoice(memory.spec, session.memory_lm, local=memory.local)  # faults retried, every call metered
     meter = Meter()
+    examples = tables.trainset(options.labeled_rules)
     with session.memory_context(), metering(meter):
         optimizer = make_optimizer(
             options.optimizer,
-            metric,
+            F1Feedback({**tables.train, **tables.val}),
             task=guarded,
             memory=guarded,
             options=options,
@@ -344,57 +415,33 @@ def compile_consolidator(options: ConsolidatorOptions) -> ConsolidatorOutcome:
             labeled_demos=options.labeled_demos,
             threshold=options.threshold,
         )
-        compiled = run_optimizer(optimizer, options.optimizer, MemoryWriter(program), examples, valset, options)
+        compiled = run_optimizer(optimizer, options.optimizer, MemoryWriter(program), examples, tables.valset(), options)
         if options.labeled_verdicts:  # the verifier's demos from its own labelled calls, some rules false
             consolidator = compiled.program.consolidator
             consolidator.verify = dspy.LabeledFewShot(k=options.labeled_demos).compile(
-                consolidator.verify, trainset=[judged(d, name) for name, d in train.items()]
+                consolidator.verify, trainset=[judged(d, name) for name, d in tables.train.items()]
             )
-    stop_if_spent(spend, out)
     spent = meter.tokens()
-    compile_seconds = round(time.perf_counter() - started, 2)
-    compiled_program = compiled.program
-    after = validation_f1(compiled_program, {**val, **held_out}, memory, options, label="compiled")
-    stop_if_spent(spend, out)
-
-    # the consolidator's predictors alone (no reasoner, no memory), so the state fits any reader's knobs
-    write_json(
-        out / "program.json",
-        {**compiled_program.consolidation_state(), "metadata": {"dependency_versions": get_dependency_versions()}},
-    )
-    report = {
-        "program": options.program,
-        "optimizer": options.optimizer,
-        "level": options.level,
-        "seed": options.seed,
-        "knobs": knobs,
-        "labeled_demos": options.labeled_demos,
-        "labeled_rules": options.labeled_rules,
-        "labeled_verdicts": options.labeled_verdicts,
-        "memory_lm": memory.spec,
-        "start_state": str(options.program_state) if options.program_state else None,
-        "start_state_sha256": start_sha256,
-        "train_tables": list(train),
-        "val_tables": list(val),
-        "test_tables": list(held_out),
-        "compile": {
-            "calls": spent.calls,
-            "prompt_tokens": spent.prompt,
-            "completion_tokens": spent.completion,
-            "wall_seconds": compile_seconds,
-        },
-        "validation": {"uncompiled": _subset(before, val), "compiled": _subset(after, val)},
-        "test": {"uncompiled": _subset(before, held_out), "compiled": _subset(after, held_out)},
-        "optimizer_candidates": _candidate_scores(compiled),
-        "demos": {name: len(p.demos) for name, p in compiled.named_predictors()},
-        "instructions": {name: p.signature.instructions for name, p in compiled.named_predictors()},
+    compiling = {
+        "calls": spent.calls,
+        "prompt_tokens": spent.prompt,
+        "completion_tokens": spent.completion,
+        "wall_seconds": round(time.perf_counter() - started, 2),
     }
+    return compiled, compiling
+
+
+def save_compiled(out: Path, program: Any, report: dict[str, Any], options: ConsolidatorOptions, knobs: dict) -> str:
+    """Write ``program.json`` (the consolidator's predictors alone, no reasoner and no memory, so the state fits any
+    reader's knobs), ``config.json``, ``compile.json`` and ``summary.md``; the summary."""
+    write_json(
+        out / "program.json", {**program.consolidation_state(), "metadata": {"dependency_versions": get_dependency_versions()}}
+    )
     write_json(out / "config.json", {"program": options.program, "level": options.level, "knobs": knobs})
     write_json(out / "compile.json", report)
     text = summary(report)
     write_text(out / "summary.md", redact(text))
-    refuse_failed_memories(after, f"after compiling; the report in {out} scores them F1 0", out)
-    return ConsolidatorOutcome(out=out, state=out / "program.json", config=out / "config.json", report=report, summary=text)
+    return text
 
 
 def validation_f1(
