@@ -272,13 +272,17 @@ def test_no_table_has_an_empty_header():
                 assert any(cells), f"{document.relative_to(ROOT)}:{number - 1}: the table's header is empty: {header}"
 
 
-def _results_index() -> list[tuple[str, str]]:
-    """(page, the last date it was measured) for each row of the results index, in its order."""
+def _results_index() -> list[tuple[str, str, str]]:
+    """(page, the date its row names it by, the days it was measured) for each row of the results index, in its order:
+    a row starts with the page's date, then, for a page measured over several days, ``(measured FIRST to LAST)``."""
     rows = []
     for line in (ROOT / "docs" / "results" / "index.md").read_text(encoding="utf-8").splitlines():
-        row = re.match(r"^\| (?P<measured>[^|]*?) \| \[[^\]]*\]\((?P<page>[^)]+\.md)\) \|", line)
-        if row and DATE.search(row["measured"]):
-            rows.append((row["page"], DATE.findall(row["measured"])[-1]))
+        row = re.match(
+            r"^\| (?P<date>\d{4}-\d{2}-\d{2})(?: \(measured (?P<measured>[^)|]*)\))? \| \[[^\]]*\]\((?P<page>[^)]+\.md)\) \|",
+            line,
+        )
+        if row:
+            rows.append((row["page"], row["date"], row["measured"] or row["date"]))
     return rows
 
 
@@ -290,21 +294,25 @@ def _results_nav() -> list[tuple[str, str]]:
     return [(page, date) for date, page in entries]
 
 
-def test_results_are_listed_newest_first():
-    """The results index and the Results navigation: newest first, a page by the last day it was measured."""
+def test_results_are_named_by_the_date_of_their_file_newest_first():
+    """A results page is shown, in the index and in the Results navigation, by the date its file's name (and so its
+    address) carries, newest first; for a page measured over several days the index gives the days, the last of them
+    the last day its Measured row names."""
     index = _results_index()
     pages = sorted(page.name for page in (ROOT / "docs" / "results").glob("2*.md"))
-    assert sorted(page for page, _ in index) == pages, "every results page has one row in docs/results/index.md"
-    dates = [date for _, date in index]
+    assert sorted(page for page, _, _ in index) == pages, "every results page has one row in docs/results/index.md"
+    for page, date, measured in index:
+        assert date == page[:10], f"docs/results/index.md shows {page} as of {date}, its name says {page[:10]}"
+        days = DATE.findall(measured)
+        assert days[0] <= date <= days[-1], f"{page}: the index's days {measured} do not hold the page's date"
+        said = re.search(r"^\| \*\*Measured\*\* \|(.*)$", (ROOT / "docs" / "results" / page).read_text(encoding="utf-8"), re.M)
+        assert said and max(DATE.findall(said[1])) == days[-1], f"{page}: the index's last day is not the page's"
+    dates = [date for _, date, _ in index]
     assert dates == sorted(dates, reverse=True), f"docs/results/index.md is not newest first: {dates}"
-    for page, date in index:
-        measured = re.search(
-            r"^\| \*\*Measured\*\* \|(.*)$", (ROOT / "docs" / "results" / page).read_text(encoding="utf-8"), re.M
-        )
-        assert measured and max(DATE.findall(measured[1])) == date, f"{page}: the index's last date is not the page's"
-    assert _results_nav() == index, (
-        "the Results navigation in mkdocs.yml lists the pages as the index does, dated by their last day"
-    )
+    nav = _results_nav()
+    for page, date in nav:
+        assert date == page[:10], f"mkdocs.yml names results/{page} {date}: its name says {page[:10]}"
+    assert nav == [(page, date) for page, date, _ in index], "the Results navigation lists the pages as the index does"
 
 
 def test_results_headlines_are_short():
