@@ -1,4 +1,5 @@
-"""The documents stay true: the site builds with --strict, and every Python example in it runs.
+"""The documents stay true: the site builds with --strict, asks no other host for anything, and every Python
+example in it runs.
 
 Convention (docs/index.md, "Building this site"): every ```python block of README.md and
 docs/**/*.md runs, as written, in a fresh working directory, unless the line before it is an
@@ -22,6 +23,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -224,12 +226,15 @@ def test_every_results_page_is_dated_and_says_when_it_was_measured():
         assert f"({page.name})" in index, f"{page.name} is listed in docs/results/index.md"
 
 
-def test_the_site_builds_strict(tmp_path: Path):
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site as ``mkdocs build --strict`` writes it (built once for the module)."""
     try:
         import material  # noqa: F401  (mkdocs-material, the theme)
         import mkdocs  # noqa: F401
     except ImportError:
         pytest.skip("mkdocs and mkdocs-material are not installed (pip install -e '.[dev]')")
+    base = tmp_path_factory.mktemp("site")
     done = _run(
         [
             sys.executable,
@@ -240,16 +245,109 @@ def test_the_site_builds_strict(tmp_path: Path):
             "--config-file",
             str(ROOT / "mkdocs.yml"),
             "--site-dir",
-            str(tmp_path / "site"),
+            str(base / "site"),
         ],
-        cwd=tmp_path,
+        cwd=base,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert (tmp_path / "site" / "index.html").exists()
-    assert (tmp_path / "site" / "optimize-hdr-L1-pareto.png").exists()
-    fetched = re.compile(r'<(?:link|script)[^>]*(?:href|src)="https?://')  # a font, a stylesheet or a script from a host
-    pages = [p for p in (tmp_path / "site").rglob("*.html") if fetched.search(p.read_text(encoding="utf-8"))]
-    assert not pages, f"pages that ask another host for fonts, styles or scripts: {pages[:3]}"
+    return base / "site"
+
+
+def test_the_site_builds_strict(site: Path):
+    assert (site / "index.html").exists()
+    assert (site / "optimize-hdr-L1-pareto.png").exists()
+
+
+# What a page makes the browser fetch by itself (not a link a reader follows): the elements' attributes that load a
+# URL, a <link> unless its every rel only names another document, CSS's url() and @import, and a script's URL strings.
+FETCHING = {
+    "script": ("src",),
+    "img": ("src", "srcset"),
+    "source": ("src", "srcset"),
+    "iframe": ("src",),
+    "frame": ("src",),
+    "embed": ("src",),
+    "object": ("data",),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "track": ("src",),
+    "input": ("src",),
+    "image": ("href", "xlink:href"),
+    "use": ("href", "xlink:href"),
+}
+NOT_FETCHED_REL = {"canonical", "alternate", "author", "license", "next", "prev", "help", "bookmark", "external", "me"}
+HOSTED = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)  # https://host/..., //host/...: another host
+CSS_URL = re.compile(r"""url\(\s*(['"]?)(.*?)\1\s*\)|@import\s+(['"])(.*?)\3""", re.IGNORECASE)
+JS_URL = re.compile(r"""["'`](https?://[^"'`\s]+)""")
+# URL strings of the theme's script that it fetches only where this site never asks it to, each with the reason;
+# test_the_site_fetches_nothing_from_another_host checks the site gives no such reason.
+ONLY_IF = {
+    "https://unpkg.com/mermaid": "a page holds a Mermaid diagram",
+    "https://unpkg.com/resize-observer-polyfill": "the browser has no ResizeObserver (none since 2020)",
+    "https://api.github.com/": "mkdocs.yml sets repo_url (the header's repository facts)",
+    "https://${": "mkdocs.yml sets repo_url (a GitLab repository's facts)",
+}
+
+
+def _css_urls(css: str) -> list[str]:
+    return [m[2] or m[4] for m in CSS_URL.finditer(css) if (m[2] or m[4])]
+
+
+class _Fetches(HTMLParser):
+    """(what, URL) for each URL an HTML page makes the browser fetch by itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, str]] = []
+        self._inside: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value or "" for name, value in attrs}
+        for name in FETCHING.get(tag, ()):
+            urls = (
+                [part.split()[0] for part in values.get(name, "").split(",") if part.strip()]
+                if "srcset" in name
+                else [values.get(name, "")]
+            )
+            self.found += [(f"<{tag} {name}>", url) for url in urls if url]
+        if tag == "link" and values.get("href") and not set(values.get("rel", "").lower().split()) <= NOT_FETCHED_REL:
+            self.found.append((f'<link rel="{values.get("rel", "")}">', values["href"]))
+        self.found += [(f"<{tag} style>", url) for url in _css_urls(values.get("style", ""))]
+        self._inside = tag if tag in ("style", "script") else None
+
+    def handle_endtag(self, tag: str) -> None:
+        self._inside = None
+
+    def handle_data(self, data: str) -> None:
+        if self._inside == "style":
+            self.found += [("<style>", url) for url in _css_urls(data)]
+        elif self._inside == "script":
+            self.found += [("<script>", url) for url in JS_URL.findall(data)]
+
+
+def test_the_site_fetches_nothing_from_another_host(site: Path):
+    """No page asks another host for anything (fonts, styles, scripts, images): the site works offline and tells no
+    one who reads it. Links a reader may follow to other sites are fine."""
+    found: list[tuple[str, str, str]] = []
+    for path in sorted(site.rglob("*")):
+        where = str(path.relative_to(site))
+        if path.suffix == ".html":
+            parser = _Fetches()
+            parser.feed(path.read_text(encoding="utf-8"))
+            found += [(where, what, url) for what, url in parser.found]
+        elif path.suffix == ".css":
+            found += [(where, "url() or @import", url) for url in _css_urls(path.read_text(encoding="utf-8"))]
+        elif path.suffix == ".js":
+            found += [(where, "a URL in a script", url) for url in JS_URL.findall(path.read_text(encoding="utf-8"))]
+    hosted = [(where, what, url) for where, what, url in found if HOSTED.match(url)]
+    assert any(what.startswith("<link") and url.endswith(".css") for _, what, url in found)  # it sees the stylesheets
+    conditional = [f for f in hosted if any(f[2].startswith(prefix) for prefix in ONLY_IF)]
+    fetched = [f for f in hosted if f not in conditional]
+    assert not fetched, f"the site fetches from other hosts: {fetched[:5]}"
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
+    assert not re.search(r'class="[^"]*\bmermaid\b', pages), ONLY_IF["https://unpkg.com/mermaid"]
+    repository = "md-source" in pages or re.search(r"^repo_url:", (ROOT / "mkdocs.yml").read_text(), re.M)
+    assert not repository, ONLY_IF["https://api.github.com/"]
 
 
 TABLE_RULE = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")  # the row under a Markdown table's header
@@ -272,13 +370,17 @@ def test_no_table_has_an_empty_header():
                 assert any(cells), f"{document.relative_to(ROOT)}:{number - 1}: the table's header is empty: {header}"
 
 
-def _results_index() -> list[tuple[str, str]]:
-    """(page, the last date it was measured) for each row of the results index, in its order."""
+def _results_index() -> list[tuple[str, str, str]]:
+    """(page, the date its row names it by, the days it was measured) for each row of the results index, in its order:
+    a row starts with the page's date, then, for a page measured over several days, ``(measured FIRST to LAST)``."""
     rows = []
     for line in (ROOT / "docs" / "results" / "index.md").read_text(encoding="utf-8").splitlines():
-        row = re.match(r"^\| (?P<measured>[^|]*?) \| \[[^\]]*\]\((?P<page>[^)]+\.md)\) \|", line)
-        if row and DATE.search(row["measured"]):
-            rows.append((row["page"], DATE.findall(row["measured"])[-1]))
+        row = re.match(
+            r"^\| (?P<date>\d{4}-\d{2}-\d{2})(?: \(measured (?P<measured>[^)|]*)\))? \| \[[^\]]*\]\((?P<page>[^)]+\.md)\) \|",
+            line,
+        )
+        if row:
+            rows.append((row["page"], row["date"], row["measured"] or row["date"]))
     return rows
 
 
@@ -290,21 +392,25 @@ def _results_nav() -> list[tuple[str, str]]:
     return [(page, date) for date, page in entries]
 
 
-def test_results_are_listed_newest_first():
-    """The results index and the Results navigation: newest first, a page by the last day it was measured."""
+def test_results_are_named_by_the_date_of_their_file_newest_first():
+    """A results page is shown, in the index and in the Results navigation, by the date its file's name (and so its
+    address) carries, newest first; for a page measured over several days the index gives the days, the last of them
+    the last day its Measured row names."""
     index = _results_index()
     pages = sorted(page.name for page in (ROOT / "docs" / "results").glob("2*.md"))
-    assert sorted(page for page, _ in index) == pages, "every results page has one row in docs/results/index.md"
-    dates = [date for _, date in index]
+    assert sorted(page for page, _, _ in index) == pages, "every results page has one row in docs/results/index.md"
+    for page, date, measured in index:
+        assert date == page[:10], f"docs/results/index.md shows {page} as of {date}, its name says {page[:10]}"
+        days = DATE.findall(measured)
+        assert days[0] <= date <= days[-1], f"{page}: the index's days {measured} do not hold the page's date"
+        said = re.search(r"^\| \*\*Measured\*\* \|(.*)$", (ROOT / "docs" / "results" / page).read_text(encoding="utf-8"), re.M)
+        assert said and max(DATE.findall(said[1])) == days[-1], f"{page}: the index's last day is not the page's"
+    dates = [date for _, date, _ in index]
     assert dates == sorted(dates, reverse=True), f"docs/results/index.md is not newest first: {dates}"
-    for page, date in index:
-        measured = re.search(
-            r"^\| \*\*Measured\*\* \|(.*)$", (ROOT / "docs" / "results" / page).read_text(encoding="utf-8"), re.M
-        )
-        assert measured and max(DATE.findall(measured[1])) == date, f"{page}: the index's last date is not the page's"
-    assert _results_nav() == index, (
-        "the Results navigation in mkdocs.yml lists the pages as the index does, dated by their last day"
-    )
+    nav = _results_nav()
+    for page, date in nav:
+        assert date == page[:10], f"mkdocs.yml names results/{page} {date}: its name says {page[:10]}"
+    assert nav == [(page, date) for page, date, _ in index], "the Results navigation lists the pages as the index does"
 
 
 def test_results_headlines_are_short():

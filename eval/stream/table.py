@@ -11,6 +11,7 @@ column the run named by ``baselines`` (a task's column label -> a row, or a prog
 is the row every other is compared with: the gain in points and a paired test on the items both hold
 (McNemar's exact test, or a paired bootstrap when scores are not right/wrong). A row with no run in a column
 says why where the column's task cannot run that program (``why_not``: its reason), else that it was not run.
+``table.md`` lays it out with its shorter side across (tasks as rows where there are no more programs than tasks).
 
 A run directory the table cannot read (no ``results.json``, one that is not a run's, a damaged ``examples.jsonl``)
 and a ``baselines`` column no run is in are :class:`TableError` (one line at the command line). The files are
@@ -210,37 +211,42 @@ def _cannot_run(cells: Sequence[Cell], columns: Sequence[str], rows: Sequence[st
 
 
 def _markdown(table: Mapping[str, Any]) -> str:
-    by = {(c["row"], c["column"]): c for c in table["cells"]}
-    cannot = table.get("cannot_run", {})
+    """The table as Markdown, its shorter side across, so that it is no wider than it need be on a page: with no
+    more programs than tasks a task is a row and a program a column, else a program is a row and a task a column."""
+    programs, tasks = table["rows"], table["columns"]
+    tasks_down = len(programs) <= len(tasks)
+    down, across = (tasks, programs) if tasks_down else (programs, tasks)
     reasons: list[str] = []
     lines = [
-        "| program | " + " | ".join(table["columns"]) + " |",
-        "| --- |" + " --- |" * len(table["columns"]),
+        f"| {'task' if tasks_down else 'program'} | " + " | ".join(across) + " |",
+        "| --- |" + " --- |" * len(across),
     ]
-    for row in table["rows"]:
-        shown = []
-        for column in table["columns"]:
-            cell = by.get((row, column))
-            why = cannot.get(column, {}).get(row)
-            if cell is None and why:
-                if why not in reasons:
-                    reasons.append(why)
-                shown.append(f"cannot run [{reasons.index(why) + 1}]")
-            elif cell is None:
-                shown.append("not run")
-            elif cell["score"] is None:
-                shown.append("?")
-            elif table["baselines"][column] == row:
-                shown.append(f"{100 * cell['score']:.1f} (baseline)")
-            else:
-                shown.append(f"{100 * cell['score']:.1f} ({cell['gain']:+.1f}, p={cell['p_value']:.3g})")
-        lines.append(f"| {row} | " + " | ".join(shown) + " |")
+    for one in down:
+        shown = [_shown(table, *((other, one) if tasks_down else (one, other)), reasons) for other in across]
+        lines.append(f"| {one} | " + " | ".join(shown) + " |")
     note = (
-        "\nScore in % (gain over the column's baseline in points, paired p: McNemar's exact test on the items both "
+        "\nScore in % (gain over its task's baseline in points, paired p: McNemar's exact test on the items both "
         "runs hold, or a paired bootstrap where scores are not right or wrong). not run: no run given for the cell.\n"
     )
     why = "".join(f"\n[{i}] {reason}\n" for i, reason in enumerate(reasons, 1))
     return "\n".join(lines) + "\n" + note + why + _cost_markdown(table)
+
+
+def _shown(table: Mapping[str, Any], row: str, column: str, reasons: list[str]) -> str:
+    """What the cell of program ``row`` on task ``column`` shows; a reason it cannot run is numbered in ``reasons``."""
+    cell = next((c for c in table["cells"] if (c["row"], c["column"]) == (row, column)), None)
+    why = table.get("cannot_run", {}).get(column, {}).get(row)
+    if cell is None and why:
+        if why not in reasons:
+            reasons.append(why)
+        return f"cannot run [{reasons.index(why) + 1}]"
+    if cell is None:
+        return "not run"
+    if cell["score"] is None:
+        return "?"
+    if table["baselines"][column] == row:
+        return f"{100 * cell['score']:.1f} (baseline)"
+    return f"{100 * cell['score']:.1f} ({cell['gain']:+.1f}, p={cell['p_value']:.3g})"
 
 
 def _cost_markdown(table: Mapping[str, Any]) -> str:
@@ -284,7 +290,9 @@ def _heatmap(table: Mapping[str, Any], path: Path) -> None:
             if cell is not None and cell["gain"] is not None:
                 gains[i, j] = cell["gain"]
     bound = max(1.0, float(np.nanmax(np.abs(gains)))) if np.isfinite(gains).any() else 1.0
-    figure, axes = plt.subplots(figsize=(3.2 + 1.3 * len(columns), 1.4 + 0.5 * len(rows)))
+    # sized to be read at a page's width (about 880 px; with 7 columns that is 0.77 of the image's 1,140): its
+    # 11-point labels show at about 14 px there, where 8-point ones on 1.3-inch columns showed at under 8
+    figure, axes = plt.subplots(figsize=(3.2 + 0.9 * len(columns), 1.4 + 0.45 * len(rows)))
     image = axes.imshow(gains, cmap="RdBu", vmin=-bound, vmax=bound, aspect="auto")
     for i, row in enumerate(rows):
         for j, column in enumerate(columns):
@@ -299,11 +307,13 @@ def _heatmap(table: Mapping[str, Any], path: Path) -> None:
                 star = "*" if (cell["p_value"] or 1) < 0.05 else ""
                 text = f"{cell['gain']:+.0f}{star}"
             dark = cell is not None and cell["gain"] is not None and abs(cell["gain"]) > 0.6 * bound
-            axes.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if dark else "black")
-    axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
-    axes.set_yticks(range(len(rows)), rows, fontsize=8)
-    figure.colorbar(image, label="gain over no memory (points)")
-    axes.set_title("memory by task (* p < 0.05, paired)", fontsize=9)
+            axes.text(j, i, text, ha="center", va="center", fontsize=11, color="white" if dark else "black")
+    axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=11)
+    axes.set_yticks(range(len(rows)), rows, fontsize=11)
+    bar = figure.colorbar(image)
+    bar.set_label("gain over no memory (points)", fontsize=11)
+    bar.ax.tick_params(labelsize=10)
+    axes.set_title("memory by task (* p < 0.05, paired)", fontsize=12)
     figure.tight_layout()
     save_figure(figure, path, dpi=120)
     plt.close(figure)
