@@ -27,6 +27,7 @@ import hashlib
 import json
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -122,9 +123,9 @@ class WriteVerifier:
             program.load_memory(before)
             why = "no scored problem to try it on"
             return {"decision": "refused", "why": why, "probes": [], "writes": writes, "wall_seconds": _since(started)}
-        without = self._answers(program, before, probes)
-        for proposal in proposals:
-            proposal.answers = self._answers(program, proposal.state, probes)
+        without, *answers = self._answers(program, [before, *(p.state for p in proposals)], probes)
+        for proposal, answered in zip(proposals, answers):
+            proposal.answers = answered
         scored = [(proposal, *proposal.effect(without)) for proposal in proposals]
         best, helped, hurt = max(scored, key=lambda s: (s[1] - s[2], -s[0].candidate))
         kept = helped - hurt >= self.settings.margin
@@ -160,16 +161,29 @@ class WriteVerifier:
                 proposals.append(Proposal(candidate, state))
         return proposals, records
 
-    def _answers(self, program: Any, state: dict[str, Any], probes: list[GymItem]) -> list[Answer]:
-        digest = memory_digest(state)
-        missing = [item for item in probes if (digest, item.id) not in self.known]
-        self.shared += len(probes) - len(missing)
-        if missing:
-            program.load_memory(frozen(state))
-            for item, answer in zip(missing, self.answer(program, missing)):
-                self.known[(digest, item.id)] = answer
+    def _answers(self, program: Any, states: list[dict[str, Any]], probes: list[GymItem]) -> list[list[Answer]]:
+        """The probes' answers under each memory state, those not known yet asked together: each state on a copy
+        of the program (memory is the program's own), so the slowest answer of one state waits for no other."""
+        digests = [memory_digest(state) for state in states]
+        todo = {}  # digest -> (state, the probes it has no answer for)
+        for digest, state in zip(digests, states):
+            missing = [item for item in probes if (digest, item.id) not in self.known]
+            self.shared += len(probes) - len(missing)
+            if missing and digest not in todo:
+                todo[digest] = (state, missing)
+
+        def answer(state: dict[str, Any], missing: list[GymItem]) -> list[Answer]:
+            copy = program if len(todo) == 1 else program.deepcopy()
+            copy.load_memory(frozen(state))
+            return self.answer(copy, missing)
+
+        with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+            futures = {digest: pool.submit(answer, state, missing) for digest, (state, missing) in todo.items()}
+        for digest, (_, missing) in todo.items():
+            for item, got in zip(missing, futures[digest].result()):
+                self.known[(digest, item.id)] = got
             self.asked += len(missing)
-        return [self.known[(digest, item.id)] for item in probes]
+        return [[self.known[(digest, item.id)] for item in probes] for digest in digests]
 
 
 def _mark(program: Any, before: dict[str, Any], *, helped: int, hurt: int, probes: list[str]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import pytest
 
@@ -58,6 +59,23 @@ def test_a_change_that_hurts_probes_is_refused_and_one_that_helps_is_kept():
 
     # the write above re-used the "without" answers of the refused one: the memory was equal, so no probe asked twice
     assert verifier.shared == 3 and verifier.asked == 3 + 3 + 3
+
+
+def test_the_answers_with_a_change_and_without_it_are_asked_together_each_on_its_own_memory():
+    both = threading.Barrier(2, timeout=10)  # asked one memory after the other, the first would wait in vain
+    memories = []
+
+    def answer(program, items):
+        memories.append(program.memory_size())
+        both.wait()
+        return _answers(right_without=set())(program, items)
+
+    program = FewShot(k=3)
+    verifier = WriteVerifier(VerifySettings(probes=2), answer=answer)
+    lesson = _lesson("1", "GOOD")
+    decided = verifier.write(program, lesson, POOL, learn=lambda k: program.learn(lesson))
+    assert sorted(memories) == [0, 1] and decided["decision"] == "kept" and decided["helped"] == 2
+    assert program.memory_size() == 1  # the copies' memories were theirs: the program holds what was decided
 
 
 def test_a_change_that_changes_nothing_is_not_tried_and_the_margin_is_the_bar():
