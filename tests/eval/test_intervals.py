@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-import memreason.eval.experience_transfer.tables as tables
 from memreason.datasets.experience_transfer import make_level
 from memreason.eval.arc.tables import markdown_table
 from memreason.eval.arc.tables import tables as arc_tables
@@ -100,7 +99,7 @@ def lms(monkeypatch):
         return LMChoice(spec or "split", engines[spec or "split"].lm(), local=False)
 
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
     return engines
 
 

@@ -306,14 +306,13 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
 
 
 def test_a_table_and_a_study_start_from_the_compiled_consolidator(tmp_path, monkeypatch, capsys):
-    import memreason.eval.experience_transfer.tables as tables
     from tests.helpers.optimize_lms import NOISE
 
     out = tmp_path / "compiled"
     assert compile_(out) == 0
     state = out / "program.json"
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
     argv = ["table5", "--levels", "1", "--rows", "hdr", "--memory-lm", LM, "--out", str(tmp_path / "t5"), "--no-progress"]
     assert eval_cli.main(argv) == 0  # the hand-written consolidator: the scripted writer's noise costs F1
     assert eval_cli.main([*argv, "--program-state", f"hdr={state}"]) == 0

@@ -384,7 +384,6 @@ def test_a_custom_rule_table_end_to_end_through_the_cli(tmp_path, monkeypatch, c
 
 
 def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_rules(tmp_path, monkeypatch):
-    import memreason.eval.experience_transfer.tables as tables
 
     table_path = tmp_path / "toy.json"
     table_path.write_text(json.dumps(CUSTOM))
@@ -401,7 +400,7 @@ def test_table_commands_take_per_object_and_a_rule_table_and_table5_scores_the_r
     )
     resolve = lambda spec, **kw: LMChoice("embedded", engine.lm(), local=False)  # noqa: E731
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
     out = tmp_path / "tables"
     common = ["--levels", "2", "--rules", str(table_path), "--limit", "3", "--out", str(out), "--no-progress"]
     assert eval_main(["table3", "--rows", "hdr_grounded", "--per-object", *common]) == 0

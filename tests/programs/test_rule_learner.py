@@ -115,7 +115,7 @@ def engines(monkeypatch):
     }
     resolve = lambda spec, **kw: LMChoice(spec, engines.get(spec, engines["task"]).lm(), local=False)  # noqa: E731
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr("memreason.eval.experience_transfer.tables.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
     return engines
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import memreason.eval.experience_transfer.tables as tables
+import memreason.eval.experience_transfer.table_cells as table_cells
 import memreason.lm.rate as rate
 from memreason.eval.cli import main as eval_main
 from memreason.lm import LMChoice, ScriptedEngine
@@ -150,7 +150,7 @@ def test_table5s_judge_calls_respect_the_rate_limit(tmp_path, monkeypatch):
         return {"matches": []}
 
     engine = ScriptedEngine(judge)
-    monkeypatch.setattr(tables, "resolve_lm", lambda spec, **kw: LMChoice(spec, engine.lm(), local=False))
+    monkeypatch.setattr(table_cells, "resolve_lm", lambda spec, **kw: LMChoice(spec, engine.lm(), local=False))
     out = tmp_path / "tables"
     memories = out / "cells" / "memory-direct_hypothesis-L1-mem"  # a memory built before: only the judge is called
     memories.mkdir(parents=True)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+import memreason.eval.experience_transfer.table_cells as table_cells
 import memreason.eval.experience_transfer.tables as tables
 from memreason.datasets.experience_transfer import make_level
 from memreason.eval.cli import main as eval_main
@@ -33,7 +34,7 @@ def engines(monkeypatch):
         return LMChoice(name, found[name].lm(), local=False)
 
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    monkeypatch.setattr(table_cells, "resolve_lm", resolve)
     return found
 
 
@@ -223,12 +224,13 @@ def test_checked_memories_say_over_the_tables_how_many_rounds_proposed_nothing_n
     memory(first, 0, [{"new": 4, "verified": 1}, {"new": 0, "verified": 0}], [{"label": "ok"}])
     memory(first, 1, [{"new": 3, "verified": 0}, {"new": 0}, {"new": 0}], [])
     memory(second, 0, [{"new": 2, "verified": 2}], [{"label": "ok"}, {"label": "bad"}])
-    assert tables._rounds(first) == {"rounds": {"rounds": 5, "nothing_new": 3, "rules": 1, "memories": 2, "empty": 1}}
-    assert tables._rounds(tmp_path / "none") == {}  # a program without checked memories
+    assert table_cells._rounds(first) == {"rounds": {"rounds": 5, "nothing_new": 3, "rules": 1, "memories": 2, "empty": 1}}
+    assert table_cells._rounds(tmp_path / "none") == {}  # a program without checked memories
 
     columns = [{"level": 2, "lm": "m", "rules": name} for name in ("t0", "t1")]
     cells = [
-        {**c, "value": v, "std": 0.0, "cell": "x", **tables._rounds(d)} for c, v, d in zip(columns, (50.0, 70.0), (first, second))
+        {**c, "value": v, "std": 0.0, "cell": "x", **table_cells._rounds(d)}
+        for c, v, d in zip(columns, (50.0, 70.0), (first, second))
     ]
     table = {"table": "table3", "title": "T", "value": "accuracy", "command": "c", "mark_names": [], "columns": columns}
     table["rows"] = [{"label": "HDR, rules checked by code", "program": "hdr_grounded", "marks": [], "cells": cells}]
@@ -251,7 +253,7 @@ def test_cells_sharing_one_cache_list_each_scene_once(tmp_path, monkeypatch):
         return LMChoice("good", engine.lm(cache=True), local=False)
 
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    monkeypatch.setattr(table_cells, "resolve_lm", resolve)
     argv = ["table3", "--levels", "2", "--rows", "episodic_cot,semantic_oracle_cot", "--per-object", "--retrieve-k", "2"]
     argv += ["--limit", "3", "--no-report", "--no-progress"]
 

@@ -33,7 +33,7 @@ LMS = ["--lm", TASK, "--memory-lm", MEMORY]
 def scripted(monkeypatch):
     monkeypatch.setenv(SCRIPTED_ENV, "1")
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)  # the eval CLIs take scripted:MODULE:FUNCTION too
-    monkeypatch.setattr("memreason.eval.experience_transfer.tables.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
 
 
 @pytest.fixture(scope="module")

@@ -240,12 +240,11 @@ def test_a_local_model_file_that_is_not_gguf_is_refused_before_any_work(tmp_path
 
 
 def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_look_inside(tmp_path, monkeypatch, capsys):
-    import memreason.eval.experience_transfer.tables as tables
 
     engine = ScriptedEngine(oracle_counter())
     resolve = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)  # noqa: E731
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
     out = tmp_path / "demo"
     assert (
         eval_main(
@@ -294,12 +293,11 @@ def test_the_demo_runs_the_rows_side_by_side_writes_the_report_and_says_how_to_l
 
 
 def test_the_demo_labels_each_object_against_its_nearest_memory_by_default(tmp_path, monkeypatch, capsys):
-    import memreason.eval.experience_transfer.tables as tables
 
     engine = ScriptedEngine(Script(objects=perceiver, label=first_entry_labeller))
     resolve = lambda spec, **kw: LMChoice(spec or "embedded", engine.lm(), local=False)  # noqa: E731
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr(tables, "resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
     out = tmp_path / "demo"
     assert eval_main(["demo", "--rows", "semantic_oracle_cot", "--limit", "3", "--out", str(out), "--no-progress"]) == 0
     [cell] = (out / "cells").iterdir()

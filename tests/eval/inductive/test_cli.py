@@ -38,7 +38,7 @@ def _scripted(monkeypatch) -> ScriptedEngine:
 
     # the runs' resolver, and the tables' check of their LMs before any cell (else it starts the embedded server)
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
-    monkeypatch.setattr("memreason.eval.experience_transfer.tables.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
     return engine
 
 
