@@ -9,8 +9,8 @@ each process imports ``memreason`` from its own checkout (a path finder over pyp
 an editable install uses) and runs ``python -m eval`` there.
 
 No model is called: the runs ask the loopback stub server (:mod:`memreason.lm.stub_server`, no latency, no faults)
-as ``--lm openai/stub``. Each checkout first makes its own tiny finished run (``stream_baseline`` on
-``rg:puzzle24``, 2 items; needs the ``gym`` extra), untimed. Repetitions alternate between the checkouts; the
+as ``--lm openai/stub``. Each checkout first makes its own tiny finished run (``stream_baseline`` on ``--task``, a
+stream task such as ``rg:puzzle24``, 2 items; reasoning-gym's need the ``gym`` extra), untimed. Repetitions alternate between the checkouts; the
 median of each is printed, with the ratio before / after (above 1: the working tree starts faster).
 """
 
@@ -53,11 +53,12 @@ sys.meta_path.insert(0, Checkout)
 runpy.run_module("eval", run_name="__main__", alter_sys=True)
 """
 
-TASK = ["--task", "rg:puzzle24", "--seed-size", "0", "--lm", "openai/stub", "--no-progress"]
+RUN = ["--seed-size", "0", "--lm", "openai/stub", "--no-progress"]  # with --task and the stub's --api-base
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m memreason.eval.bench startup", description=__doc__.split("\n")[0])
+    parser.add_argument("--task", required=True, help="the stream task the runs answer, such as rg:puzzle24")
     parser.add_argument("--before", help="the git ref timed against the working tree (default: the merge-base with main)")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions of each command in each checkout (default 5)")
     args = parser.parse_args(argv)
@@ -82,7 +83,7 @@ def main(argv: list[str]) -> int:
         try:
             checkouts = {"before": before, "after": after}
             env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": "stub-key"}  # no real key leaves
-            lm = [*TASK, "--api-base", server.url]
+            lm = ["--task", args.task, *RUN, "--api-base", server.url]
             finished = {side: Path(tmp) / f"{side}-finished" for side in checkouts}
             for side, root in checkouts.items():  # untimed: each checkout's own finished run
                 _run(root, ["stream_baseline", *lm, "--size", "2", "--out", str(finished[side])], env)
