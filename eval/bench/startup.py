@@ -10,8 +10,9 @@ an editable install uses) and runs ``python -m eval`` there.
 
 No model is called: the runs ask the loopback stub server (:mod:`memreason.lm.stub_server`, no latency, no faults)
 as ``--lm openai/stub``. Each checkout first makes its own tiny finished run (``stream_baseline`` on ``--task``, a
-stream task such as ``rg:puzzle24``, 2 items; reasoning-gym's need the ``gym`` extra), untimed. Repetitions alternate between the checkouts; the
-median of each is printed, with the ratio before / after (above 1: the working tree starts faster).
+stream task such as ``rg:puzzle24``, 2 items; reasoning-gym's need the ``gym`` extra), untimed. Repetitions
+alternate between the checkouts; the median of each is printed, with the ratio before / after (above 1: the working
+tree starts faster).
 """
 
 from __future__ import annotations

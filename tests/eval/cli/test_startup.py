@@ -20,7 +20,8 @@ def imported(code: str) -> dict:
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         + "".join(f"    {line}\n" for line in code.splitlines())
-        + f"print(json.dumps({{'out': out.getvalue(), 'heavy': sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})}}))\n"
+        + f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})\n"
+        + "print(json.dumps({'out': out.getvalue(), 'heavy': heavy}))\n"
     )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
