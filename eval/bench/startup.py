@@ -12,13 +12,15 @@ No model is called: the runs ask the loopback stub server (:mod:`memreason.lm.st
 as ``--lm openai/stub``. Each checkout first makes its own tiny finished run (``stream_baseline`` on ``--task``, a
 stream task such as ``rg:puzzle24``, 2 items; reasoning-gym's need the ``gym`` extra), untimed. Repetitions
 alternate between the checkouts; the median of each is printed, with the ratio before / after (above 1: the working
-tree starts faster).
+tree starts faster), and the median CPU seconds (user + system) of each command's process, which a busy machine
+stretches less than it stretches wall time.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -88,6 +90,7 @@ def main(argv: list[str]) -> int:
             finished = {side: Path(tmp) / f"{side}-finished" for side in checkouts}
             for side, root in checkouts.items():  # untimed: each checkout's own finished run
                 _run(root, ["stream_baseline", *lm, "--size", "2", "--out", str(finished[side])], env)
+            cpu: dict[tuple[str, str], list[float]] = {}
             commands = {
                 "python -m eval --help": lambda side: ["--help"],
                 "python -m eval tasks": lambda side: ["tasks"],
@@ -98,7 +101,9 @@ def main(argv: list[str]) -> int:
             for _ in range(args.repeat):
                 for name, words in commands.items():
                     for side, root in checkouts.items():
-                        times.setdefault((name, side), []).append(_run(root, words(side), env))
+                        wall, used = _run(root, words(side), env)
+                        times.setdefault((name, side), []).append(wall)
+                        cpu.setdefault((name, side), []).append(used)
                 for side, root in checkouts.items():
                     fresh = Path(tempfile.mkdtemp(dir=tmp, prefix=f"{side}-fresh-"))
                     seen = len(server.log)
@@ -111,20 +116,23 @@ def main(argv: list[str]) -> int:
                     times.setdefault(("a new run's first LM call", side), []).append(server.started + first["at"] - started)
         finally:
             _git(after, "worktree", "remove", "--force", str(before))
-    _print(times, ref, args.repeat)
+    _print(times, cpu, ref, args.repeat)
     return 0
 
 
-def _run(root: Path, words: list[str], env: dict[str, str]) -> float:
-    """Seconds ``python -m eval WORDS`` took in checkout ``root``."""
+def _run(root: Path, words: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds ``python -m eval WORDS`` took in checkout ``root``: wall, and its process's CPU (user + system)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", LAUNCHER, *words], cwd=root, env=env, capture_output=True, text=True)
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
     if done.returncode != 0:
         raise SystemExit(
             f"error: python -m eval {' '.join(words)} in {root} exited {done.returncode}: {done.stderr.strip()[-500:]}"
         )
-    return took
+    return took, used
 
 
 def _git(root: Path, *words: str) -> str:
@@ -134,11 +142,12 @@ def _git(root: Path, *words: str) -> str:
     return done.stdout.strip()
 
 
-def _print(times: dict[tuple[str, str], list[float]], ref: str, repeat: int) -> None:
+def _print(times: dict[tuple[str, str], list[float]], cpu: dict[tuple[str, str], list[float]], ref: str, repeat: int) -> None:
     names = list(dict.fromkeys(name for name, _ in times))
     print(f"startup benchmark: before = {ref[:12]}, after = the working tree; median of {repeat} fresh processes each")
-    print(f"{'command':<40}  {'before s':>8}  {'after s':>8}  {'before/after':>12}")
+    print(f"{'command':<40}  {'before s':>8}  {'after s':>8}  {'before/after':>12}  {'CPU before s':>12}  {'CPU after s':>11}")
     for name in names:
         old, new = statistics.median(times[(name, "before")]), statistics.median(times[(name, "after")])
-        print(f"{name:<40}  {old:>8.2f}  {new:>8.2f}  {old / new:>12.1f}")
+        used = [f"{statistics.median(cpu[(name, side)]):.2f}" if (name, side) in cpu else "-" for side in ("before", "after")]
+        print(f"{name:<40}  {old:>8.2f}  {new:>8.2f}  {old / new:>12.1f}  {used[0]:>12}  {used[1]:>11}")
     print("a new run's first LM call: seconds from the process's start to the stub server's first chat request")
