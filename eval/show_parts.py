@@ -17,8 +17,6 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from memreason.programs.hdr.grounded_consolidator import STOP_REASONS
-
 __all__ = ["FIELD_CHARS", "input_field", "mark", "memory_record", "message_text", "plural", "read_json", "rounds", "short"]
 
 FIELD_CHARS = 2_000  # characters of one parsed field shown (the trace file has all of it)
@@ -137,6 +135,8 @@ def rounds(record: dict[str, Any]) -> list[Text]:
         for c in [r["counts"]]
     ]
     if rounds and record.get("stopped"):
+        from memreason.programs.hdr.grounded_consolidator import STOP_REASONS  # DSPy with it: a grounded run's alone
+
         reason = str(record["stopped"])
         lines.append(Text(f"rounds stopped: {STOP_REASONS.get(reason, reason)}"))
     return lines

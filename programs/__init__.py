@@ -14,82 +14,114 @@ Every public name of these is importable from here too (``from memreason.program
 Programs never call ``dspy.configure``; their knobs are constructor arguments.
 """
 
-from .arcmemo import (
-    ArcMemo,
-    ArcMemoOE,
-    ArcMemoPS,
-    ArcProgram,
-    ArcSolver,
-    Attempt,
-    Baseline,
-    Cheatsheet,
-    CheatsheetMemory,
-    ConceptAbstractor,
-    ConceptMemory,
-    ConceptSelector,
-    Feedback,
-    MemoryFileError,
-    Step,
-    arc_problem,
-    arc_problem_image,
-    empty_memory,
-    load_memory,
-    save_memory,
-    shipped_memories,
-    use_arc_demos,
-)
-from .hdr import (
-    HDR,
-    CheckedBlickets,
-    CheckedListFunction,
-    DirectHypothesis,
-    EpisodicMemory,
-    EpisodicSemanticOracle,
-    FactorExtractor,
-    GroundedConsolidator,
-    HDRGrounded,
-    HypothesisGenerator,
-    HypothesisInterpreter,
-    HypothesisJudge,
-    HypothesisVerifier,
-    Judgement,
-    MemoryConsolidator,
-    ReflexionAll,
-    ReflexionIndividual,
-    Rule,
-    RuleLearner,
-    SemanticOracle,
-    TwoStage,
-    learn_rules,
-    parse_implications,
-)
-from .registry import PROGRAMS, ProgramSpec, build_program
-from .shared import (
-    ExperienceMemory,
-    MemoryParameter,
-    MemoryProgram,
-    Reasoner,
-    as_episodes,
-    episode_from_json,
-    episode_to_json,
-    memory_signature,
-)
-from .stream import (
-    Ace,
-    CheatsheetCU,
-    CheatsheetRS,
-    ConceptStream,
-    FailureMemory,
-    FewShot,
-    Lesson,
-    ReflexionStream,
-    StoredPrograms,
-    StreamBaseline,
-    StreamProgram,
-    run_stream,
-)
+from typing import TYPE_CHECKING
 
-ArcCheatsheet = Cheatsheet  # the name that says which cheatsheet it is
+from memreason.lazy import lazy_exports
+
+if TYPE_CHECKING:  # imported on first use (memreason.lazy): listing the programs imports none of them
+    from .arcmemo import (
+        ArcMemo,
+        ArcMemoOE,
+        ArcMemoPS,
+        ArcProgram,
+        ArcSolver,
+        Attempt,
+        Baseline,
+        Cheatsheet,
+        CheatsheetMemory,
+        ConceptAbstractor,
+        ConceptMemory,
+        ConceptSelector,
+        Feedback,
+        MemoryFileError,
+        Step,
+        arc_problem,
+        arc_problem_image,
+        empty_memory,
+        load_memory,
+        save_memory,
+        shipped_memories,
+        use_arc_demos,
+    )
+    from .hdr import (
+        HDR,
+        CheckedBlickets,
+        CheckedListFunction,
+        DirectHypothesis,
+        EpisodicMemory,
+        EpisodicSemanticOracle,
+        FactorExtractor,
+        GroundedConsolidator,
+        HDRGrounded,
+        HypothesisGenerator,
+        HypothesisInterpreter,
+        HypothesisJudge,
+        HypothesisVerifier,
+        Judgement,
+        MemoryConsolidator,
+        ReflexionAll,
+        ReflexionIndividual,
+        Rule,
+        RuleLearner,
+        SemanticOracle,
+        TwoStage,
+        learn_rules,
+        parse_implications,
+    )
+    from .registry import PROGRAMS, ProgramSpec, build_program
+    from .shared import (
+        ExperienceMemory,
+        MemoryParameter,
+        MemoryProgram,
+        Reasoner,
+        as_episodes,
+        episode_from_json,
+        episode_to_json,
+        memory_signature,
+    )
+    from .stream import (
+        Ace,
+        CheatsheetCU,
+        CheatsheetRS,
+        ConceptStream,
+        FailureMemory,
+        FewShot,
+        Lesson,
+        ReflexionStream,
+        StoredPrograms,
+        StreamBaseline,
+        StreamProgram,
+        run_stream,
+    )
+
+    ArcCheatsheet = Cheatsheet
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".arcmemo": (
+            "ArcMemo ArcMemoOE ArcMemoPS ArcProgram ArcSolver Attempt Baseline Cheatsheet CheatsheetMemory "
+            "ConceptAbstractor ConceptMemory ConceptSelector Feedback MemoryFileError Step arc_problem "
+            "arc_problem_image empty_memory load_memory save_memory shipped_memories use_arc_demos"
+        ),
+        ".hdr": (
+            "HDR CheckedBlickets CheckedListFunction DirectHypothesis EpisodicMemory EpisodicSemanticOracle "
+            "FactorExtractor GroundedConsolidator HDRGrounded HypothesisGenerator HypothesisInterpreter "
+            "HypothesisJudge HypothesisVerifier Judgement MemoryConsolidator ReflexionAll ReflexionIndividual "
+            "Rule RuleLearner SemanticOracle TwoStage learn_rules parse_implications"
+        ),
+        ".registry": "PROGRAMS ProgramSpec build_program",
+        ".shared": (
+            "ExperienceMemory MemoryParameter MemoryProgram Reasoner as_episodes episode_from_json "
+            "episode_to_json memory_signature"
+        ),
+        ".stream": (
+            "Ace CheatsheetCU CheatsheetRS ConceptStream FailureMemory FewShot Lesson ReflexionStream "
+            "StoredPrograms StreamBaseline StreamProgram run_stream"
+        ),
+    },
+    aliases={"ArcCheatsheet": "Cheatsheet"},  # the name that says which cheatsheet it is
+)
 
 __all__ = [
     "Ace",

@@ -3,37 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
-import dspy
+from memreason.lazy import Imported
 
-from memreason.signatures import EXPERIENCE_TRANSFER_TASK, TaskDescription
+if TYPE_CHECKING:  # the programs themselves are imported when one is built (DSPy with them), not to list their names
+    import dspy
 
-from .arcmemo import ArcMemoOE, ArcMemoPS, Baseline, Cheatsheet
-from .hdr import (
-    HDR,
-    DirectHypothesis,
-    EpisodicMemory,
-    EpisodicSemanticOracle,
-    HDRGrounded,
-    ReflexionAll,
-    ReflexionIndividual,
-    RuleLearner,
-    SemanticOracle,
-    TwoStage,
-)
-from .shared import READER_KNOBS
-from .stream import (
-    Ace,
-    CheatsheetCU,
-    CheatsheetRS,
-    ConceptStream,
-    FailureMemory,
-    FewShot,
-    ReflexionStream,
-    StoredPrograms,
-    StreamBaseline,
-)
+    from memreason.signatures import TaskDescription
 
 __all__ = [
     "GRIDS",
@@ -46,6 +23,7 @@ __all__ = [
     "ProblemTaskSpec",
     "ProgramSpec",
     "build_program",
+    "programs_for",
 ]
 
 # What a task feeds a program: the kinds of task a program can be built for. A task says which it is
@@ -69,7 +47,9 @@ KIND_SPACES: dict[str, dict[str, tuple]] = {
 SOLVER_SPACE = {"attempts": ("int", 1, 3), "retries": ("int", 0, 2)}  # an ARC solver's tries at a task
 SELECTING_SPACE = {"top_k": ("int", 1, 10), **SOLVER_SPACE}  # ... and the concepts it selects
 
-ET = {"task_description": EXPERIENCE_TRANSFER_TASK}  # the consolidators' prompts as the paper's task has always had them
+
+# the consolidators' prompts as the paper's task has always had them
+ET = {"task_description": Imported("memreason.signatures:EXPERIENCE_TRANSFER_TASK")}
 
 
 @runtime_checkable
@@ -101,8 +81,8 @@ class ProgramSpec:
     ``"ps"``, ``"cheatsheet"``; None: none). ``space``: its knobs' Optuna search space beyond the one every
     program shares on a task of a kind (:data:`KIND_SPACES`, which follows it): name -> ``("int", low, high)`` or
     ``("categorical", choices)``. ``selects``: it reads its memory with an LM call of its own (one more call per
-    problem in a budget's estimate). ``reads_attempts``: a stream program whose writes read the solver's reasoning
-    where the run keeps it (its class's ``reads_attempts``).
+    problem in a budget's estimate). ``program``: the class it builds, imported when first built
+    (:class:`memreason.lazy.Imported`; None: one built for problem tasks alone, by the task's own factory).
     """
 
     name: str
@@ -115,7 +95,7 @@ class ProgramSpec:
     memory_format: str | None = None
     space: Mapping[str, tuple] = field(default_factory=dict)
     selects: bool = False
-    reads_attempts: bool = False
+    program: Imported | None = None
 
     def runs_on(self, task: Any) -> bool:
         """Whether it runs on ``task`` (any object with a ``kind``; a :class:`ProblemTaskSpec` for :data:`PROBLEMS`)."""
@@ -132,14 +112,22 @@ class ProgramSpec:
         return self.on_problems(task)(**knobs)
 
     @property
+    def reads_attempts(self) -> bool:
+        """A stream program whose writes read the solver's reasoning where the run keeps it (its class's
+        ``reads_attempts``; asking imports the class)."""
+        return self.program is not None and bool(getattr(self.program.load(), "reads_attempts", False))
+
+    @property
     def reader_knobs(self) -> tuple[str, ...]:
+        from .shared import READER_KNOBS
+
         return READER_KNOBS if self.kind == SCENES else ()
 
 
 def _spec(
     name: str,
     kind: str,
-    cls: type,
+    cls: str | None,
     summary: str,
     *,
     needs_attributes: bool = False,
@@ -150,10 +138,12 @@ def _spec(
     memory_format: str | None = None,
     **fixed: Any,
 ) -> ProgramSpec:
+    """A program of the class ``cls`` names (``".module:Class"``, imported when first built) with ``fixed`` knobs."""
+    program = Imported(cls, __package__) if cls is not None else None
     return ProgramSpec(
         name,
         kind,
-        (lambda **knobs: cls(**{**fixed, **knobs})) if cls is not None else _no_kind(name),
+        (lambda **knobs: program.load()(**{**_loaded(fixed), **knobs})) if program is not None else _no_kind(name),
         summary,
         needs_attributes,
         on_problems,
@@ -161,8 +151,13 @@ def _spec(
         memory_format,
         dict(space or {}),
         selects,
-        bool(getattr(cls, "reads_attempts", False)),
+        program,
     )
+
+
+def _loaded(knobs: Mapping[str, Any]) -> dict[str, Any]:
+    """``knobs`` with each :class:`Imported` value imported."""
+    return {key: value.load() if isinstance(value, Imported) else value for key, value in knobs.items()}
 
 
 def _no_kind(name: str) -> Callable[..., dspy.Module]:
@@ -172,12 +167,13 @@ def _no_kind(name: str) -> Callable[..., dspy.Module]:
     return build
 
 
-def _on_problems(cls: type, *, described: bool = False, **fixed: Any) -> Callable[[ProblemTaskSpec], Callable[..., dspy.Module]]:
-    """``cls`` built for a problem task: the task's reader signature (and, ``described``, its task description)."""
+def _on_problems(cls: str, *, described: bool = False, **fixed: Any) -> Callable[[ProblemTaskSpec], Callable[..., dspy.Module]]:
+    """The class ``cls`` names built for a problem task: the task's reader signature (and, ``described``, its task
+    description)."""
 
     def build(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
         words = {"task_description": task.description} if described else {}
-        return lambda **knobs: cls(**{**fixed, "signature": task.signature, **words, **knobs})
+        return lambda **knobs: Imported(cls, __package__).load()(**{**fixed, "signature": task.signature, **words, **knobs})
 
     return build
 
@@ -189,41 +185,41 @@ def _checked(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
 PROGRAMS: dict[str, ProgramSpec] = {
     spec.name: spec
     for spec in [
-        _spec("episodic", SCENES, EpisodicMemory, "all raw episodes in context", cot=False),
+        _spec("episodic", SCENES, ".hdr:EpisodicMemory", "all raw episodes in context", cot=False),
         _spec(
             "episodic_cot",
             SCENES,
-            EpisodicMemory,
+            ".hdr:EpisodicMemory",
             "all raw episodes, chain of thought (on an inductive task: the examples only, no memory built)",
-            on_problems=_on_problems(EpisodicMemory, cot=True),
+            on_problems=_on_problems(".hdr:EpisodicMemory", cot=True),
             cot=True,
         ),
-        _spec("semantic_oracle", SCENES, SemanticOracle, "oracle hypotheses only", cot=False),
+        _spec("semantic_oracle", SCENES, ".hdr:SemanticOracle", "oracle hypotheses only", cot=False),
         _spec(
             "semantic_oracle_cot",
             SCENES,
-            SemanticOracle,
+            ".hdr:SemanticOracle",
             "oracle hypotheses, chain of thought (on ACRE: the true blickets)",
-            on_problems=_on_problems(SemanticOracle, cot=True),
+            on_problems=_on_problems(".hdr:SemanticOracle", cot=True),
             needs=("has_oracle",),
             cot=True,
         ),
-        _spec("episodic_semantic_oracle", SCENES, EpisodicSemanticOracle, "episodes and oracle hypotheses", cot=False),
+        _spec("episodic_semantic_oracle", SCENES, ".hdr:EpisodicSemanticOracle", "episodes and oracle hypotheses", cot=False),
         _spec(
             "episodic_semantic_oracle_cot",
             SCENES,
-            EpisodicSemanticOracle,
+            ".hdr:EpisodicSemanticOracle",
             "episodes and oracle hypotheses, chain of thought (on ACRE: the examples and the true blickets)",
-            on_problems=_on_problems(EpisodicSemanticOracle, cot=True),
+            on_problems=_on_problems(".hdr:EpisodicSemanticOracle", cot=True),
             needs=("has_oracle",),
             cot=True,
         ),
         _spec(
             "hdr",
             SCENES,
-            HDR,
+            ".hdr:HDR",
             "episodes and verified hypotheses (knobs: K, N, cot, resample)",
-            on_problems=_on_problems(HDR, described=True),
+            on_problems=_on_problems(".hdr:HDR", described=True),
             **ET,
             space={"K": ("int", 1, 4), "N": ("int", 1, 5)},
         ),
@@ -241,7 +237,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "hdr_grounded",
             SCENES,
-            HDRGrounded,
+            ".hdr:HDRGrounded",
             "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot, refine); "
             "not the paper's",
             **ET,
@@ -250,7 +246,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "hdr_grounded_unrefined",
             SCENES,
-            HDRGrounded,
+            ".hdr:HDRGrounded",
             "hdr_grounded with refine=False: refuted rules never narrowed, no stop when a round brings nothing new (the "
             "earlier loop); a comparison row",
             refine=False,
@@ -259,7 +255,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "rule_learner",
             SCENES,
-            RuleLearner,
+            ".hdr:RuleLearner",
             "episodes and the fewest general rules consistent with every episode, found by a greedy set cover "
             "with no LM (knob: cot); a reference row, not HDR; text modality only",
             needs_attributes=True,
@@ -267,21 +263,21 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "reflexion_individual",
             SCENES,
-            ReflexionIndividual,
+            ".hdr:ReflexionIndividual",
             "episodes and one reflection per episode (knob: cot)",
         ),
-        _spec("reflexion_all", SCENES, ReflexionAll, "episodes and one reflection on all episodes (knob: cot)"),
+        _spec("reflexion_all", SCENES, ".hdr:ReflexionAll", "episodes and one reflection on all episodes (knob: cot)"),
         _spec(
             "direct_hypothesis",
             SCENES,
-            DirectHypothesis,
+            ".hdr:DirectHypothesis",
             "episodes and unverified hypotheses, no factors (knob: cot)",
             **ET,
         ),
         _spec(
             "two_stage",
             SCENES,
-            TwoStage,
+            ".hdr:TwoStage",
             "episodes, factors, then unverified hypotheses (knobs: K, cot)",
             space={"K": ("int", 1, 4)},
             **ET,
@@ -289,14 +285,14 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "baseline",
             GRIDS,
-            Baseline,
+            ".arcmemo:Baseline",
             "program synthesis without memory (knobs: attempts, retries, cot)",
             space=SOLVER_SPACE,
         ),
         _spec(
             "cheatsheet",
             GRIDS,
-            Cheatsheet,
+            ".arcmemo:Cheatsheet",
             "Dynamic Cheatsheet (cumulative), whole cheatsheet in context, frozen unless continual_every",
             memory_format="cheatsheet",
             space=SOLVER_SPACE,
@@ -304,7 +300,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "arcmemo_oe",
             GRIDS,
-            ArcMemoOE,
+            ".arcmemo:ArcMemoOE",
             "open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)",
             memory_format="oe",
             selects=True,
@@ -313,7 +309,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "arcmemo_ps",
             GRIDS,
-            ArcMemoPS,
+            ".arcmemo:ArcMemoPS",
             "program-synthesis concepts, reasoning-based selection (knobs: top_k, continual_every, ...)",
             memory_format="ps",
             selects=True,
@@ -322,7 +318,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "arcmemo_ps_noselect",
             GRIDS,
-            ArcMemoPS,
+            ".arcmemo:ArcMemoPS",
             "program-synthesis concepts, all of memory in context (ablation)",
             memory_format="ps",
             select=False,
@@ -331,7 +327,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "arcmemo_ps_oracle",
             GRIDS,
-            ArcMemoPS,
+            ".arcmemo:ArcMemoPS",
             "program-synthesis concepts, those abstracted from tasks of the task's own concept (reference, no selection LM)",
             memory_format="ps",
             select="oracle",
@@ -340,7 +336,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "arcmemo_ps_exec",
             GRIDS,
-            ArcMemoPS,
+            ".arcmemo:ArcMemoPS",
             "program-synthesis concepts ranked by running their stored programs on the task's train pairs, "
             "no LM call to select (knobs: top_k, default 3, continual_every, ...); not the paper's",
             memory_format="ps",
@@ -350,7 +346,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "arcmemo_ps_exec_solution",
             GRIDS,
-            ArcMemoPS,
+            ".arcmemo:ArcMemoPS",
             "program-synthesis concepts: every concept abstracted with the stored program that comes closest on the "
             "task's train pairs, no LM call to select (knobs: top_k = programs, default 1, continual_every, ...); not the paper's",
             memory_format="ps",
@@ -359,32 +355,32 @@ PROGRAMS: dict[str, ProgramSpec] = {
             space=SELECTING_SPACE,
         ),
         # -- over a stream of text problems (memreason.programs.stream); knobs: answer, retries, cot, and their own
-        _spec("stream_baseline", STREAM, StreamBaseline, "stream tasks: no memory, the solver alone"),
+        _spec("stream_baseline", STREAM, ".stream:StreamBaseline", "stream tasks: no memory, the solver alone"),
         _spec(
             "fewshot",
             STREAM,
-            FewShot,
+            ".stream:FewShot",
             "stream tasks: the k solved problems most like this one as examples (knob: k)",
             memory_format="examples",
         ),
         _spec(
             "reflexion_stream",
             STREAM,
-            ReflexionStream,
+            ".stream:ReflexionStream",
             "stream tasks: a reflection written after every attempt, the k nearest read (knob: k)",
             memory_format="reflections",
         ),
         _spec(
             "cheatsheet_cu",
             STREAM,
-            CheatsheetCU,
+            ".stream:CheatsheetCU",
             "stream tasks: Dynamic Cheatsheet, cumulative: one cheatsheet curated after every problem, read whole",
             memory_format="cheatsheet",
         ),
         _spec(
             "cheatsheet_rs",
             STREAM,
-            CheatsheetRS,
+            ".stream:CheatsheetRS",
             "stream tasks: Dynamic Cheatsheet, retrieval and synthesis: a cheatsheet written for each problem from the "
             "k most similar earlier ones (knob: k)",
             memory_format="cheatsheet_rs",
@@ -393,7 +389,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "arcmemo_oe_stream",
             STREAM,
-            ConceptStream,
+            ".stream:ConceptStream",
             "stream tasks: ArcMemo's open-ended concepts abstracted from solved problems, caption + top-k selection",
             memory_format="oe",
             selects=True,
@@ -402,7 +398,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "arcmemo_ps_stream",
             STREAM,
-            ConceptStream,
+            ".stream:ConceptStream",
             "stream tasks: ArcMemo's program-synthesis concepts abstracted from solved problems, reasoning-based "
             "selection (knob: top_k)",
             memory_format="ps",
@@ -412,14 +408,14 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "failure_memory",
             STREAM,
-            FailureMemory,
+            ".stream:FailureMemory",
             "stream tasks: ReasoningBank-style lessons from failures as well as successes, the k nearest read (knob: k)",
             memory_format="lessons",
         ),
         _spec(
             "stored_programs",
             STREAM,
-            StoredPrograms,
+            ".stream:StoredPrograms",
             "stream tasks, --answer function: working solve(problem) programs kept, ranked by running them on the new "
             "problem and checking what they return, the top_k shown (knobs: top_k, keep); not a paper's",
             memory_format="programs",
@@ -427,7 +423,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
         _spec(
             "ace",
             STREAM,
-            Ace,
+            ".stream:Ace",
             "stream tasks: ACE, a playbook of bullets in sections; the solver names the bullets it used, a reflector "
             "tags them helpful / harmful / neutral, a curator's ADD / UPDATE / MERGE / DELETE applied in code "
             "(knobs: k, max_tokens)",
@@ -435,6 +431,11 @@ PROGRAMS: dict[str, ProgramSpec] = {
         ),
     ]
 }
+
+
+def programs_for(kind: str) -> list[str]:
+    """The names of the registered programs written for tasks of ``kind``, in the order they registered."""
+    return [name for name, spec in PROGRAMS.items() if spec.kind == kind]
 
 
 def build_program(name: str, *, task: Any = None, **knobs: Any) -> dspy.Module:

@@ -39,6 +39,11 @@ ARC1D_SOLUTIONS = Path(__file__).parent / "arc1d_solutions"
 MEMORIES = Path(__file__).parent / "memories"
 
 
+def shipped_memories() -> list[str]:
+    """The names of the memories this package ships (``arc1d_ps``, ``rearc_ps``, ...), sorted."""
+    return sorted(file.stem for file in MEMORIES.glob("*.json"))
+
+
 def load_split(
     name: str,
     *,

@@ -12,13 +12,14 @@ changing the number of episodes never changes the test set.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-from PIL import Image
+from typing import TYPE_CHECKING, Any
 
 from .render import CANVAS, PlacedObject, draw
 from .rules import Combination, OracleRule, RuleTable, RuleTableError
+
+if TYPE_CHECKING:  # numpy and PIL are imported where a level is generated (the levels are named without them)
+    import numpy as np
+    from PIL import Image
 
 LEVELS = (1, 2, 3)
 SIZE_RANGE = (25, 50)  # inclusive, pixels
@@ -126,6 +127,8 @@ def make_level(
     if level == 3 and not masked:
         raise RuleTableError("Level 3 needs a mask: give the table a 'level3_mask' or pass mask=")
     visible = [c for c in in_level if c not in masked]
+
+    import numpy as np
 
     episode_rng, scene_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     episodes = _episodes(rules, visible, episodes_per_combination, episode_rng, level)

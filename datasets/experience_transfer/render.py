@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from PIL import Image, ImageDraw
+if TYPE_CHECKING:  # PIL is imported where a canvas is drawn
+    from PIL import Image
 
 CANVAS = (200, 100)  # width, height in pixels, as in the paper
 
@@ -37,6 +39,8 @@ class PlacedObject:
 
 def draw(objects: list[PlacedObject], background: str) -> Image.Image:
     """Render ``objects`` on a fresh canvas of colour ``background``."""
+    from PIL import Image, ImageDraw
+
     image = Image.new("RGB", CANVAS, background)
     pen = ImageDraw.Draw(image)
     for obj in objects:

@@ -19,8 +19,6 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Mapping
 
-from PIL import ImageColor
-
 from memreason.files import read_json_file
 
 SHAPES = ("square", "circle", "triangle")
@@ -105,6 +103,8 @@ class RuleTable:
         unknown_shapes = [s for s in attributes["shape"] if s not in SHAPES]
         if unknown_shapes:
             raise fail(f"unknown shape(s) {unknown_shapes}; drawable shapes are {list(SHAPES)}")
+        from PIL import ImageColor  # here: naming the levels and reading a table's names need no PIL
+
         for name in ("color", "background"):
             for value in attributes.get(name, ()):
                 try:

@@ -49,13 +49,31 @@ kept in ``<run dir>/solutions/``, so another format can be built from them
 without solving again (``--solutions``). It continues its run directory the same way.
 """
 
-from .build import BuildOptions, run_build
-from .config import KNOB_FIELDS, ArcConfig, BuildConfig
-from .evaluate import ArcEvalOptions, run_arc
-from .run import evaluate_arc
-from .scoring import KS, lm_failure, pooled_oracle_at_k, task_record, task_scores, verify_matrix
-from .seeding import build_memory, passes_all
-from .summary import summarise
+from typing import TYPE_CHECKING
+
+from memreason.lazy import lazy_exports
+
+if TYPE_CHECKING:  # imported on first use (memreason.lazy): the programs, DSPy and the sandbox come with them
+    from .build import BuildOptions, run_build
+    from .config import KNOB_FIELDS, ArcConfig, BuildConfig
+    from .evaluate import ArcEvalOptions, run_arc
+    from .run import evaluate_arc
+    from .scoring import KS, lm_failure, pooled_oracle_at_k, task_record, task_scores, verify_matrix
+    from .seeding import build_memory, passes_all
+    from .summary import summarise
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".build": "BuildOptions run_build",
+        ".config": "KNOB_FIELDS ArcConfig BuildConfig",
+        ".evaluate": "ArcEvalOptions run_arc",
+        ".run": "evaluate_arc",
+        ".scoring": "KS lm_failure pooled_oracle_at_k task_record task_scores verify_matrix",
+        ".seeding": "build_memory passes_all",
+        ".summary": "summarise",
+    },
+)
 
 __all__ = [
     "KNOB_FIELDS",

@@ -20,7 +20,7 @@ from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
 from memreason.lm.reasoning import Adapted, fit_settings
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.arcmemo.memory_file import MemoryFileError
-from memreason.programs.registry import GRIDS
+from memreason.programs.registry import GRIDS, programs_for
 
 from ..harness.budget import chars_to_tokens, log_estimate, saved_rates
 from ..harness.errors import UsageError
@@ -80,7 +80,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 def arc_programs() -> list[str]:
-    return [name for name, spec in PROGRAMS.items() if spec.kind == GRIDS]
+    return programs_for(GRIDS)
 
 
 @dataclass(kw_only=True)

@@ -14,6 +14,7 @@ BENCHES = {
     "cache": "memreason.eval.bench.cache",
     "rate_limits": "memreason.eval.bench.rate_limits",
     "deterministic": "memreason.eval.bench.deterministic",
+    "startup": "memreason.eval.bench.startup",
 }
 
 

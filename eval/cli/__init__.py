@@ -20,14 +20,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from memreason.datasets.arc import ArcDataError
-from memreason.datasets.experience_transfer import RuleTableError
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.resume import RunDirError, read_config, resumed_program
-from memreason.eval.harness.tuned import TunedError
-from memreason.eval.report import ReportError
 from memreason.installed import command
-from memreason.programs.arcmemo.memory_file import MemoryFileError
 
 from . import arc, demo, evaluate, report, show, stream, submission, tables, tasks
 from .lm_settings import apply_lm_settings
@@ -35,8 +30,16 @@ from .options import Parser, check_api_base, check_memory_api_base, exit_with, l
 
 __all__ = ["build_parser", "log_to_stderr", "main", "run"]
 
-# The errors a user can fix: one line on stderr, exit code 2.
-BAD_INPUT = (RuleTableError, RunDirError, TunedError, ArcDataError, MemoryFileError, ReportError)
+# The errors a user can fix: one line on stderr, exit code 2. Named by module where that module is not light
+# (options.loaded): a command imports none of them, nor what they import, to start.
+BAD_INPUT = (
+    "memreason.datasets.experience_transfer.rules:RuleTableError",
+    RunDirError,
+    "memreason.eval.harness.tuned:TunedError",
+    "memreason.datasets.arc.tasks:ArcDataError",
+    "memreason.programs.arcmemo.memory_file:MemoryFileError",
+    "memreason.eval.report:ReportError",
+)
 
 
 def build_parser() -> Parser:

@@ -22,17 +22,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memreason.datasets.arc import GENERATED_SPLITS, SPLITS
-from memreason.datasets.arc.generated import REARC_DIFFICULTY
-from memreason.eval.arc.attribution import compare, load_run
-from memreason.eval.arc.build import BuildOptions, run_build
-from memreason.eval.arc.config import KNOB_FIELDS
-from memreason.eval.arc.evaluate import DEFAULTS, IDENTITY, ArcEvalOptions, arc_programs, run_arc
-from memreason.eval.arc.tables import tables
+from memreason.datasets.arc.generated import GENERATED_SPLITS, REARC_DIFFICULTY
+from memreason.datasets.arc.splits import SPLITS
 from memreason.eval.harness.errors import UsageError
-from memreason.eval.harness.tuned import config_knobs
-from memreason.eval.tasks import task_of
 from memreason.files import read_json_file
+from memreason.programs.registry import GRIDS, programs_for
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, number, out_dir, out_file, text, whole
 from .resume import checked_values, resumed_args
@@ -41,7 +35,7 @@ __all__ = ["register"]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    for name in arc_programs():
+    for name in programs_for(GRIDS):
         parser = commands.add_parser(
             name, help=f"evaluate {name} on ARC tasks", description=f"Evaluate {name} on ARC tasks (ArcMemo paper)."
         )
@@ -242,6 +236,11 @@ def _build_options(parser: Parser) -> None:
 
 
 def evaluate(args: argparse.Namespace, parser: Parser) -> int:
+    from memreason.eval.arc.config import KNOB_FIELDS
+    from memreason.eval.arc.evaluate import DEFAULTS, IDENTITY, ArcEvalOptions, arc_programs, run_arc
+    from memreason.eval.arc.tables import tables
+    from memreason.eval.harness.tuned import config_knobs
+
     if args.resume is not None:
         # a key saved runs lack (the memory role's generation settings, --answer) takes the value such runs ran with
         args = resumed_args(parser, args, IDENTITY, programs=arc_programs(), kind="an ARC evaluation", saved_defaults=DEFAULTS)
@@ -257,6 +256,8 @@ def evaluate(args: argparse.Namespace, parser: Parser) -> int:
 
 
 def build_memory(args: argparse.Namespace) -> int:
+    from memreason.eval.arc.build import BuildOptions, run_build
+
     outcome = run_build(BuildOptions.from_args(args))
     results = outcome.results
     print(
@@ -268,6 +269,9 @@ def build_memory(args: argparse.Namespace) -> int:
 
 
 def arc_table(args: argparse.Namespace) -> int:
+    from memreason.eval.arc.attribution import compare, load_run
+    from memreason.eval.tasks import task_of
+
     if args.common and not args.compare:
         raise UsageError("--common needs --compare")
     rows: list[dict[str, Any]] = []

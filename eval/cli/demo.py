@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from memreason.eval.experience_transfer.demo import ROWS, DemoOptions, run_demo
+from memreason.eval.experience_transfer.demo import ROWS, DemoOptions
 from memreason.installed import command
 
 from .options import add, add_budget_options, add_rate_options, whole
@@ -72,6 +72,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memreason.eval.experience_transfer.demo import run_demo
+
     table, epilogue = run_demo(DemoOptions.from_args(args), command=f"{command('eval')} {shlex.join(args.argv)}")
     print(table)
     print(epilogue)

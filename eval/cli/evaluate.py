@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 
-from memreason.eval.experience_transfer.evaluate import summary_table
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.harness.options import EvaluateOptions
 from memreason.eval.harness.resume import identity_keys
@@ -74,6 +73,8 @@ def _options(parser: Parser) -> None:
 
 
 def run(args: argparse.Namespace, parser: Parser) -> int:
+    from memreason.eval.experience_transfer.evaluate import summary_table
+
     if args.resume is not None:
         args = resumed_args(
             parser,

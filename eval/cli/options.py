@@ -35,18 +35,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn
 from urllib.parse import urlsplit
 
-from memreason.datasets.experience_transfer import LEVELS
+from memreason.datasets.arc.splits import shipped_memories
+from memreason.datasets.experience_transfer.generate import LEVELS
 from memreason.eval.harness.errors import UsageError
-from memreason.eval.harness.lms import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
-from memreason.eval.harness.loop import threads_left_running
+from memreason.eval.harness.options import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE
 from memreason.eval.harness.paths import check_output_dir, check_output_file
 from memreason.eval.harness.presets import PRESETS
 from memreason.files import DiskFull, is_disk_full
 from memreason.installed import as_run, install_hint
-from memreason.lm import LMConfigError
-from memreason.lm.faults import LMFailure, RunAborted
-from memreason.lm.server import stop_all as stop_servers
-from memreason.programs.arcmemo.memory_file import shipped_memories
+from memreason.lm.config_error import LMConfigError
 
 __all__ = [
     "OPTIONS",
@@ -62,6 +59,7 @@ __all__ = [
     "add_run_options",
     "check_api_base",
     "check_memory_api_base",
+    "loaded",
     "log_to_stderr",
     "mlflow_uri",
     "number",
@@ -78,6 +76,9 @@ __all__ = [
     "url",
     "whole",
 ]
+
+
+FAULTS = "memreason.lm.faults"  # the stopped run's errors (RunAborted, LMFailure), caught once it is imported
 
 
 class _CommandsAsRun(argparse.HelpFormatter):
@@ -649,13 +650,14 @@ def add_run_options(parser: argparse.ArgumentParser, unit: str, *, report: bool 
 def run_cli(
     command: Callable[[], int],
     *,
-    bad_input: tuple[type[BaseException], ...] = (),
+    bad_input: tuple[type[BaseException] | str, ...] = (),
     continue_hint: str = "rerun the same command to continue",
 ) -> int:
     """Run a command: bad input prints one line and exits 2, a stopped run exits 1 (its work kept), Ctrl-C exits 130,
     SIGTERM (``kill``, ``timeout``, a batch scheduler) stops it as Ctrl-C does and exits 143, a full disk is one
     line naming what could not be written, exit 2 (the run continues from where it stopped); stdout's reader gone
-    (``| head``) exits 141 with no traceback."""
+    (``| head``) exits 141 with no traceback. ``bad_input``: the errors a user can fix (one line, exit 2), each a class or
+    ``"module:Class"``, matched once that module is imported (:func:`loaded`)."""
     with _terminate_as_interrupt():
         return _run(command, bad_input, continue_hint)
 
@@ -681,16 +683,30 @@ def _terminated(signum: int, frame: object) -> None:
     raise Terminated
 
 
-def _run(command: Callable[[], int], bad_input: tuple[type[BaseException], ...], continue_hint: str) -> int:
+def loaded(*names: type[BaseException] | str) -> tuple[type[BaseException], ...]:
+    """The exception classes ``names`` gives (each a class, or ``"module:Class"``), those named by module only where
+    that module has been imported: an exception whose module was never imported cannot have been raised, so a command
+    catches it without importing the module (and the models' libraries behind it) to start."""
+    found = []
+    for name in names:
+        if isinstance(name, str):
+            module, _, attribute = name.partition(":")
+            name = getattr(sys.modules.get(module), attribute, None)
+        if name is not None:
+            found.append(name)
+    return tuple(found)
+
+
+def _run(command: Callable[[], int], bad_input: tuple[type[BaseException] | str, ...], continue_hint: str) -> int:
     try:
         return command()
-    except (UsageError, LMConfigError, *bad_input) as exc:
+    except (UsageError, LMConfigError, *loaded(*bad_input)) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except RunAborted as exc:
+    except loaded(f"{FAULTS}:RunAborted") as exc:
         print(f"error: run stopped: {exc}", file=sys.stderr)
         return 1
-    except LMFailure as exc:  # a call that failed after its retries, where no harness turned it into a stopped run
+    except loaded(f"{FAULTS}:LMFailure") as exc:  # failed after its retries, where no harness turned it into a stopped run
         print(f"error: run stopped: the LM failed ({exc}); check --lm and --api-base, then {continue_hint}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # the reader of stdout went away (`... | head`): stop as a shell command does, quietly
@@ -717,7 +733,10 @@ def _run(command: Callable[[], int], bad_input: tuple[type[BaseException], ...],
 def exit_with(code: int) -> NoReturn:
     """End the process with ``code``. When a second interrupt left examples running in threads, without
     waiting for them (their work is not recorded, so a continued run does it again)."""
-    if threads_left_running():
+    loop = sys.modules.get("memreason.eval.harness.loop")  # no threads without it
+    if loop is not None and loop.threads_left_running():
+        from memreason.lm.server import stop_all as stop_servers
+
         stop_servers()  # the local server and its files (it would die with this process, leaving its files)
         sys.stdout.flush()
         sys.stderr.flush()

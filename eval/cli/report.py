@@ -8,8 +8,6 @@ import argparse
 import time
 from pathlib import Path
 
-from memreason.eval.report import ReportError, manifest_notes, write_report
-
 from .options import add, path
 
 __all__ = ["register"]
@@ -34,6 +32,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memreason.eval.report import ReportError, manifest_notes, write_report  # matplotlib and numpy with it
+
     for directory in args.runs:
         if not directory.is_dir():
             raise ReportError(f"no run directory {directory}")

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 
-from memreason.eval.show import ShowOptions, show
-
 from .options import add, path, whole
 
 __all__ = ["register"]
@@ -40,5 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memreason.eval.show import ShowOptions, show  # rich with it
+
     show(ShowOptions.from_args(args))
     return 0

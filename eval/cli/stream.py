@@ -16,12 +16,10 @@ import json
 from pathlib import Path
 
 from memreason.eval.harness.errors import UsageError
-from memreason.eval.stream.evaluate import DEFAULTS, IDENTITY, MAX_PROBES
-from memreason.eval.stream.options import StreamOptions
+from memreason.eval.stream.options import MAX_PROBES, StreamOptions
 from memreason.eval.tasks import get_task
-from memreason.programs import PROGRAMS
-from memreason.programs.registry import STREAM
-from memreason.programs.stream import ANSWER_MODES, LEARN_FROM, LESSONS
+from memreason.programs.registry import PROGRAMS, STREAM, programs_for
+from memreason.programs.stream.choices import ANSWER_MODES, LEARN_FROM, LESSONS
 
 from .options import Parser, add, add_fault_options, add_lm_options, add_run_options, out_dir, whole
 from .resume import resumed_args
@@ -31,7 +29,7 @@ __all__ = ["register", "stream_programs"]
 
 def stream_programs() -> list[str]:
     """The programs registered for stream tasks."""
-    return [name for name, spec in PROGRAMS.items() if spec.kind == STREAM]
+    return programs_for(STREAM)
 
 
 def json_object(flag: str):
@@ -220,6 +218,8 @@ def run_table(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace, parser: Parser) -> int:
+    from memreason.eval.stream.evaluate import DEFAULTS, IDENTITY
+
     if args.resume is not None:
         args = resumed_args(
             parser, args, IDENTITY, kind="an evaluation of a stream program", programs=stream_programs(), saved_defaults=DEFAULTS

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 
-from memreason.datasets.arc import load_split
-from memreason.eval.arc.submission import read_submission, run_tasks, score_submission, to_submission, write_submission
 from memreason.eval.harness.errors import UsageError
 
 from .options import add, out_file, path
@@ -60,6 +58,8 @@ def _run(text: str) -> int | None:
 
 
 def submission(args: argparse.Namespace) -> int:
+    from memreason.eval.arc.submission import run_tasks, to_submission, write_submission
+
     found = to_submission(args.run_dir, run_tasks(args.run_dir), pick=args.pick, run=args.run)
     path = write_submission(found, args.out)
     print(f"{len(found)} tasks, {sum(len(v) for v in found.values())} test inputs written to {path}")
@@ -67,6 +67,9 @@ def submission(args: argparse.Namespace) -> int:
 
 
 def score_file(args: argparse.Namespace) -> int:
+    from memreason.datasets.arc import load_split
+    from memreason.eval.arc.submission import read_submission, run_tasks, score_submission
+
     if args.like is not None and (args.tasks or args.limit or args.split):
         raise UsageError("--like takes the run's task set: drop --split, --tasks and --limit")
     tasks = (

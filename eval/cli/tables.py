@@ -14,7 +14,8 @@ import argparse
 import shlex
 
 from memreason.eval.experience_transfer.hypothesis_scoring import F1_MODES
-from memreason.eval.experience_transfer.tables import TABLES, TableOptions, run_table
+from memreason.eval.experience_transfer.table_options import TableOptions
+from memreason.eval.experience_transfer.table_specs import TABLES
 from memreason.installed import command
 
 from .options import Parser, add, add_budget_options, add_rate_options, path, text
@@ -132,5 +133,7 @@ def _lm_settings(parser: Parser, table: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memreason.eval.experience_transfer.tables import run_table
+
     print(run_table(TableOptions.from_args(args), command=f"{command('eval')} {shlex.join(args.argv)}"))
     return 0

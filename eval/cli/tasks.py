@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
         task = get_task(name)
         print(f"{name} ({task.kind}, items: {task.unit}){': ' + task.summary if task.summary else ''}")
         print(f"    programs: {', '.join(task.programs())}")
-    from memreason.eval.stream.task import GymTask  # stream tasks are made when named: rg:NAME, et:LN
+    from memreason.eval.stream.task import StreamTask  # stream tasks are made when named: rg:NAME, et:LN
 
     print(f"rg:NAME (stream, items: items): any reasoning-gym dataset by name ({command('eval')} tasks --gym lists them)")
     print("et:L1, et:L2, et:L3 (stream, items: items): Experience-Transfer's scenes as a stream, its episodes the seed problems")
-    print(f"    programs: {', '.join(GymTask('puzzle24').programs())}")
+    print(f"    programs: {', '.join(StreamTask().programs())}")  # every stream task's, rg:NAME's and et:LN's alike
     return 0

@@ -28,7 +28,7 @@ from typing import Any
 from memreason import installed
 
 from ..harness.options import Options
-from .tables import TableOptions, run_table
+from .table_options import TableOptions
 
 __all__ = ["MEMORY", "ROWS", "DemoOptions", "run_demo"]
 
@@ -101,6 +101,8 @@ def run_demo(options: DemoOptions, command: str | None = None) -> tuple[str, str
         memory_rpm=options.memory_rpm,
         memory_tpm=options.memory_tpm,
     )
+    from .tables import run_table  # the models' libraries with it: the options above are read first
+
     markdown = run_table(table, command or f"{installed.command('eval')} demo")
     cells = [Path(cell["cell"]) for row in json.loads((options.out / "table3.json").read_text())["rows"] for cell in row["cells"]]
     return markdown, _epilogue(options, cells)

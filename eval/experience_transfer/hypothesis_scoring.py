@@ -30,8 +30,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import dspy
-
 from memreason.datasets.experience_transfer import ExperienceTransferLevel
 
 from ..metrics import HypothesisScore, hypothesis_f1, hypothesis_match_f1
@@ -58,6 +56,8 @@ def score_hypotheses(
         return hypothesis_f1(parse_implications(list(hypotheses), combinations, data.rules.labels), truth)
     if lm is None:
         raise ValueError(f"F1 mode {mode!r} needs an LM")
+    import dspy  # here: the table command names F1_MODES as it starts
+
     with dspy.context(lm=lm.lm, adapter=lm.adapter()):
         if mode == "interpret":
             rows = HypothesisInterpreter()(hypotheses=list(hypotheses), combinations=combinations, labels=data.rules.labels)

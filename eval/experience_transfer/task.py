@@ -8,8 +8,6 @@ from memreason.programs.registry import SCENES
 
 from ..report_parts import Plot, Section
 from ..tasks.task import Task
-from . import report, show
-from .evaluate import run_cell
 
 __all__ = ["TASKS", "ExperienceTransfer"]
 
@@ -26,6 +24,8 @@ class ExperienceTransfer(Task):
     summary: ClassVar[str] = "the HDR paper's Experience-Transfer scenes: count the anomalous objects (--level 1-3)"
 
     def run(self, options: Any, *, spend: Any = None) -> Any:
+        from .evaluate import run_cell
+
         return run_cell(options, spend=spend)  # it records its own task name
 
     def claims(self, record: dict[str, Any]) -> bool:
@@ -38,15 +38,23 @@ class ExperienceTransfer(Task):
         return str(record["id"]) if (seed, rules) == (0, None) else f"{record['id']} (seed {seed}, rules {rules})"
 
     def show_setting(self, config: dict[str, Any]) -> str:
+        from . import show
+
         return show.setting(config)
 
     def show_memory(self, run: Any, r: int) -> list[Any]:
+        from . import show
+
         return show.memory_parts(run, r)
 
     def show_overview(self, run: Any, records: list[dict[str, Any]]) -> Any:
+        from . import show
+
         return show.overview(run, records)
 
     def show_example(self, run: Any, record: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[list[Any], str]:
+        from . import show
+
         return show.example(run, record, calls)
 
     def report_label(self, results: dict[str, Any]) -> str:
@@ -54,9 +62,13 @@ class ExperienceTransfer(Task):
         return str(results.get("program", "?")) + (f" L{level}" if level is not None else "")
 
     def report_sections(self) -> tuple[Section, ...]:
+        from . import report
+
         return report.SECTIONS
 
     def report_plots(self) -> tuple[Plot, ...]:
+        from . import report
+
         return report.PLOTS
 
 

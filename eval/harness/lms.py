@@ -12,7 +12,7 @@ from memreason.lm.faults import RetryPolicy
 from memreason.lm.rate import limiter_for
 from memreason.lm.resolve import with_generation
 
-from .options import LMOptions, RunOptions
+from .options import MEMORY_MAX_TOKENS, MEMORY_TEMPERATURE, LMOptions, RunOptions
 
 __all__ = [
     "MEMORY_MAX_TOKENS",
@@ -26,11 +26,6 @@ __all__ = [
     "same_kind",
     "with_limits",
 ]
-
-# The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
-# selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
-MEMORY_TEMPERATURE = 0.3
-MEMORY_MAX_TOKENS = 1000
 
 _resolver: ContextVar[Callable[..., LMChoice] | None] = ContextVar("lm_resolver", default=None)
 

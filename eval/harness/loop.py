@@ -26,10 +26,12 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
-from typing import Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
-from memreason.lm.faults import ErrorBudget
 from memreason.lm.rate import slowed, waited
+
+if TYPE_CHECKING:
+    from memreason.lm.faults import ErrorBudget
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -16,7 +16,12 @@ from typing import Any, TypeVar
 
 from .resume import identity_field
 
-__all__ = ["EvaluateOptions", "LMOptions", "Options", "RunOptions", "as_path"]
+__all__ = ["MEMORY_MAX_TOKENS", "MEMORY_TEMPERATURE", "EvaluateOptions", "LMOptions", "Options", "RunOptions", "as_path"]
+
+# The memory role's own generation settings (ArcMemo, Appendix A.2: concept abstraction and
+# selection on GPT-4.1 at temperature 0.3, at most 1000 tokens; the solver has its own budget).
+MEMORY_TEMPERATURE = 0.3
+MEMORY_MAX_TOKENS = 1000
 
 T = TypeVar("T", bound="Options")
 

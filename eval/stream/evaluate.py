@@ -24,7 +24,7 @@ from ..harness.publish import Outcome, publish
 from ..harness.resume import identity_keys
 from ..harness.setup import RunPlan, check_run_options, open_run
 from ..harness.tuned import config_knobs
-from .options import StreamOptions
+from .options import MAX_PROBES, StreamOptions
 from .run import StreamConfig, evaluate_stream
 
 __all__ = [
@@ -43,7 +43,6 @@ IDENTITY = identity_keys(StreamConfig, StreamOptions, extra=("knobs",))
 # The values of identity keys missing from configs saved before they existed: writes then read answers alone, and
 # were neither verified nor held to a budget.
 DEFAULTS: dict[str, Any] = {"lesson": "answer", "verify": 0, "verify_margin": 1, "candidates": 1, "memory_tokens": 0}
-MAX_PROBES = 50  # --verify: more probes than this would answer each write's probes more often than the stream's items
 # The most each count may ask for: far beyond any run this project makes, short of a run that never ends.
 MOST = {"--size": 10_000, "--seed-size": 1_000, "--orders": 100, "--batch": 10_000, "--retries": 20}
 

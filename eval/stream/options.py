@@ -8,7 +8,9 @@ from pathlib import Path
 from ..harness.options import RunOptions, as_path
 from ..harness.resume import identity_field
 
-__all__ = ["StreamOptions"]
+__all__ = ["MAX_PROBES", "StreamOptions"]
+
+MAX_PROBES = 50  # --verify: more probes than this would answer each write's probes more often than the stream's items
 
 
 @dataclass(kw_only=True)

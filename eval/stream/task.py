@@ -13,16 +13,18 @@ subclasses :class:`StreamTask`: a name, ``data(config)`` (items, seed items, a s
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from memreason.datasets.experience_transfer.generate import LEVELS
-from memreason.datasets.experience_transfer.stream import SceneStream, SceneStreamError
 from memreason.datasets.gym import GymData, GymError, GymItem, dataset_names
 from memreason.datasets.gym_checks import checker_for
 from memreason.programs.registry import STREAM
 
 from ..harness.errors import UsageError
 from ..tasks.task import Task
+
+if TYPE_CHECKING:
+    from memreason.datasets.experience_transfer.stream import SceneStream
 
 __all__ = [
     "GYM_PREFIX",
@@ -127,6 +129,8 @@ class SceneStreamTask(StreamTask):
         )
 
     def data(self, config: dict[str, Any] | None = None) -> SceneStream:
+        from memreason.datasets.experience_transfer.stream import SceneStream, SceneStreamError  # numpy with it
+
         try:
             return SceneStream(self.level, config)
         except SceneStreamError as exc:

@@ -9,19 +9,33 @@ A benchmark of your own: subclass :class:`ProblemTask` (problems with labelled e
 "A benchmark of your own".
 """
 
-from .problem_task import ProblemTask
-from .registry import (
-    PLUGINS_VARIABLE,
-    TASKS,
-    UnregisteredTask,
-    default_task,
-    get_task,
-    register_task,
-    task_for,
-    task_names,
-    task_of,
+from typing import TYPE_CHECKING
+
+from memreason.lazy import lazy_exports
+
+if TYPE_CHECKING:  # imported on first use (memreason.lazy)
+    from .problem_task import ProblemTask
+    from .registry import (
+        PLUGINS_VARIABLE,
+        TASKS,
+        UnregisteredTask,
+        default_task,
+        get_task,
+        register_task,
+        task_for,
+        task_names,
+        task_of,
+    )
+    from .task import Task, identity_field, identity_keys
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".problem_task": "ProblemTask",
+        ".registry": "PLUGINS_VARIABLE TASKS UnregisteredTask default_task get_task register_task task_for task_names task_of",
+        ".task": "Task identity_field identity_keys",
+    },
 )
-from .task import Task, identity_field, identity_keys
 
 __all__ = [
     "PLUGINS_VARIABLE",

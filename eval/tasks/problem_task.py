@@ -18,18 +18,20 @@ memory is built from its episodes alone, then its queries are answered (:mod:`me
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable, ClassVar
-
-import dspy
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from memreason.datasets.inductive import InductiveTask, Problem, Query
+from memreason.lazy import Imported
 from memreason.programs.registry import PROBLEMS
-from memreason.signatures import NEUTRAL_TASK, TaskDescription
 
-from ..inductive.evaluate import run_inductive_cell
 from ..report_parts import Section
 from .report import checked
 from .task import Task
+
+if TYPE_CHECKING:
+    import dspy
+
+    from memreason.signatures import TaskDescription
 
 __all__ = ["ProblemTask"]
 
@@ -50,7 +52,7 @@ class ProblemTask(Task):
     item: ClassVar[str] = "query"
     right: ClassVar[str] = "answer right"
     signature: type[dspy.Signature]
-    description: TaskDescription = NEUTRAL_TASK
+    description: TaskDescription = Imported("memreason.signatures:NEUTRAL_TASK")  # imported when first read
     has_oracle: bool = False
     checked_program: Callable[..., dspy.Module] | None = None
 
@@ -111,6 +113,8 @@ class ProblemTask(Task):
     # -- running ---------------------------------------------------------------------------------
 
     def run(self, options: Any, *, spend: Any = None) -> Any:
+        from ..inductive.evaluate import run_inductive_cell
+
         options = replace(options, task=self.name) if options.task != self.name else options
         return run_inductive_cell(options, benchmark=self, spend=spend)
 

@@ -26,7 +26,6 @@ from memreason.programs import PROGRAMS
 
 from ..harness.resume import identity_field, identity_keys
 from ..report_parts import TOKENS_PLOT, Plot, Section
-from . import show as default_show
 
 if TYPE_CHECKING:
     from ..show import Run
@@ -115,23 +114,33 @@ class Task:
 
     def show_setting(self, config: dict[str, Any]) -> str:
         """The header's line on what a run ran, from its ``config.json``."""
+        from . import show as default_show
+
         return default_show.setting(config)
 
     def show_results(self, results: dict[str, Any]) -> list[str]:
         """The header's lines on a finished run, from its ``results.json``: its scores."""
+        from . import show as default_show
+
         return default_show.header_lines(results)
 
     def show_memory(self, run: Run, r: int) -> list[Any]:
         """What the memory panel of repetition ``r`` holds (rich renderables); default: each problem's memory."""
+        from . import show as default_show
+
         return default_show.memory_parts(run, r)
 
     def show_overview(self, run: Run, records: list[dict[str, Any]]) -> Any:
         """One line per example record (a rich table)."""
+        from . import show as default_show
+
         return default_show.overview(run, records)
 
     def show_example(self, run: Run, record: dict[str, Any], calls: list[dict[str, Any]]) -> tuple[list[Any], str]:
         """An example in full: what goes above its LM calls (rich renderables; ``calls``: all its traced calls), and its
         verdict for the panel's title."""
+        from . import show as default_show
+
         return default_show.example(run, record, calls)
 
     # -- what report adds (python -m eval report RUN_DIR ...) ------------------------------------------

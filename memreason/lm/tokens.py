@@ -37,8 +37,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-import dspy
-
 from .redact import is_credential
 
 METER_KEY = "memreason_meter"
@@ -187,11 +185,15 @@ class Meter:
 @contextmanager
 def metering(meter: Meter) -> Iterator[Meter]:
     """Send the accounting of every guarded LM call in the block (and in DSPy's own workers) to ``meter``."""
+    import dspy  # here, as in each function below: counting tokens, pricing them and reading a run need no DSPy
+
     with dspy.context(**{METER_KEY: meter}):
         yield meter
 
 
 def current_meter() -> Meter | None:
+    import dspy
+
     return dspy.settings.get(METER_KEY, None)
 
 
@@ -212,16 +214,22 @@ class Tally:
 def tallying(tally: Tally) -> Iterator[Tally]:
     """Add every guarded LM call answered in the block (and in workers that copy its context) to ``tally``, as well
     as to the blocks around it and to the meter."""
+    import dspy
+
     with dspy.context(**{TALLY_KEY: (*current_tallies(), tally)}):
         yield tally
 
 
 def current_tallies() -> tuple[Tally, ...]:
+    import dspy
+
     return dspy.settings.get(TALLY_KEY, None) or ()
 
 
 def current_step(root: Any = None) -> str:
     """The program step making the current LM call, from DSPy's stack of calling modules."""
+    import dspy
+
     stack = list(dspy.settings.caller_modules or [])
     for depth in range(len(stack) - 1, -1, -1):
         module = stack[depth]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from memreason.datasets.arc.splits import MEMORIES
+from memreason.datasets.arc.splits import MEMORIES, shipped_memories  # re-exported: the shipped names
 from memreason.files import read_json_file, write_atomically
 
 from .cheatsheet_memory import CheatsheetMemory
@@ -51,11 +51,6 @@ def empty_memory(format: str) -> Memory:
 def save_memory(memory: Memory, path: str | Path) -> None:
     """Write ``memory`` to ``path`` atomically (temporary file, fsync, rename)."""
     write_atomically(path, lambda handle: json.dump(memory.to_json(), handle, indent=1))
-
-
-def shipped_memories() -> list[str]:
-    """The names of the memories this package ships (``arc1d_ps``, ``rearc_ps``, ...), sorted."""
-    return sorted(file.stem for file in MEMORIES.glob("*.json"))
 
 
 def memory_path(spec: str | Path) -> Path:

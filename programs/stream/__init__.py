@@ -14,20 +14,47 @@ Each reads memory before solving a problem and writes after the problem is score
   curated by ADD / UPDATE / MERGE / DELETE operations applied in code.
 """
 
-from .ace import Ace, PlaybookSolver
-from .base import LEARN_FROM, LESSONS, Lesson, Read, StreamProgram
-from .baseline import StreamBaseline
-from .cheatsheet import CheatsheetCU, CheatsheetRS
-from .concepts import ConceptStream
-from .entries import Entry, EntryMemory, similarity
-from .failure_memory import FailureMemory
-from .fewshot import FewShot
-from .judge import SelfJudge
-from .print_runner import Printed, PrintRunner
-from .protocol import run_stream
-from .reflexion import ReflexionStream
-from .solver import ANSWER_MODES, StreamSolver
-from .stored_programs import StoredPrograms
+from typing import TYPE_CHECKING
+
+from memreason.lazy import lazy_exports
+
+if TYPE_CHECKING:  # imported on first use (memreason.lazy): DSPy comes with them
+    from .ace import Ace, PlaybookSolver
+    from .base import Lesson, Read, StreamProgram
+    from .baseline import StreamBaseline
+    from .cheatsheet import CheatsheetCU, CheatsheetRS
+    from .choices import ANSWER_MODES, LEARN_FROM, LESSONS
+    from .concepts import ConceptStream
+    from .entries import Entry, EntryMemory, similarity
+    from .failure_memory import FailureMemory
+    from .fewshot import FewShot
+    from .judge import SelfJudge
+    from .print_runner import Printed, PrintRunner
+    from .protocol import run_stream
+    from .reflexion import ReflexionStream
+    from .solver import StreamSolver
+    from .stored_programs import StoredPrograms
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".ace": "Ace PlaybookSolver",
+        ".base": "Lesson Read StreamProgram",
+        ".baseline": "StreamBaseline",
+        ".choices": "ANSWER_MODES LEARN_FROM LESSONS",
+        ".cheatsheet": "CheatsheetCU CheatsheetRS",
+        ".concepts": "ConceptStream",
+        ".entries": "Entry EntryMemory similarity",
+        ".failure_memory": "FailureMemory",
+        ".fewshot": "FewShot",
+        ".judge": "SelfJudge",
+        ".print_runner": "Printed PrintRunner",
+        ".protocol": "run_stream",
+        ".reflexion": "ReflexionStream",
+        ".solver": "StreamSolver",
+        ".stored_programs": "StoredPrograms",
+    },
+)
 
 __all__ = [
     "ANSWER_MODES",

@@ -24,14 +24,11 @@ from typing import Any, Callable, ClassVar, Mapping
 import dspy
 
 from ..shared.memory_parameter import MemoryParameter, fill_missing_memory
+from .choices import LEARN_FROM, LESSONS  # re-exported: the protocol's choices
 from .entries import EntryMemory
 from .solver import StreamSolver
 
 __all__ = ["LEARN_FROM", "LESSONS", "Lesson", "Read", "StreamProgram"]
-
-LEARN_FROM = ("reference", "check", "self", "none")
-#: What a write reads of an attempt: the solver's reasoning then its answer, or the answer alone.
-LESSONS = ("reasoning", "answer")
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,11 @@ import dspy
 
 from memreason.signatures.stream import FunctionWithMemory, ProgramWithMemory, RetryWithFeedback, SolveWithMemory
 
+from .choices import ANSWER_MODES  # re-exported: what the solver writes
 from .print_runner import PrintRunner
 
 __all__ = ["ANSWER_MODES", "StreamSolver"]
 
-ANSWER_MODES = ("text", "program", "function")
 SIGNATURES = {"text": SolveWithMemory, "program": ProgramWithMemory, "function": FunctionWithMemory}
 EMPTY = "(empty)"
 

@@ -38,3 +38,10 @@ def test_arc_threads_refuses_bad_thread_counts(threads, no_model, capsys):
 def test_arc_threads_refuses_a_limit_of_0(no_model, capsys):
     assert arc_threads.main(["--limit", "0"]) == 2
     assert capsys.readouterr().out == "error: --limit and --attempts must be at least 1\n"
+
+
+def test_startup_refuses_no_repetitions(capsys):
+    from memreason.eval.bench import startup
+
+    assert startup.main(["--task", "rg:puzzle24", "--repeat", "0"]) == 2
+    assert capsys.readouterr().err == "error: --repeat must be at least 1\n"
