@@ -6,7 +6,8 @@
                                  ArcMemo's concepts, lessons, stored programs, ACE; run_stream for items of your own
     memreason.programs.shared    what both use: the memory reader and its knobs, memory as a DSPy
                                  parameter, frozen memory writers, one step function for forward/aforward
-    memreason.programs.registry  the names users type (``python -m eval <name>``) and their factories
+    memreason.programs.registry  the names users type (``python -m eval <name>``) and their factories;
+                                 ``register_program``, the class decorator a program of your own registers with
 
 Every public name of these is importable from here too (``from memreason.programs import HDR, FewShot``).
 ``Cheatsheet`` is ArcMemo's ARC cheatsheet (also ``ArcCheatsheet``); Dynamic Cheatsheet over a stream is
@@ -68,7 +69,7 @@ if TYPE_CHECKING:  # imported on first use (memreason.lazy): listing the program
         learn_rules,
         parse_implications,
     )
-    from .registry import PROGRAMS, ProgramSpec, build_program
+    from .registry import PROGRAMS, ProgramSpec, build_program, load_programs, register_program
     from .shared import (
         ExperienceMemory,
         MemoryParameter,
@@ -110,7 +111,7 @@ __getattr__, __dir__ = lazy_exports(
             "HypothesisJudge HypothesisVerifier Judgement MemoryConsolidator ReflexionAll ReflexionIndividual "
             "Rule RuleLearner SemanticOracle TwoStage learn_rules parse_implications"
         ),
-        ".registry": "PROGRAMS ProgramSpec build_program",
+        ".registry": "PROGRAMS ProgramSpec build_program load_programs register_program",
         ".shared": (
             "ExperienceMemory MemoryParameter MemoryProgram Reasoner as_episodes episode_from_json "
             "episode_to_json memory_signature"
@@ -188,8 +189,10 @@ __all__ = [
     "episode_to_json",
     "learn_rules",
     "load_memory",
+    "load_programs",
     "memory_signature",
     "parse_implications",
+    "register_program",
     "save_memory",
     "shipped_memories",
     "use_arc_demos",

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from memreason.lazy import Imported
+from memreason.plugins import PluginError, Plugins
 
 if TYPE_CHECKING:  # the programs themselves are imported when one is built (DSPy with them), not to list their names
     import dspy
@@ -23,7 +24,9 @@ __all__ = [
     "ProblemTaskSpec",
     "ProgramSpec",
     "build_program",
+    "load_programs",
     "programs_for",
+    "register_program",
 ]
 
 # What a task feeds a program: the kinds of task a program can be built for. A task says which it is
@@ -433,8 +436,128 @@ PROGRAMS: dict[str, ProgramSpec] = {
 }
 
 
+PLUGINS_VARIABLE = "MEMREASON_PROGRAMS"  # modules (or .py files) that register memory programs of their own
+ENTRY_POINTS = "memreason.programs"
+PLUGINS = Plugins(PLUGINS_VARIABLE, ENTRY_POINTS)
+FACTS = ("kind", "summary", "memory_format", "space", "needs", "needs_attributes", "selects")  # read off a class
+
+
+def register_program(
+    cls: type | None = None, /, *, name: str | None = None, knobs: Mapping[str, Any] | None = None, **facts: Any
+):
+    """Register a memory program (a ``dspy.Module`` subclass) under its name, with its facts declared on the class;
+    returns the class, so it works as a class decorator, bare or called::
+
+        @register_program
+        class KeepLast(StreamProgram):        # a stream program: kind "stream" comes with the base class
+            name = "keep_last"                # default: the class's name in snake_case
+            summary = "stream tasks: the last k solved problems (knob: k)"   # default: the docstring's first line
+            memory_format = "examples"        # the memory it keeps (None: none)
+            space = {"k": ("int", 1, 8)}      # its knobs' Optuna search space (ProgramSpec.space)
+
+        @register_program(name="keep_last_2", knobs={"k": 2})   # a second name: the same class, knobs fixed
+
+    The class attributes read are ``name`` and ``summary`` (the class's own, never inherited), and ``kind``,
+    ``memory_format``, ``space``, ``needs``, ``needs_attributes``, ``selects`` (as :class:`ProgramSpec` holds
+    them; inherited); a keyword given here overrides the class's. A name another class holds, a class with no
+    ``kind`` (or one not in :data:`KINDS`), or one that is not a ``dspy.Module`` is refused: a TypeError or
+    ValueError of one line. The same class registered again under its name (a module imported twice) replaces it.
+    """
+    unknown = set(facts) - set(FACTS)
+    if unknown:
+        raise TypeError(f"register_program: unknown fact {', '.join(sorted(unknown))}; known: name, knobs, {', '.join(FACTS)}")
+
+    def register(cls: type) -> type:
+        spec = _spec_of(cls, name, dict(knobs or {}), facts)
+        held = PROGRAMS.get(spec.name)
+        if held is not None and held.program != spec.program:
+            where = held.program.path if held.program is not None else "the library"
+            raise ValueError(f"register_program: the name {spec.name!r} is taken (by {where}); give {cls.__name__} another name")
+        PROGRAMS[spec.name] = spec
+        return cls
+
+    return register if cls is None else register(cls)
+
+
+def _spec_of(cls: Any, name: str | None, fixed: dict[str, Any], given: Mapping[str, Any]) -> ProgramSpec:
+    """The :class:`ProgramSpec` of ``cls`` from its class attributes, ``given`` overriding them."""
+    import dspy  # the class was defined with DSPy: importing it costs nothing more
+
+    if not isinstance(cls, type) or not issubclass(cls, dspy.Module):
+        raise TypeError(f"register_program takes a dspy.Module subclass, got {getattr(cls, '__qualname__', repr(cls))}")
+    own = vars(cls)
+    facts = {fact: given[fact] if fact in given else getattr(cls, fact, None) for fact in FACTS}
+    facts["summary"] = given.get("summary") or own.get("summary") or _first_line(own.get("__doc__"))
+    name = name or own.get("name") or _snake(cls.__name__)
+    kind = facts["kind"]
+    if kind not in KINDS:
+        said = "has no kind" if kind is None else f"has kind {kind!r}"
+        raise ValueError(f"register_program: {cls.__name__} {said}; set kind = one of {', '.join(KINDS)} on the class")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"register_program: {cls.__name__}'s name {name!r} is not a name one can type (letters, digits, _)")
+
+    def build(**knobs: Any) -> dspy.Module:
+        return cls(**{**fixed, **knobs})
+
+    def on_problems(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
+        return lambda **knobs: cls(**{**fixed, "signature": task.signature, **knobs})
+
+    return ProgramSpec(
+        name,
+        kind,
+        build if kind != PROBLEMS else _no_kind(name),
+        facts["summary"] or name,
+        bool(facts["needs_attributes"]),
+        on_problems if kind == PROBLEMS else None,
+        tuple(facts["needs"] or ()),
+        facts["memory_format"],
+        dict(facts["space"] or {}),
+        bool(facts["selects"]),
+        Defined(cls),
+    )
+
+
+@dataclass(frozen=True, init=False)
+class Defined(Imported):
+    """Where a registered class is defined (``module:qualname``, as :class:`Imported` names it), holding the class:
+    a class defined anywhere, a function's body included, loads as itself."""
+
+    cls: Any = field(default=None, compare=False, repr=False)
+
+    def __init__(self, cls: type):
+        object.__setattr__(self, "path", f"{cls.__module__}:{cls.__qualname__}")
+        object.__setattr__(self, "package", None)
+        object.__setattr__(self, "cls", cls)
+
+    def load(self) -> Any:
+        return self.cls
+
+
+def _first_line(doc: str | None) -> str:
+    return (doc or "").strip().split("\n")[0].strip()
+
+
+def _snake(name: str) -> str:
+    """``KeepLast`` -> ``keep_last``."""
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+def load_programs(*, error: type[Exception] = PluginError) -> None:
+    """Import the modules named in ``MEMREASON_PROGRAMS`` and the ``memreason.programs`` entry points (each once a
+    process): their :func:`register_program` classes register. One that cannot be loaded is one ``error`` line
+    naming it (the command line: exit 2). Every command calls it before it looks a program up."""
+    PLUGINS.load(on_entry=_register_entry, error=error)
+
+
+def _register_entry(found: Any) -> None:
+    """An entry point's object: a class not yet registered registers (a module's import registers its own)."""
+    if isinstance(found, type) and not any(spec.program == Defined(found) for spec in PROGRAMS.values()):
+        register_program(found)
+
+
 def programs_for(kind: str) -> list[str]:
     """The names of the registered programs written for tasks of ``kind``, in the order they registered."""
+    load_programs()
     return [name for name, spec in PROGRAMS.items() if spec.kind == kind]
 
 
@@ -442,6 +565,7 @@ def build_program(name: str, *, task: Any = None, **knobs: Any) -> dspy.Module:
     """Build the registered program ``name`` with its knobs (constructor arguments), for ``task`` when given
     (a task object with a ``kind``: a problem task's signature and words go into the program; default: the
     program built for its own kind)."""
+    load_programs()
     if name not in PROGRAMS:
         raise KeyError(f"unknown program {name!r}; known: {', '.join(PROGRAMS)}")
     return PROGRAMS[name].build(**knobs) if task is None else PROGRAMS[name].build_for(task, **knobs)

@@ -19,15 +19,11 @@ naming it and what went wrong: one line, exit 2, never a traceback nor a command
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import os
-import sys
-from importlib.metadata import entry_points
-from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from memreason.plugins import Plugins
 from memreason.programs import PROGRAMS
-from memreason.programs.registry import PROBLEMS
+from memreason.programs.registry import PROBLEMS, load_programs
 
 from ..harness.errors import UsageError
 from ..report_parts import Section
@@ -41,7 +37,8 @@ ENTRY_POINTS = "memreason.tasks"
 
 TASKS: dict[str, Task] = {}
 ON_DEMAND: dict[str, Callable[[str], Task]] = {}  # a name's prefix -> what builds its task when first asked for
-_loaded: set[str] = set()
+PLUGINS = Plugins(PLUGINS_VARIABLE, ENTRY_POINTS)  # the modules of MEMREASON_TASKS and the entry points, once each
+_builtin: set[str] = set()
 
 T = TypeVar("T", Task, type)
 
@@ -61,61 +58,23 @@ def register_task(task: T) -> T:
 
 def load_plugins() -> None:
     """Register the library's tasks, then import the modules named in ``MEMREASON_TASKS`` and the
-    ``memreason.tasks`` entry points (each once)."""
+    ``memreason.tasks`` entry points (each once), and the memory programs of ``MEMREASON_PROGRAMS`` and
+    ``memreason.programs`` (:func:`memreason.programs.load_programs`)."""
+    load_programs(error=UsageError)
     for name in BUILTIN:
-        if name not in _loaded:
-            _loaded.add(name)
+        if name not in _builtin:
+            _builtin.add(name)
             module = importlib.import_module(name)
             for task in module.TASKS:
                 TASKS.setdefault(task.name, task)
             ON_DEMAND.update(getattr(module, "ON_DEMAND", {}))
-    wanted = [part.strip() for part in os.environ.get(PLUGINS_VARIABLE, "").split(",") if part.strip()]
-    for name in wanted:
-        if name not in _loaded:
-            _guarded(f"{PLUGINS_VARIABLE}: {name}", lambda name=name: _import(name))
-            _loaded.add(name)
-    if ENTRY_POINTS in _loaded:  # the installed packages' entry points, read once a process
-        return
-    for point in entry_points(group=ENTRY_POINTS):
-        if f"entry point {point.name}" not in _loaded:
-            found = _guarded(f"entry point {point.name} ({point.value})", point.load)
-            _loaded.add(f"entry point {point.name}")
-            if isinstance(found, Task) or (isinstance(found, type) and issubclass(found, Task)):
-                register_task(found)
-    _loaded.add(ENTRY_POINTS)
+    PLUGINS.load(on_entry=_register_found, error=UsageError)
 
 
-def _guarded(what: str, load: Callable[[], Any]) -> Any:
-    """``load()``, with anything that goes wrong in a task module's code (an exception of any kind, ``sys.exit``)
-    turned into one :class:`UsageError` line naming ``what`` was loaded; Ctrl-C stays Ctrl-C."""
-    try:
-        return load()
-    except UsageError:
-        raise
-    except SystemExit as exc:
-        raise UsageError(
-            f"{what} called sys.exit({exc.code!r}) while being imported; a task module must not end the command"
-        ) from None
-    except Exception as exc:
-        text = str(exc).strip().splitlines()
-        raise UsageError(f"{what} could not be loaded: {type(exc).__name__}: {text[0] if text else 'no message'}") from None
-
-
-def _import(name: str) -> None:
-    if name.endswith(".py"):
-        path = Path(name)
-        spec = importlib.util.spec_from_file_location(f"memreason_task_{path.stem}", path)
-        if spec is None or spec.loader is None or not path.is_file():
-            raise UsageError(f"{PLUGINS_VARIABLE}: no such file {name}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(spec.name, None)
-            raise
-    else:
-        importlib.import_module(name)
+def _register_found(found: Any) -> None:
+    """An entry point's object registered, where it is a task (a module's import registers its own)."""
+    if isinstance(found, Task) or (isinstance(found, type) and issubclass(found, Task)):
+        register_task(found)
 
 
 def get_task(name: str) -> Task:

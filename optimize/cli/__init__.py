@@ -21,7 +21,7 @@ from memreason.datasets.experience_transfer import RuleTableError
 from memreason.eval.cli.lm_settings import apply_lm_settings
 from memreason.eval.cli.options import Parser, UsageError, check_api_base, check_memory_api_base, log_to_stderr, run_cli
 from memreason.installed import command
-from memreason.programs import PROGRAMS
+from memreason.programs import PROGRAMS, load_programs
 
 from ..space import SpaceError
 from ..study import StudyError
@@ -63,6 +63,7 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     parsed: list[argparse.Namespace] = []
 
     def parse() -> int:
+        load_programs(error=UsageError)  # programs of your own (MEMREASON_PROGRAMS): a bad module is one line
         _check_program(argv)
         args = build_parser().parse_args(argv)
         if hasattr(args, "lm_args") and getattr(args, "resume", None) is None:  # preset, --lm-config, flags merged

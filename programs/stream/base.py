@@ -23,6 +23,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import dspy
 
+from ..registry import STREAM
 from ..shared.memory_parameter import MemoryParameter, fill_missing_memory
 from .choices import LEARN_FROM, LESSONS  # re-exported: the protocol's choices
 from .entries import EntryMemory
@@ -94,6 +95,8 @@ class StreamMemory(MemoryParameter):
 class StreamProgram(dspy.Module):
     """Base of the stream programs: no memory (subclasses override :meth:`read`, :meth:`learn` and the state)."""
 
+    #: The kind of task it runs on (``register_program`` reads it): a stream of problems.
+    kind: ClassVar[str] = STREAM
     #: The memory it keeps, for listings (None: none).
     memory_format: ClassVar[str | None] = None
     #: Its writes read :meth:`Lesson.attempt` (the reasoning, where kept), not the solution alone.
