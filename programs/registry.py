@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib.util import resolve_name
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from memreason.lazy import Imported
 from memreason.plugins import PluginError, Plugins
+
+from .declared import DeclarationError, NotRead, declared
 
 if TYPE_CHECKING:  # the programs themselves are imported when one is built (DSPy with them), not to list their names
     import dspy
@@ -357,83 +360,22 @@ PROGRAMS: dict[str, ProgramSpec] = {
             read_by="solution",
             space=SELECTING_SPACE,
         ),
-        # -- over a stream of text problems (memreason.programs.stream); knobs: answer, retries, cot, and their own
-        _spec("stream_baseline", STREAM, ".stream:StreamBaseline", "stream tasks: no memory, the solver alone"),
-        _spec(
-            "fewshot",
-            STREAM,
-            ".stream:FewShot",
-            "stream tasks: the k solved problems most like this one as examples (knob: k)",
-            memory_format="examples",
-        ),
-        _spec(
-            "reflexion_stream",
-            STREAM,
-            ".stream:ReflexionStream",
-            "stream tasks: a reflection written after every attempt, the k nearest read (knob: k)",
-            memory_format="reflections",
-        ),
-        _spec(
-            "cheatsheet_cu",
-            STREAM,
-            ".stream:CheatsheetCU",
-            "stream tasks: Dynamic Cheatsheet, cumulative: one cheatsheet curated after every problem, read whole",
-            memory_format="cheatsheet",
-        ),
-        _spec(
-            "cheatsheet_rs",
-            STREAM,
-            ".stream:CheatsheetRS",
-            "stream tasks: Dynamic Cheatsheet, retrieval and synthesis: a cheatsheet written for each problem from the "
-            "k most similar earlier ones (knob: k)",
-            memory_format="cheatsheet_rs",
-            selects=True,
-        ),
-        _spec(
-            "arcmemo_oe_stream",
-            STREAM,
-            ".stream:ConceptStream",
-            "stream tasks: ArcMemo's open-ended concepts abstracted from solved problems, caption + top-k selection",
-            memory_format="oe",
-            selects=True,
-            format="oe",
-        ),
-        _spec(
-            "arcmemo_ps_stream",
-            STREAM,
-            ".stream:ConceptStream",
-            "stream tasks: ArcMemo's program-synthesis concepts abstracted from solved problems, reasoning-based "
-            "selection (knob: top_k)",
-            memory_format="ps",
-            selects=True,
-            format="ps",
-        ),
-        _spec(
-            "failure_memory",
-            STREAM,
-            ".stream:FailureMemory",
-            "stream tasks: ReasoningBank-style lessons from failures as well as successes, the k nearest read (knob: k)",
-            memory_format="lessons",
-        ),
-        _spec(
-            "stored_programs",
-            STREAM,
-            ".stream:StoredPrograms",
-            "stream tasks, --answer function: working solve(problem) programs kept, ranked by running them on the new "
-            "problem and checking what they return, the top_k shown (knobs: top_k, keep); not a paper's",
-            memory_format="programs",
-        ),
-        _spec(
-            "ace",
-            STREAM,
-            ".stream:Ace",
-            "stream tasks: ACE, a playbook of bullets in sections; the solver names the bullets it used, a reflector "
-            "tags them helpful / harmful / neutral, a curator's ADD / UPDATE / MERGE / DELETE applied in code "
-            "(knobs: k, max_tokens)",
-            memory_format="playbook",
-        ),
     ]
 }
+
+# The library's programs that register themselves (``register_program`` on their classes, their facts there):
+# read from these modules' source when this module is imported, so that listing them imports none of them (nor
+# DSPy); registered again, as the same, when a module is imported. In the order they are listed.
+SELF_REGISTERED = (
+    ".stream.baseline",
+    ".stream.fewshot",
+    ".stream.reflexion",
+    ".stream.cheatsheet",
+    ".stream.concepts",
+    ".stream.failure_memory",
+    ".stream.stored_programs",
+    ".stream.ace",
+)
 
 
 PLUGINS_VARIABLE = "MEMREASON_PROGRAMS"  # modules (or .py files) that register memory programs of their own
@@ -470,7 +412,7 @@ def register_program(
     def register(cls: type) -> type:
         spec = _spec_of(cls, name, dict(knobs or {}), facts)
         held = PROGRAMS.get(spec.name)
-        if held is not None and held.program != spec.program:
+        if held is not None and _class_path(held.program) != _class_path(spec.program):
             where = held.program.path if held.program is not None else "the library"
             raise ValueError(f"register_program: the name {spec.name!r} is taken (by {where}); give {cls.__name__} another name")
         PROGRAMS[spec.name] = spec
@@ -485,22 +427,40 @@ def _spec_of(cls: Any, name: str | None, fixed: dict[str, Any], given: Mapping[s
 
     if not isinstance(cls, type) or not issubclass(cls, dspy.Module):
         raise TypeError(f"register_program takes a dspy.Module subclass, got {getattr(cls, '__qualname__', repr(cls))}")
-    own = vars(cls)
-    facts = {fact: given[fact] if fact in given else getattr(cls, fact, None) for fact in FACTS}
+    inherited = {fact: _plain(getattr(cls, fact, None)) for fact in FACTS}
+    return _spec_from(cls.__name__, name, inherited, vars(cls), given, fixed, Defined(cls))
+
+
+def _spec_from(
+    class_name: str,
+    name: str | None,
+    inherited: Mapping[str, Any],
+    own: Mapping[str, Any],
+    given: Mapping[str, Any],
+    fixed: Mapping[str, Any],
+    program: Imported,
+) -> ProgramSpec:
+    """The :class:`ProgramSpec` of a class (``class_name``, built from ``program``) from its attributes
+    (``inherited``: as the class reads them; ``own``: its own, docstring included) and the decorator's ``name``,
+    ``given`` facts and ``fixed`` knobs: one rule for a class registered at import and one read from source."""
+    facts = {fact: given[fact] if fact in given else inherited.get(fact) for fact in FACTS}
     facts["summary"] = given.get("summary") or own.get("summary") or _first_line(own.get("__doc__"))
-    name = name or own.get("name") or _snake(cls.__name__)
+    name = name or own.get("name") or _snake(class_name)
+    unread = [fact for fact, value in facts.items() if isinstance(value, NotRead)]
+    if unread:
+        raise DeclarationError(f"register_program: {class_name}'s {', '.join(unread)} must be literals to be read unimported")
     kind = facts["kind"]
     if kind not in KINDS:
         said = "has no kind" if kind is None else f"has kind {kind!r}"
-        raise ValueError(f"register_program: {cls.__name__} {said}; set kind = one of {', '.join(KINDS)} on the class")
+        raise ValueError(f"register_program: {class_name} {said}; set kind = one of {', '.join(KINDS)} on the class")
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"register_program: {cls.__name__}'s name {name!r} is not a name one can type (letters, digits, _)")
+        raise ValueError(f"register_program: {class_name}'s name {name!r} is not a name one can type (letters, digits, _)")
 
     def build(**knobs: Any) -> dspy.Module:
-        return cls(**{**fixed, **knobs})
+        return program.load()(**{**fixed, **knobs})
 
     def on_problems(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
-        return lambda **knobs: cls(**{**fixed, "signature": task.signature, **knobs})
+        return lambda **knobs: program.load()(**{**fixed, "signature": task.signature, **knobs})
 
     return ProgramSpec(
         name,
@@ -513,8 +473,17 @@ def _spec_of(cls: Any, name: str | None, fixed: dict[str, Any], given: Mapping[s
         facts["memory_format"],
         dict(facts["space"] or {}),
         bool(facts["selects"]),
-        Defined(cls),
+        program,
     )
+
+
+def _class_path(program: Imported | None) -> str | None:
+    """``module:name`` of ``program`` with its module made absolute (a class read from source and the same class
+    registered at import name the same)."""
+    if program is None:
+        return None
+    module, _, name = program.path.partition(":")
+    return f"{resolve_name(module, program.package) if module.startswith('.') else module}:{name}"
 
 
 @dataclass(frozen=True, init=False)
@@ -531,6 +500,11 @@ class Defined(Imported):
 
     def load(self) -> Any:
         return self.cls
+
+
+def _plain(value: Any) -> Any:
+    """A class attribute as a fact: one an instance computes (a property) is none the class declares."""
+    return None if isinstance(value, property) else value
 
 
 def _first_line(doc: str | None) -> str:
@@ -551,8 +525,25 @@ def load_programs(*, error: type[Exception] = PluginError) -> None:
 
 def _register_entry(found: Any) -> None:
     """An entry point's object: a class not yet registered registers (a module's import registers its own)."""
-    if isinstance(found, type) and not any(spec.program == Defined(found) for spec in PROGRAMS.values()):
+    if isinstance(found, type) and not any(_class_path(spec.program) == Defined(found).path for spec in PROGRAMS.values()):
         register_program(found)
+
+
+def _register_declared() -> None:
+    """Register the classes of :data:`SELF_REGISTERED`, read from source (:mod:`memreason.programs.declared`)."""
+    for found in declared(SELF_REGISTERED, __package__):
+        program = Imported(found.path, __package__)
+        spec = _spec_from(
+            found.class_name, found.name, found.facts, {**found.own, "__doc__": found.doc}, found.given, found.knobs, program
+        )
+        if spec.name in PROGRAMS:
+            raise DeclarationError(
+                f"register_program: {found.path} takes the name {spec.name!r}, which {PROGRAMS[spec.name].program} holds"
+            )
+        PROGRAMS[spec.name] = spec
+
+
+_register_declared()
 
 
 def programs_for(kind: str) -> list[str]:

@@ -46,6 +46,7 @@ from memreason.signatures.stream import (
     SolveWithPlaybook,
 )
 
+from ..registry import register_program
 from .base import Lesson, Read, StreamProgram
 from .entries import Entry, EntryMemory, FreshLock, similarity
 from .solver import StreamSolver
@@ -93,8 +94,16 @@ def _normalised(ids: Iterable[Any]) -> list[str]:
     return out
 
 
+@register_program
 class Ace(StreamProgram):
     """A playbook of bullets in sections: cited by the generator, tagged by a reflector, curated by deltas."""
+
+    name = "ace"
+    summary = (
+        "stream tasks: ACE, a playbook of bullets in sections; the solver names the bullets it used, a reflector "
+        "tags them helpful / harmful / neutral, a curator's ADD / UPDATE / MERGE / DELETE applied in code "
+        "(knobs: k, max_tokens)"
+    )
 
     memory_format = "playbook"
     reads_attempts = True

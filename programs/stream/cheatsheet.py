@@ -24,14 +24,19 @@ import dspy
 
 from memreason.signatures.stream import CurateStreamCheatsheet, SynthesizeCheatsheet
 
+from ..registry import register_program
 from .base import Lesson, Read, StreamProgram
 from .entries import Entry, EntryMemory, estimated_tokens
 
 __all__ = ["CheatsheetCU", "CheatsheetRS"]
 
 
+@register_program
 class CheatsheetCU(StreamProgram):
     """One cheatsheet, curated after every problem and read whole."""
+
+    name = "cheatsheet_cu"
+    summary = "stream tasks: Dynamic Cheatsheet, cumulative: one cheatsheet curated after every problem, read whole"
 
     reads_attempts = True
 
@@ -87,8 +92,16 @@ class CheatsheetCU(StreamProgram):
         return cut
 
 
+@register_program
 class CheatsheetRS(StreamProgram):
     """A cheatsheet synthesised for each problem from the most similar earlier ones."""
+
+    name = "cheatsheet_rs"
+    summary = (
+        "stream tasks: Dynamic Cheatsheet, retrieval and synthesis: a cheatsheet written for each problem from the "
+        "k most similar earlier ones (knob: k)"
+    )
+    selects = True
 
     reads_attempts = True
 

@@ -16,13 +16,29 @@ from typing import Any
 from ..arcmemo.concept_abstractor import ConceptAbstractor
 from ..arcmemo.concept_memory import ConceptMemory
 from ..arcmemo.concept_selector import ConceptSelector
+from ..registry import register_program
 from .base import Lesson, Read, StreamProgram
 
 __all__ = ["ConceptStream"]
 
 
+@register_program(
+    name="arcmemo_ps_stream",
+    knobs={"format": "ps"},
+    memory_format="ps",
+    summary="stream tasks: ArcMemo's program-synthesis concepts abstracted from solved problems, reasoning-based "
+    "selection (knob: top_k)",
+)
+@register_program(
+    name="arcmemo_oe_stream",
+    knobs={"format": "oe"},
+    memory_format="oe",
+    summary="stream tasks: ArcMemo's open-ended concepts abstracted from solved problems, caption + top-k selection",
+)
 class ConceptStream(StreamProgram):
     """OE or PS concepts abstracted from solved problems, selected by the LM for each new one."""
+
+    selects = True  # the selector reads memory with an LM call of its own
 
     reads_attempts = True
 

@@ -14,14 +14,19 @@ import dspy
 
 from memreason.signatures.stream import DistillMemoryItems
 
+from ..registry import register_program
 from .base import Lesson, Read, StreamProgram
 from .entries import Entry, EntryMemory
 
 __all__ = ["FailureMemory"]
 
 
+@register_program
 class FailureMemory(StreamProgram):
     """Strategies from successes and pitfalls from failures."""
+
+    name = "failure_memory"
+    summary = "stream tasks: ReasoningBank-style lessons from failures as well as successes, the k nearest read (knob: k)"
 
     memory_format = "lessons"
     reads_attempts = True

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..registry import register_program
 from .base import Lesson, Read, StreamProgram
 from .entries import Entry, EntryMemory
 
 __all__ = ["FewShot"]
 
 
+@register_program
 class FewShot(StreamProgram):
     """Solved problems retrieved by similarity and shown as examples."""
+
+    name = "fewshot"
+    summary = "stream tasks: the k solved problems most like this one as examples (knob: k)"
 
     memory_format = "examples"
 

@@ -12,14 +12,19 @@ import dspy
 
 from memreason.signatures.stream import ReflectOnAttempt
 
+from ..registry import register_program
 from .base import Lesson, Read, StreamProgram
 from .entries import Entry, EntryMemory
 
 __all__ = ["ReflexionStream"]
 
 
+@register_program
 class ReflexionStream(StreamProgram):
     """Reflections on earlier attempts, retrieved by similarity."""
+
+    name = "reflexion_stream"
+    summary = "stream tasks: a reflection written after every attempt, the k nearest read (knob: k)"
 
     memory_format = "reflections"
     reads_attempts = True

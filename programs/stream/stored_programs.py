@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..registry import register_program
 from .base import Lesson, Read, StreamProgram
 from .entries import Entry, EntryMemory
 from .print_runner import PrintRunner
@@ -23,8 +24,15 @@ from .solver import applied
 __all__ = ["StoredPrograms"]
 
 
+@register_program
 class StoredPrograms(StreamProgram):
     """Working ``solve(problem)`` programs, ranked by running them on each new problem."""
+
+    name = "stored_programs"
+    summary = (
+        "stream tasks, --answer function: working solve(problem) programs kept, ranked by running them on the new "
+        "problem and checking what they return, the top_k shown (knobs: top_k, keep); not a paper's"
+    )
 
     memory_format = "programs"
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -101,9 +102,11 @@ def test_a_name_held_by_another_class_is_refused_in_one_line(registry):
     class Mine(StreamProgram):
         name = "fewshot"
 
-    with pytest.raises(ValueError, match=r"^register_program: the name 'fewshot' is taken \(by \.stream:FewShot\)") as err:
+    with pytest.raises(
+        ValueError, match=r"^register_program: the name 'fewshot' is taken \(by \S*stream.fewshot:FewShot\)"
+    ) as err:
         register_program(Mine)
-    assert "\n" not in str(err.value) and registry["fewshot"].program.path == ".stream:FewShot"
+    assert "\n" not in str(err.value) and registry["fewshot"].program.path.endswith("stream.fewshot:FewShot")
 
     @register_program
     class Once(StreamProgram):
@@ -234,3 +237,77 @@ def test_a_file_named_in_both_variables_is_imported_once(tmp_path):
     done = _cli(["tasks"], tmp_path, MEMREASON_PROGRAMS="both.py", MEMREASON_TASKS="both.py")
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("imported") == 1
+
+
+# -- the library's stream programs register themselves: read from source to list them, the same once imported ----
+
+
+def test_the_stream_programs_read_from_source_are_what_their_classes_register():
+    # in a fresh interpreter: the registry as read from source (no DSPy), then as each class registers on import
+    probe = textwrap.dedent(
+        """
+        import importlib, json, sys
+        from memreason.programs import PROGRAMS
+        from memreason.programs.registry import SELF_REGISTERED
+        facts = ("kind", "summary", "needs_attributes", "needs", "memory_format", "space", "selects")
+        def listed():
+            return {n: {f: getattr(s, f) for f in facts} for n, s in PROGRAMS.items() if s.kind == "stream"}
+        read, dspy_then = listed(), "dspy" in sys.modules
+        for module in SELF_REGISTERED:
+            importlib.import_module(module, "memreason.programs")
+        paths = sorted({PROGRAMS[n].program.path for n in read})
+        print(json.dumps({"read": read, "registered": listed(), "dspy_then": dspy_then, "paths": paths}))
+        """
+    )
+    environ = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=environ, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert not found["dspy_then"] and found["read"] == found["registered"]
+    assert all(path.startswith("memreason.programs.stream.") for path in found["paths"]) and len(found["paths"]) == 9
+    assert list(found["read"]) == [
+        "stream_baseline",
+        "fewshot",
+        "reflexion_stream",
+        "cheatsheet_cu",
+        "cheatsheet_rs",
+        "arcmemo_oe_stream",
+        "arcmemo_ps_stream",
+        "failure_memory",
+        "stored_programs",
+        "ace",
+    ]
+    assert build_program("arcmemo_oe_stream").format == "oe" and build_program("arcmemo_ps_stream").format == "ps"
+
+
+def test_every_decorated_class_of_the_library_is_in_a_module_read_from_source():
+    from pathlib import Path
+
+    from memreason.programs.registry import SELF_REGISTERED
+
+    root = Path(__file__).resolve().parents[2] / "programs"
+    decorated = {
+        "." + ".".join(path.relative_to(root).with_suffix("").parts)
+        for path in root.rglob("*.py")
+        if "\n@register_program" in path.read_text(encoding="utf-8")
+    }
+    assert decorated == set(SELF_REGISTERED), "a module with @register_program classes is listed in SELF_REGISTERED"
+
+
+def test_a_declaration_that_is_no_literal_is_named(tmp_path, monkeypatch):
+    from memreason.programs.declared import DeclarationError, declared
+
+    package = tmp_path / "declared_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "mine.py").write_text(
+        "from memreason.programs import register_program\n"
+        "from memreason.programs.stream import StreamProgram\n"
+        "SIZE = 3\n"
+        "@register_program(knobs={'k': SIZE})\n"
+        "class Mine(StreamProgram):\n"
+        "    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(DeclarationError, match=r"declared_pkg.mine: \{'k': SIZE\} is no literal"):
+        declared((".mine",), "declared_pkg")
