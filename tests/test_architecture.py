@@ -507,3 +507,32 @@ def test_the_runtime_graph_the_layers_and_private_names_on_a_made_up_package(tmp
     ]
     assert layer_violations(runtime) == ["memreason.programs.a -> memreason.eval.m"]
     assert private_name_imports(modules) == ["memreason.datasets.x: from memreason.datasets.y import _shared (line 1)"]
+
+
+#: Where a library program's name may be written besides its registration: the benchmarks, which name the
+#: program they measure by default.
+PROGRAM_NAME_ALLOWED = ("memreason.eval.bench", "memreason.eval.bench.*")
+
+
+def test_a_self_registered_program_is_named_only_where_it_registers(modules):
+    """A stream program registers itself on its class (``register_program``): its name is written there and nowhere
+    else in the library (the commands, tables and viewers ask the registry), the benchmarks' defaults aside."""
+    from importlib.util import resolve_name
+
+    from memreason.programs.registry import PROGRAMS, SELF_REGISTERED
+
+    home = {}
+    for name, spec in PROGRAMS.items():
+        module = spec.program.path.partition(":")[0] if spec.program is not None else ""
+        module = resolve_name(module, spec.program.package) if module.startswith(".") else module
+        if any(module == resolve_name(m, "memreason.programs") for m in SELF_REGISTERED):
+            home[name] = module
+    assert len(home) == 10
+    offenders = [
+        f"{module.path.relative_to(ROOT)}:{line}: {value!r}"
+        for name, module in sorted(modules.items())
+        if not any(fnmatch.fnmatchcase(name, p) for p in PROGRAM_NAME_ALLOWED)
+        for line, value in task_names_used(module.tree, set(home))
+        if home[value] != name
+    ]
+    assert not offenders, "a self-registered program is named outside its class:\n  " + "\n  ".join(offenders)
