@@ -446,7 +446,7 @@ def _spec_from(
     facts = {fact: given[fact] if fact in given else inherited.get(fact) for fact in FACTS}
     facts["summary"] = given.get("summary") or own.get("summary") or _first_line(own.get("__doc__"))
     name = name or own.get("name") or _snake(class_name)
-    unread = [fact for fact, value in facts.items() if isinstance(value, NotRead)]
+    unread = [fact for fact, value in [*facts.items(), ("name", name)] if isinstance(value, NotRead)]
     if unread:
         raise DeclarationError(f"register_program: {class_name}'s {', '.join(unread)} must be literals to be read unimported")
     kind = facts["kind"]

@@ -311,3 +311,31 @@ def test_a_declaration_that_is_no_literal_is_named(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(DeclarationError, match=r"declared_pkg.mine: \{'k': SIZE\} is no literal"):
         declared((".mine",), "declared_pkg")
+
+
+def test_optimize_loads_memreason_programs_too(tmp_path):
+    (tmp_path / "bad_program.py").write_text("def broken(:\n")
+    environ = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MEMREASON_PROGRAMS": "bad_program.py"}
+    environ.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "memreason.optimize", "hdr", "--trials", "1"],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("error: MEMREASON_PROGRAMS: bad_program.py could not be loaded: SyntaxError")
+    (tmp_path / "mine_program.py").write_text(PROGRAM_FILE)
+    environ["MEMREASON_PROGRAMS"] = "mine_program.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "memreason.optimize", "last_solved_from_file", "--task", "rg:puzzle24", "--trials", "2"],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    # known to the study command; refused as every stream program is (studies do not run on stream tasks yet)
+    assert done.returncode == 2 and "is of kind stream" in done.stderr and done.stderr.count("\n") == 1
