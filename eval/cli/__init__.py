@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def parse() -> int:
         nonlocal args
-        parser = build_parser()  # tasks and programs of your own (MEMREASON_TASKS, MEMREASON_PROGRAMS) are imported here: a bad one is one line
+        # tasks and programs of your own (MEMREASON_TASKS, MEMREASON_PROGRAMS) are imported here: a bad one is one line
+        parser = build_parser()
         saved = resumed_program(argv)  # python -m eval --resume RUN_DIR: the run's own program decides the command
         if argv and argv[0].startswith("--resume") and saved is None:
             given = argv[0].partition("=")[2] or (argv[1] if len(argv) > 1 else "")
