@@ -381,17 +381,16 @@ class StreamRun:
     def _note_use(self, program: Any, order: int, scored: list[GymItem], batch: list[GymItem]) -> None:
         """Count each item of ``batch`` on the entries it was shown, each against how often the scored items not
         shown that entry were right (the stream's own accuracy would be lowered by the entry being judged)."""
-        shown = []  # (entry ids an item was shown, whether it was right), for every scored item
+        shown = {}  # item id -> (entry ids it was shown, whether it was right), for every scored item
         for item in scored:
             record = self.finished[(order, item.id)]
             ids = set((record.get("read") or {}).get("ids") or [])
-            shown.append((ids, self._right(item, record.get("prediction"), record.get("checked"))))
+            shown[item.id] = (ids, self._right(item, record.get("prediction"), record.get("checked")))
+        entries = {entry_id for item in batch for entry_id in shown[item.id][0]}
+        expected = {entry_id: rate_without(list(shown.values()), entry_id) for entry_id in entries}
         for item in batch:
-            record = self.finished[(order, item.id)]
-            right = self._right(item, record.get("prediction"), record.get("checked"))
-            read = record.get("read") or {}
-            expected = {entry_id: rate_without(shown, entry_id) for entry_id in read.get("ids") or []}
-            for entry_id in program.note_use(read, right=right, expected=expected):
+            read = self.finished[(order, item.id)].get("read") or {}
+            for entry_id in program.note_use(read, right=shown[item.id][1], expected=expected):
                 self.retired.append({"order": order, "entry": entry_id, "item": item.id})
 
     def _learn(self, program: Any, lesson: Lesson, *, unit: str, candidate: int = 0) -> dict[str, Any]:
