@@ -24,6 +24,8 @@ __all__ = [
     "PROGRAMS",
     "SCENES",
     "STREAM",
+    "STREAM_MEMORY_SPACE",
+    "STREAM_VERIFY_SPACE",
     "ProblemTaskSpec",
     "ProgramSpec",
     "build_program",
@@ -49,7 +51,14 @@ KIND_SPACES: dict[str, dict[str, tuple]] = {
     SCENES: {"cot": BOOL, "per_object": BOOL, "demos": ("int", 0, 8)},
     GRIDS: {"demos": ("int", 0, 2)},
     PROBLEMS: {"cot": BOOL},
+    STREAM: {"cot": BOOL},
 }
+# On a stream task a program that keeps memory also tunes how the stream runs it (options of the run, no constructor
+# arguments: memreason.optimize.space.RUN_OPTIONS): items between memory updates (0: memory frozen after the seed
+# problems), and, where writes can be verified (they learn from a reference or a check), problems already scored that
+# each write is tried on (0: none) and the margin it must win by.
+STREAM_MEMORY_SPACE = {"batch": ("categorical", (0, 5, 10, 20))}
+STREAM_VERIFY_SPACE = {"verify": ("int", 0, 4), "verify_margin": ("int", 0, 2)}
 SOLVER_SPACE = {"attempts": ("int", 1, 3), "retries": ("int", 0, 2)}  # an ARC solver's tries at a task
 SELECTING_SPACE = {"top_k": ("int", 1, 10), **SOLVER_SPACE}  # ... and the concepts it selects
 
