@@ -50,6 +50,7 @@ from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.registry import GRIDS, PROBLEMS, SCENES, STREAM
 
+from .choices import OBJECTIVES
 from .lms import resolve
 from .objective import Objective, Setup
 from .space import RUN_OPTIONS, Space, SpaceError, default_space, parse_value, read_space_file, run_options, split_params
@@ -65,8 +66,6 @@ if TYPE_CHECKING:
 __all__ = ["OBJECTIVES", "StudyData", "StudyOptions", "StudyOutcome", "run_study", "study_task"]
 
 log = logging.getLogger(__name__)
-
-OBJECTIVES = ("accuracy", "accuracy,tokens")  # maximize accuracy; or also minimize tokens (a Pareto front, no pruning)
 
 
 @dataclass(kw_only=True)

@@ -19,7 +19,7 @@ from memreason.installed import command
 from memreason.programs import PROGRAMS
 from memreason.programs.registry import GRIDS
 
-from ..compile import OPTIMIZERS
+from ..choices import OPTIMIZERS
 
 __all__ = ["OPTIONS", "add", "eval_command"]
 

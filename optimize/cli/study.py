@@ -27,9 +27,7 @@ from memreason.installed import install_hint
 from memreason.programs import PROGRAMS
 from memreason.programs.stream.choices import ANSWER_MODES, LEARN_FROM, LESSONS
 
-from ..demos import DEMO_SOURCES
-from ..study import PRUNERS, SAMPLERS
-from ..tune import OBJECTIVES, StudyOptions, run_study
+from ..choices import DEMO_SOURCES, OBJECTIVES, PRUNERS, SAMPLERS
 from .common import add, eval_command
 
 __all__ = ["register"]
@@ -200,6 +198,8 @@ def stream_options(parser: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..tune import StudyOptions, run_study  # Optuna, the harness and the programs with it: only once a study runs
+
     options = StudyOptions.from_args(args)
     outcome = run_study(options)
     print(f"this worker ran {outcome.ran} trials; memories built {outcome.memories_built}, reused {outcome.memories_reused}")
