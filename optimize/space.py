@@ -11,8 +11,9 @@ A value spec is ``LOW:HIGH`` (whole numbers, both ends included), a comma list o
 choices (``true,false`` or ``1,3,5``), or one value (the knob is fixed). In a JSON
 file a spec may also be a list of choices, ``{"low": 1, "high": 4}``, or a bare value.
 
-The spaces are declared in the program registry (:mod:`memreason.programs.registry`): each entry's
-own ``space``, then the one every program shares on a kind of task (``KIND_SPACES``).
+The spaces are declared in the program registry (:mod:`memreason.programs.registry`): each program's
+own ``space`` (an attribute of its class, which ``register_program`` reads), then the one every program
+shares on a kind of task (``KIND_SPACES``).
 ``demos`` is not a constructor argument: it is the number of demonstrations placed on
 the program's per-example predictor (:mod:`memreason.optimize.demos`); nor are a stream run's
 options (``batch``, ``verify``, ``verify_margin``: :data:`RUN_OPTIONS`), set as ``python -m eval``'s
