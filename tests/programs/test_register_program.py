@@ -363,12 +363,13 @@ def test_optimize_loads_memreason_programs_too(tmp_path):
     (tmp_path / "mine_program.py").write_text(PROGRAM_FILE)
     environ["MEMREASON_PROGRAMS"] = "mine_program.py"
     done = subprocess.run(
-        [sys.executable, "-m", "memreason.optimize", "last_solved_from_file", "--task", "rg:puzzle24", "--trials", "2"],
+        [sys.executable, "-m", "memreason.optimize", "last_solved_from_file", "--task", "rg:puzzle24", "--param", "depth=1"],
         cwd=tmp_path,
         env=environ,
         capture_output=True,
         text=True,
         timeout=240,
     )
-    # known to the study command; refused as every stream program is (studies do not run on stream tasks yet)
-    assert done.returncode == 2 and "is of kind stream" in done.stderr and done.stderr.count("\n") == 1
+    # known to the study command, its space read (a stream program that keeps no memory: chain of thought alone)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("error: unknown parameter 'depth'; this program's space has: cot\n")
