@@ -43,6 +43,7 @@ from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
 from memreason.programs.registry import GRIDS, SCENES
 
+from .choices import OPTIMIZERS
 from .demos import arc_training_tasks, scene_examples, strip_memory, training_level
 from .lms import resolve
 from .metrics import ArcFeedback, CountFeedback
@@ -60,8 +61,6 @@ __all__ = [
     "run_optimizer",
     "spending",
 ]
-
-OPTIMIZERS = ("bootstrap", "mipro", "gepa", "simba")
 
 
 @dataclass(kw_only=True)

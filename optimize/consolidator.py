@@ -72,13 +72,10 @@ from memreason.lm.redact import redact
 from memreason.lm.tokens import Meter, metering
 from memreason.programs import build_program
 
+from .choices import LABELLED_RULES, PROGRAMS_WITH_CONSOLIDATORS
 from .compile import OPTIMIZERS, OptimizerOptions, make_optimizer, parse_knobs, run_optimizer, spending, stop_if_spent
 from .lms import resolve
 from .objective import build_memory
-
-PROGRAMS_WITH_CONSOLIDATORS = ("hdr", "hdr_grounded")
-LABELLED_RULES = ("general", "specific")  # the hypotheses of a labelled demo: see labelled()
-
 
 __all__ = [
     "LABELLED_RULES",

@@ -22,8 +22,9 @@ import dspy
 from memreason.datasets.experience_transfer import ExperienceTransferLevel, make_level
 from memreason.programs.shared.reasoner import MEMORY_FIELDS
 
+from .choices import DEMO_SOURCES
+
 TRAIN_SEED_OFFSET = 1000
-DEMO_SOURCES = ("labeled", "bootstrap")
 
 
 def training_level(data: ExperienceTransferLevel, *, seed: int, offset: int = TRAIN_SEED_OFFSET) -> ExperienceTransferLevel:

@@ -8,6 +8,7 @@
 <study dir>/summary.md       the study in a table
 
 python -m eval hdr --level 1 --config best.json --program-state best_program.json
+python -m eval fewshot --task rg:puzzle24 --batch 5 --config best.json     # a stream run's options from best.json's "options"
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from memreason.eval.harness.figures import save_figure
 from memreason.eval.harness.runs import write_json
 from memreason.files import write_text
 from memreason.lm.redact import redact
+
+from .space import run_options, split_params
 
 
 def trial_row(trial: FrozenTrial) -> dict[str, Any]:
@@ -52,11 +55,13 @@ def best_trials(study: optuna.Study) -> list[FrozenTrial]:
 
 def config_of(trial: FrozenTrial, setup: dict[str, Any]) -> dict[str, Any]:
     """A best.json: what ``python -m eval --config`` reads (``knobs``), and where it came from."""
-    knobs = {k: v for k, v in trial.params.items() if k != "demos"}
+    knobs, demos = split_params(trial.params)
+    options = run_options(trial.params)
     return {
         **setup,
         "knobs": knobs,
-        "demos": trial.params.get("demos", 0),
+        **({"options": options} if options else {}),  # a stream run's options: python -m eval's flags of these names
+        "demos": demos,
         "trial": trial.number,
         "accuracy": trial.user_attrs.get("accuracy"),
         "tokens": trial.user_attrs.get("tokens"),

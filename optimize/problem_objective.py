@@ -43,7 +43,7 @@ class ProblemObjective(Objective):
         known = {self.task.spec: self.task, self.memory.spec: self.memory}
         return known.get(spec or "embedded") or resolve(spec, **choose)
 
-    def options(self, knobs_file: Path, run_dir: Path) -> EvaluateOptions:
+    def options(self, knobs_file: Path, run_dir: Path, params: dict[str, Any]) -> EvaluateOptions:
         """What ``python -m eval <program> --task T --config <knobs_file> --out <run_dir>`` asks for."""
         setup = self.setup
         return EvaluateOptions(
@@ -74,7 +74,7 @@ class ProblemObjective(Objective):
         run_dir = config_dir / "run"
         try:
             with resolving_with(self.resolve):
-                results = self.benchmark.run(self.options(knobs_file, run_dir)).results
+                results = self.benchmark.run(self.options(knobs_file, run_dir, params)).results
         except RunAborted:  # every query failed: the run's results are written, and score what they score
             if not (run_dir / "results.json").exists():
                 raise

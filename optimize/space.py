@@ -2,6 +2,7 @@
 
     space = default_space("hdr")                       # K 1-4, N 1-5, cot and per_object on/off, demos 0-8
     space = default_space("hdr", PROBLEMS)             # on a problem task: K 1-4, N 1-5, cot on/off
+    space = default_space("fewshot")                   # on a stream task: k, cot, and the run's batch, verify, verify_margin
     space = space.override(["K=1:3", "cot=false"])     # --param K=1:3 --param cot=false
     space = space.override(read_space_file("s.json"))  # --space s.json: {"K": "1:3", "cot": [true], "demos": 0}
     params = space.suggest(trial)                      # {"K": 2, "N": 3, "cot": True, "per_object": False, "demos": 4}
@@ -10,11 +11,14 @@ A value spec is ``LOW:HIGH`` (whole numbers, both ends included), a comma list o
 choices (``true,false`` or ``1,3,5``), or one value (the knob is fixed). In a JSON
 file a spec may also be a list of choices, ``{"low": 1, "high": 4}``, or a bare value.
 
-The spaces are declared in the program registry (:mod:`memreason.programs.registry`): each entry's
-own ``space``, then the one every program shares on a kind of task (``KIND_SPACES``).
+The spaces are declared in the program registry (:mod:`memreason.programs.registry`): each program's
+own ``space`` (an attribute of its class, which ``register_program`` reads), then the one every program
+shares on a kind of task (``KIND_SPACES``).
 ``demos`` is not a constructor argument: it is the number of demonstrations placed on
-the program's per-example predictor (:mod:`memreason.optimize.demos`). Every other name is a
-knob, passed to the program's constructor, so a study sets knobs the way a user does.
+the program's per-example predictor (:mod:`memreason.optimize.demos`); nor are a stream run's
+options (``batch``, ``verify``, ``verify_margin``: :data:`RUN_OPTIONS`), set as ``python -m eval``'s
+flags of those names. Every other name is a knob, passed to the program's constructor, so a study
+sets knobs the way a user does.
 """
 
 from __future__ import annotations
@@ -26,9 +30,12 @@ from typing import Any, Iterable, Mapping
 
 from memreason.files import read_json_file
 from memreason.programs import PROGRAMS
-from memreason.programs.registry import KIND_SPACES
+from memreason.programs.registry import KIND_SPACES, STREAM, STREAM_MEMORY_SPACE, STREAM_VERIFY_SPACE
 
-DEMOS = "demos"  # the one parameter that is not a constructor argument
+DEMOS = "demos"  # the number of demonstrations placed: no constructor argument
+# How a stream task runs a program (options of the run, memreason.eval.stream.options.StreamOptions): no constructor
+# arguments either; a study's best.json keeps them apart from the knobs, under "options".
+RUN_OPTIONS = ("batch", "verify", "verify_margin")
 
 
 class SpaceError(ValueError):
@@ -174,14 +181,21 @@ def read_space_file(path: str | Path) -> dict[str, Any]:
 # -- the declared spaces -------------------------------------------------------------------------
 
 
-def default_space(program: str, kind: str | None = None) -> Space:
+def default_space(program: str, kind: str | None = None, *, verifiable: bool = True) -> Space:
     """The declared space of a registered program on a task of ``kind`` (default: the program's own kind): the
     program's own dimensions (``ProgramSpec.space``), then those every program shares on that kind of task
-    (:data:`memreason.programs.registry.KIND_SPACES`)."""
+    (:data:`memreason.programs.registry.KIND_SPACES`); on a stream task, for a program that keeps memory, the run's
+    ``batch`` and, where its writes can be verified (``verifiable``: they learn from a reference or a check),
+    ``verify`` and ``verify_margin`` (:data:`RUN_OPTIONS`); elsewhere ``verify`` is 0."""
     if program not in PROGRAMS:
         raise SpaceError(f"unknown program {program!r}; choose from: {', '.join(PROGRAMS)}")
     spec = PROGRAMS[program]
-    declared = {**spec.space, **KIND_SPACES[kind or spec.kind]}
+    kind = kind or spec.kind
+    declared = {**spec.space, **KIND_SPACES.get(kind, {})}
+    if kind == STREAM and spec.memory_format is not None:
+        declared.update(STREAM_MEMORY_SPACE)
+        # writes nobody can verify: none verified (a range asked for is refused with why: tune.check_space)
+        declared.update(STREAM_VERIFY_SPACE if verifiable else {"verify": ("categorical", (0,))})
     return Space(tuple(declared_param(name, value) for name, value in declared.items()))
 
 
@@ -196,6 +210,12 @@ def declared_param(name: str, declared: tuple) -> Param:
 
 
 def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-    """(knobs for the constructor, number of demonstrations)."""
-    knobs = {k: v for k, v in params.items() if k != DEMOS}
+    """(knobs for the constructor, number of demonstrations); a stream run's options (:data:`RUN_OPTIONS`) are
+    neither (:func:`run_options`)."""
+    knobs = {k: v for k, v in params.items() if k != DEMOS and k not in RUN_OPTIONS}
     return knobs, int(params.get(DEMOS, 0) or 0)
+
+
+def run_options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The stream run's options among ``params`` (``batch``, ``verify``, ``verify_margin``), as its options name them."""
+    return {k: v for k, v in params.items() if k in RUN_OPTIONS}

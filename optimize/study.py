@@ -35,15 +35,11 @@ from typing import Any, Callable
 import optuna
 from optuna.trial import TrialState
 
+from .choices import PRUNERS, SAMPLERS, StudyError
+
 DIRECTIONS = {"accuracy": "maximize", "tokens": "minimize"}
-SAMPLERS = ("tpe", "random", "grid", "nsga2")
-PRUNERS = ("median", "none")
 BUDGET_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
-
-
-class StudyError(ValueError):
-    """A study that cannot be opened as asked (reported as one line, exit 2)."""
 
 
 class Surplus(Exception):

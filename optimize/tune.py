@@ -24,7 +24,9 @@ goes to this module's logger.
 
 from __future__ import annotations
 
+import json
 import logging
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -46,11 +48,13 @@ from memreason.lm.cost import price
 from memreason.lm.faults import RunAborted
 from memreason.lm.spend import Spend
 from memreason.programs import PROGRAMS, build_program
-from memreason.programs.registry import GRIDS, PROBLEMS, SCENES
+from memreason.programs.registry import GRIDS, PROBLEMS, SCENES, STREAM
 
+from .choices import OBJECTIVES
 from .lms import resolve
 from .objective import Objective, Setup
-from .space import Space, SpaceError, default_space, parse_value, read_space_file, split_params
+from .space import RUN_OPTIONS, Space, SpaceError, default_space, parse_value, read_space_file, run_options, split_params
+from .stream_objective import StreamSettings
 from .study import Budget, load_study, make_pruner, make_sampler, open_storage, run_workers, sqlite_url
 from .tracking import trial_runs
 
@@ -62,8 +66,6 @@ if TYPE_CHECKING:
 __all__ = ["OBJECTIVES", "StudyData", "StudyOptions", "StudyOutcome", "run_study", "study_task"]
 
 log = logging.getLogger(__name__)
-
-OBJECTIVES = ("accuracy", "accuracy,tokens")  # maximize accuracy; or also minimize tokens (a Pareto front, no pruning)
 
 
 @dataclass(kw_only=True)
@@ -81,6 +83,17 @@ class StudyOptions(LMOptions):
     memory: str | None = None  # ARC: the concept memory file the program reads, frozen during the study
     seed: int = 0  # data seed; demos come from seed + 1000
     limit: int | None = None  # each configuration on the first N examples
+    # a stream task (None: python -m eval's default; given on another task: refused)
+    size: int | None = None  # tuning items (default 20; --limit says the same)
+    report_size: int | None = None  # the first N items of the report seed's stream kept out of tuning (default 50)
+    seed_size: int | None = None
+    task_config: str | None = None
+    answer: str | None = None
+    retries: int | None = None
+    learn_from: str | None = None
+    lesson: str | None = None
+    order_seed: int | None = None
+    orders: int | None = None
     # study
     trials: int = 20  # the study's total, all workers together
     study: str | None = None  # study name (None: L<level>, the split's name, or the problem task's)
@@ -113,6 +126,7 @@ class StudyOutcome:
     memories_reused: int
     best: list[FrozenTrial]  # the best trial, or the Pareto front (most accurate first); empty when none finished
     written: dict[str, Path]  # "best", "state", "pareto", "history", "summary", ... -> file
+    eval_words: list[str] = field(default_factory=list)  # python -m eval's words for the best trial beyond --task, --config
 
 
 def run_study(options: StudyOptions) -> StudyOutcome:
@@ -123,13 +137,17 @@ def run_study(options: StudyOptions) -> StudyOutcome:
     benchmark = study_task(options)
     check_mlflow(options)
     objectives = parse_objectives(options.objectives)
-    space = resolve_space(options.program, options.param, options.space, kind=benchmark.kind)
+    space = resolve_space(
+        options.program, options.param, options.space, kind=benchmark.kind, verifiable=writes_verifiable(options, benchmark)
+    )
     check_program(options.program, space, benchmark)
     enqueue = [parse_enqueue(text, space) for text in options.enqueue]
     multi = len(objectives) > 1
     sampler = make_sampler(options.sampler, space_grid=space.grid(), seed=options.sampler_seed, multi=multi)
     pruner = make_pruner(options.pruner, multi=multi)
     data = PREPARE[benchmark.kind](options, benchmark)  # bad data, memory files and states fail here
+    if data.check_space is not None:
+        data.check_space(space)
     study_name = f"{options.program}-{options.study or data.default_name}"
     study_dir = options.out or Path("runs") / "optimize" / study_name
     remote = options.storage and not options.storage.startswith("sqlite")  # a SQLite file may live in the study directory
@@ -166,6 +184,7 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         task=data.task,
         lm_args=dict(options.lm_args) or None,
         memory_lm_args=dict(options.memory_lm_args) or None,
+        extra=data.identity,
     )
     objective = data.objective(setup, space, study_dir, task, memory, retry_policy(options))
 
@@ -188,6 +207,7 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         "rules": options.rules,
         "seed": options.seed,
         "limit": options.limit,
+        **data.record,
         "lm": task.spec,
         "memory_lm": memory.spec,
         "objectives": list(objectives),
@@ -214,14 +234,16 @@ def run_study(options: StudyOptions) -> StudyOutcome:
         written = write_outputs(study, study_dir, setup_record)
     if limit is not None and limit.stopped:
         raise RunAborted(limit.spend().why(study_dir))
+    best = best_trials(study)
     return StudyOutcome(
         name=study_name,
         directory=study_dir,
         ran=ran,
         memories_built=objective.memories.builds,
         memories_reused=objective.memories.hits,
-        best=best_trials(study),
+        best=best,
         written=written,
+        eval_words=data.eval_words(best[0].params) if data.eval_words is not None and best else [],
     )
 
 
@@ -234,6 +256,8 @@ def study_task(options: StudyOptions) -> Task:
         benchmark = get_task(options.task)
     else:
         own = [get_task(name) for name in task_names() if get_task(name).kind == spec.kind]
+        if spec.kind == STREAM:
+            raise UsageError(f"{options.program} runs on stream tasks: give --task rg:NAME (a reasoning-gym dataset) or et:LN")
         if spec.kind == PROBLEMS or not own:
             runs_on = [name for name in task_names() if spec.runs_on(get_task(name))]
             raise UsageError(f"{options.program} runs on problem tasks: give --task ({', '.join(runs_on)})")
@@ -258,7 +282,9 @@ class StudyData:
     setup, space, study directory, LMs and retry policy; ``examples``: the items a trial answers (for the budget's
     estimate) and ``first_rates``: (LM calls an item, prompt tokens a call, basis) before the study has records;
     ``state``: the sha256 of a state every trial starts from; ``task``: the task's name where it is part of a
-    configuration's identity (None: the study's kind of task has always had one task)."""
+    configuration's identity (None: the study's kind of task has always had one task); ``identity``: more of what
+    decides a configuration's results (absent: none, as studies of the papers' tasks have always had); ``record``:
+    more for the study's record; ``check_space``: refuses a search space the task cannot run."""
 
     default_name: str
     objective: ObjectiveFactory
@@ -266,12 +292,17 @@ class StudyData:
     first_rates: Callable[[], tuple[float, float, str]]
     state: str | None = None
     task: str | None = None
+    identity: dict[str, Any] = field(default_factory=dict)  # more of what decides a configuration's results
+    record: dict[str, Any] = field(default_factory=dict)  # more for best.json and summary.md
+    check_space: Callable[[Space], None] | None = None  # refuses a space the task cannot run, in one line
+    eval_words: Callable[[dict[str, Any]], list[str]] | None = None  # python -m eval's words for a trial's params
 
 
 def _scenes(options: StudyOptions, benchmark: Task) -> StudyData:
     """Experience-Transfer: the level's scenes; memories shared by trials whose consolidation knobs match."""
     from .objective import ExperienceTransferObjective
 
+    refuse_stream_options(options, benchmark)
     if options.level not in LEVELS:
         raise UsageError(
             f"{options.program} needs --level {{1,2,3}}"
@@ -305,6 +336,7 @@ def _grids(options: StudyOptions, benchmark: Task) -> StudyData:
 
     from .arc_objective import ArcObjective
 
+    refuse_stream_options(options, benchmark)
     if options.level is not None:
         raise UsageError(f"{options.program} is an ARC program: use --split, not --level")
     if options.program_state is not None:
@@ -327,12 +359,34 @@ def _grids(options: StudyOptions, benchmark: Task) -> StudyData:
 
 
 NOT_ON_PROBLEMS = {"level": "--level", "rules": "--rules", "program_state": "--program-state", "split": "--split"}
+# A stream's options (python -m eval's for stream tasks): refused on a task of another kind.
+STREAM_ONLY = {
+    "size": "--size",
+    "report_size": "--report-size",
+    "seed_size": "--seed-size",
+    "task_config": "--task-config",
+    "answer": "--answer",
+    "retries": "--retries",
+    "learn_from": "--learn-from",
+    "lesson": "--lesson",
+    "order_seed": "--order-seed",
+    "orders": "--orders",
+}
+
+
+def refuse_stream_options(options: StudyOptions, benchmark: Task) -> None:
+    """A stream's option given for a task of another kind: one line."""
+    given = options.as_dict()
+    for key, flag in STREAM_ONLY.items():
+        if given[key] is not None:
+            raise UsageError(f"{flag} is an option of a study on a stream task (rg:NAME, et:LN), not on {benchmark.name}")
 
 
 def _problems(options: StudyOptions, benchmark: Task) -> StudyData:
     """A problem task (ACRE, List Functions, one of your own): each trial the task's own run with the trial's knobs."""
     from .problem_objective import ProblemObjective
 
+    refuse_stream_options(options, benchmark)
     given = options.as_dict()
     for key, flag in {**NOT_ON_PROBLEMS, "memory": "--memory"}.items():
         if given[key] is not None:
@@ -356,9 +410,90 @@ def _problems(options: StudyOptions, benchmark: Task) -> StudyData:
     )
 
 
+def _stream(options: StudyOptions, benchmark: Task) -> StudyData:
+    """A stream task (rg:NAME, et:LN, one of your own): each trial the task's own run of the stream with the trial's
+    knobs, on the tuning stream's items (:mod:`memreason.optimize.held_out`), never the reported ones."""
+    from memreason.eval.stream.evaluate import stream_config
+    from memreason.eval.stream.options import StreamOptions
+
+    from .held_out import TuningStream
+    from .stream_objective import StreamObjective
+
+    given = options.as_dict()
+    for key, flag in {**NOT_ON_PROBLEMS, "memory": "--memory"}.items():
+        if given[key] is not None:
+            raise UsageError(f"{flag} is not an option of a study on {benchmark.name}")
+    if options.modality != "text":
+        raise UsageError(f"--task {benchmark.name} is text only: leave out --modality {options.modality}")
+    if options.size is not None and options.limit is not None and options.size != options.limit:
+        raise UsageError(f"--size {options.size} and --limit {options.limit} say the same (tuning items): give one")
+    stream = {key: value for key, value in given.items() if key in STREAM_ONLY and value is not None}
+    stream["size"] = options.size or options.limit or StreamSettings.size
+    settings = StreamSettings(**stream)
+    tuning = TuningStream(benchmark, report_seed=options.seed, report_size=settings.report_size)
+    # the study's stream checked as python -m eval checks a run, before the study directory is made
+    run = StreamOptions(program=options.program, task=benchmark.name, seed=tuning.seed, **_run_fields(settings))
+    learn_from = stream_config(run, tuning).learn_from
+
+    def check_space(space: Space) -> None:
+        """Verified writes need a score of the probes; run options within what python -m eval takes."""
+        if learn_from not in ("reference", "check") and any(v for v in _values(space, "verify")):
+            raise UsageError(
+                f"verify: writes learn from {learn_from} here, which cannot verify them; --learn-from reference or check "
+                "(or --param verify=0)"
+            )
+        for name, low in (("batch", 0), ("verify", 0), ("verify_margin", 0)):
+            if any(not isinstance(v, int) or isinstance(v, bool) or v < low for v in _values(space, name)):
+                raise SpaceError(f"{name}: whole numbers from {low}, got {', '.join(map(str, _values(space, name)))}")
+
+    def first_rates() -> tuple[float, float, str]:
+        first = tuning.data(json.loads(settings.task_config)).items(tuning.seed, 3, distinct=True)
+        return 1.0, chars_to_tokens([item.question for item in first]), "the first 3 tuning items' text, 4 characters a token"
+
+    return StudyData(
+        default_name=benchmark.name.replace(":", "-"),
+        objective=lambda *args: StreamObjective(*args, benchmark=tuning, settings=settings),
+        examples=settings.size * settings.orders,
+        first_rates=first_rates,
+        task=benchmark.name,
+        identity={"stream": settings.identity(), "tuning_seed": tuning.seed},
+        record={"size": settings.size, "tuning_seed": tuning.seed, "report_size": settings.report_size, "stream": stream},
+        check_space=check_space,
+        eval_words=lambda params: _eval_words(options, settings, params),
+    )
+
+
+def _eval_words(options: StudyOptions, settings: Any, params: dict[str, Any]) -> list[str]:
+    """``python -m eval``'s words for the items a user reports on, run as the trial with ``params`` ran."""
+    words = [f"--seed {options.seed}"] if options.seed else []
+    if settings.report_size != 50:
+        words.append(f"--size {settings.report_size}")
+    run = {name: getattr(settings, name) for name in RUN_OPTIONS} | run_options(params)
+    given = {key: getattr(settings, key) for key in STREAM_ONLY if key not in ("size", "report_size")}
+    for key, value in {**given, **run}.items():
+        if value is not None and value != getattr(StreamSettings, key):
+            words.append(f"--{key.replace('_', '-')} " + (shlex.quote(value) if isinstance(value, str) else str(value)))
+    return words
+
+
+def _run_fields(settings: Any) -> dict[str, Any]:
+    fields = settings.identity()
+    fields.pop("report_size")
+    return fields
+
+
+def _values(space: Space, name: str) -> list[Any]:
+    return space[name].values if name in space.names else []
+
+
 # How a study reads a task of each kind (what its trials do: memreason.optimize.objective, arc_objective,
-# problem_objective).
-PREPARE: dict[str, Callable[[StudyOptions, Task], StudyData]] = {SCENES: _scenes, GRIDS: _grids, PROBLEMS: _problems}
+# problem_objective, stream_objective).
+PREPARE: dict[str, Callable[[StudyOptions, Task], StudyData]] = {
+    SCENES: _scenes,
+    GRIDS: _grids,
+    PROBLEMS: _problems,
+    STREAM: _stream,
+}
 
 
 def example_files(study_dir: Path) -> list[Path]:
@@ -426,6 +561,13 @@ def _estimate(options: StudyOptions, study, study_dir: Path, task_spec: str, mem
     )
 
 
+def writes_verifiable(options: StudyOptions, benchmark: Task) -> bool:
+    """Whether a stream's writes can be verified: they learn from a reference or the task's check (as python -m eval
+    chooses: check where the task has one, else the model's own judgement)."""
+    learn_from = options.learn_from or ("check" if getattr(benchmark, "checker", None) is not None else "self")
+    return learn_from in ("reference", "check")
+
+
 def parse_objectives(text: str) -> tuple[str, ...]:
     """``"accuracy"`` or ``"accuracy,tokens"`` as the objectives' names."""
     objectives = tuple(o.strip() for o in text.split(",") if o.strip())
@@ -434,10 +576,12 @@ def parse_objectives(text: str) -> tuple[str, ...]:
     return objectives
 
 
-def resolve_space(program: str, params: list[str], space_file: str | None, *, kind: str | None = None) -> Space:
-    """The declared space of ``program`` on a task of ``kind`` (default: its own), overridden by a space file, then by
-    ``NAME=SPEC`` params."""
-    space = default_space(program, kind)
+def resolve_space(
+    program: str, params: list[str], space_file: str | None, *, kind: str | None = None, verifiable: bool = True
+) -> Space:
+    """The declared space of ``program`` on a task of ``kind`` (default: its own; on a stream task, ``verifiable``:
+    its writes can be verified), overridden by a space file, then by ``NAME=SPEC`` params."""
+    space = default_space(program, kind, verifiable=verifiable)
     if space_file:
         space = space.override(read_space_file(space_file))
     return space.override(params)

@@ -14,6 +14,7 @@ own relative imports. No DSPy, nothing of ours imported.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.util import find_spec, resolve_name
@@ -89,10 +90,30 @@ def _decorator(node: ast.expr) -> bool:
 
 @lru_cache(maxsize=None)  # a base's module is read once, however many classes it is beneath
 def _tree(module: str) -> ast.Module:
-    spec = find_spec(module)
-    if spec is None or spec.origin is None:
+    path = _source(module)
+    if path is None:
         raise DeclarationError(f"{module}: no such module among the self-registered programs")
-    return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _source(module: str) -> Path | None:
+    """The file of ``module``, found from its nearest package already imported: importing a package on the way (as
+    ``find_spec`` does for a submodule's parents) would run its ``__init__``, which may import the very classes
+    being read and register them first."""
+    parts = module.split(".")
+    for depth in range(len(parts) - 1, 0, -1):
+        package = sys.modules.get(".".join(parts[:depth]))
+        if package is not None and getattr(package, "__path__", None):
+            folders = [Path(p) for p in package.__path__]
+            for part in parts[depth:-1]:
+                folders = [folder / part for folder in folders]
+            for folder in folders:
+                for candidate in (folder / f"{parts[-1]}.py", folder / parts[-1] / "__init__.py"):
+                    if candidate.is_file():
+                        return candidate
+            return None
+    spec = find_spec(module)
+    return Path(spec.origin) if spec is not None and spec.origin is not None else None
 
 
 def _own(node: ast.ClassDef, module: str) -> dict[str, Any]:

@@ -24,6 +24,8 @@ __all__ = [
     "PROGRAMS",
     "SCENES",
     "STREAM",
+    "STREAM_MEMORY_SPACE",
+    "STREAM_VERIFY_SPACE",
     "ProblemTaskSpec",
     "ProgramSpec",
     "build_program",
@@ -49,13 +51,14 @@ KIND_SPACES: dict[str, dict[str, tuple]] = {
     SCENES: {"cot": BOOL, "per_object": BOOL, "demos": ("int", 0, 8)},
     GRIDS: {"demos": ("int", 0, 2)},
     PROBLEMS: {"cot": BOOL},
+    STREAM: {"cot": BOOL},
 }
-SOLVER_SPACE = {"attempts": ("int", 1, 3), "retries": ("int", 0, 2)}  # an ARC solver's tries at a task
-SELECTING_SPACE = {"top_k": ("int", 1, 10), **SOLVER_SPACE}  # ... and the concepts it selects
-
-
-# the consolidators' prompts as the paper's task has always had them
-ET = {"task_description": Imported("memreason.signatures:EXPERIENCE_TRANSFER_TASK")}
+# On a stream task a program that keeps memory also tunes how the stream runs it (options of the run, no constructor
+# arguments: memreason.optimize.space.RUN_OPTIONS): items between memory updates (0: memory frozen after the seed
+# problems), and, where writes can be verified (they learn from a reference or a check), problems already scored that
+# each write is tried on (0: none) and the margin it must win by.
+STREAM_MEMORY_SPACE = {"batch": ("categorical", (0, 5, 10, 20))}
+STREAM_VERIFY_SPACE = {"verify": ("int", 0, 4), "verify_margin": ("int", 0, 2)}
 
 
 @runtime_checkable
@@ -88,7 +91,7 @@ class ProgramSpec:
     program shares on a task of a kind (:data:`KIND_SPACES`, which follows it): name -> ``("int", low, high)`` or
     ``("categorical", choices)``. ``selects``: it reads its memory with an LM call of its own (one more call per
     problem in a budget's estimate). ``program``: the class it builds, imported when first built
-    (:class:`memreason.lazy.Imported`; None: one built for problem tasks alone, by the task's own factory).
+    (:class:`memreason.lazy.Imported`; for one built by a problem task's own factory, the class it registers on).
     """
 
     name: str
@@ -130,42 +133,6 @@ class ProgramSpec:
         return READER_KNOBS if self.kind == SCENES else ()
 
 
-def _spec(
-    name: str,
-    kind: str,
-    cls: str | None,
-    summary: str,
-    *,
-    needs_attributes: bool = False,
-    on_problems: Callable[[ProblemTaskSpec], Callable[..., dspy.Module]] | None = None,
-    needs: tuple[str, ...] = (),
-    space: Mapping[str, tuple] | None = None,
-    selects: bool = False,
-    memory_format: str | None = None,
-    **fixed: Any,
-) -> ProgramSpec:
-    """A program of the class ``cls`` names (``".module:Class"``, imported when first built) with ``fixed`` knobs."""
-    program = Imported(cls, __package__) if cls is not None else None
-    return ProgramSpec(
-        name,
-        kind,
-        (lambda **knobs: program.load()(**{**_loaded(fixed), **knobs})) if program is not None else _no_kind(name),
-        summary,
-        needs_attributes,
-        on_problems,
-        needs,
-        memory_format,
-        dict(space or {}),
-        selects,
-        program,
-    )
-
-
-def _loaded(knobs: Mapping[str, Any]) -> dict[str, Any]:
-    """``knobs`` with each :class:`Imported` value imported."""
-    return {key: value.load() if isinstance(value, Imported) else value for key, value in knobs.items()}
-
-
 def _no_kind(name: str) -> Callable[..., dspy.Module]:
     def build(**knobs: Any) -> dspy.Module:
         raise KeyError(f"{name} is built for a problem task: give the task")
@@ -173,200 +140,25 @@ def _no_kind(name: str) -> Callable[..., dspy.Module]:
     return build
 
 
-def _on_problems(cls: str, *, described: bool = False, **fixed: Any) -> Callable[[ProblemTaskSpec], Callable[..., dspy.Module]]:
-    """The class ``cls`` names built for a problem task: the task's reader signature (and, ``described``, its task
-    description)."""
+# Every registered program by the name users type, in the order they registered: the library's own (read from their
+# classes' source below, :data:`SELF_REGISTERED`), then those of your own (``register_program`` as they are imported).
+PROGRAMS: dict[str, ProgramSpec] = {}
 
-    def build(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
-        words = {"task_description": task.description} if described else {}
-        return lambda **knobs: Imported(cls, __package__).load()(**{**fixed, "signature": task.signature, **words, **knobs})
-
-    return build
-
-
-def _checked(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
-    return task.checked_program
-
-
-PROGRAMS: dict[str, ProgramSpec] = {
-    spec.name: spec
-    for spec in [
-        _spec("episodic", SCENES, ".hdr:EpisodicMemory", "all raw episodes in context", cot=False),
-        _spec(
-            "episodic_cot",
-            SCENES,
-            ".hdr:EpisodicMemory",
-            "all raw episodes, chain of thought (on an inductive task: the examples only, no memory built)",
-            on_problems=_on_problems(".hdr:EpisodicMemory", cot=True),
-            cot=True,
-        ),
-        _spec("semantic_oracle", SCENES, ".hdr:SemanticOracle", "oracle hypotheses only", cot=False),
-        _spec(
-            "semantic_oracle_cot",
-            SCENES,
-            ".hdr:SemanticOracle",
-            "oracle hypotheses, chain of thought (on ACRE: the true blickets)",
-            on_problems=_on_problems(".hdr:SemanticOracle", cot=True),
-            needs=("has_oracle",),
-            cot=True,
-        ),
-        _spec("episodic_semantic_oracle", SCENES, ".hdr:EpisodicSemanticOracle", "episodes and oracle hypotheses", cot=False),
-        _spec(
-            "episodic_semantic_oracle_cot",
-            SCENES,
-            ".hdr:EpisodicSemanticOracle",
-            "episodes and oracle hypotheses, chain of thought (on ACRE: the examples and the true blickets)",
-            on_problems=_on_problems(".hdr:EpisodicSemanticOracle", cot=True),
-            needs=("has_oracle",),
-            cot=True,
-        ),
-        _spec(
-            "hdr",
-            SCENES,
-            ".hdr:HDR",
-            "episodes and verified hypotheses (knobs: K, N, cot, resample)",
-            on_problems=_on_problems(".hdr:HDR", described=True),
-            **ET,
-            space={"K": ("int", 1, 4), "N": ("int", 1, 5)},
-        ),
-        _spec(
-            "hdr_checked",
-            PROBLEMS,
-            None,
-            "problem tasks only: hypotheses proposed by the LM and checked in code against every example "
-            "(ACRE: blickets and a rule; List Functions: a Python f(xs) run in the sandbox), counterexamples fed "
-            "back for N rounds, the kept one applied in code (knobs: N, samples); not the paper's",
-            on_problems=_checked,
-            needs=("checked_program",),
-            space={"N": ("int", 1, 5), "samples": ("int", 1, 3)},
-        ),
-        _spec(
-            "hdr_grounded",
-            SCENES,
-            ".hdr:HDRGrounded",
-            "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot, refine); "
-            "not the paper's",
-            **ET,
-            space={"K": ("int", 0, 4), "N": ("int", 1, 5)},
-        ),
-        _spec(
-            "hdr_grounded_unrefined",
-            SCENES,
-            ".hdr:HDRGrounded",
-            "hdr_grounded with refine=False: refuted rules never narrowed, no stop when a round brings nothing new (the "
-            "earlier loop); a comparison row",
-            refine=False,
-            **ET,
-        ),
-        _spec(
-            "rule_learner",
-            SCENES,
-            ".hdr:RuleLearner",
-            "episodes and the fewest general rules consistent with every episode, found by a greedy set cover "
-            "with no LM (knob: cot); a reference row, not HDR; text modality only",
-            needs_attributes=True,
-        ),
-        _spec(
-            "reflexion_individual",
-            SCENES,
-            ".hdr:ReflexionIndividual",
-            "episodes and one reflection per episode (knob: cot)",
-        ),
-        _spec("reflexion_all", SCENES, ".hdr:ReflexionAll", "episodes and one reflection on all episodes (knob: cot)"),
-        _spec(
-            "direct_hypothesis",
-            SCENES,
-            ".hdr:DirectHypothesis",
-            "episodes and unverified hypotheses, no factors (knob: cot)",
-            **ET,
-        ),
-        _spec(
-            "two_stage",
-            SCENES,
-            ".hdr:TwoStage",
-            "episodes, factors, then unverified hypotheses (knobs: K, cot)",
-            space={"K": ("int", 1, 4)},
-            **ET,
-        ),
-        _spec(
-            "baseline",
-            GRIDS,
-            ".arcmemo:Baseline",
-            "program synthesis without memory (knobs: attempts, retries, cot)",
-            space=SOLVER_SPACE,
-        ),
-        _spec(
-            "cheatsheet",
-            GRIDS,
-            ".arcmemo:Cheatsheet",
-            "Dynamic Cheatsheet (cumulative), whole cheatsheet in context, frozen unless continual_every",
-            memory_format="cheatsheet",
-            space=SOLVER_SPACE,
-        ),
-        _spec(
-            "arcmemo_oe",
-            GRIDS,
-            ".arcmemo:ArcMemoOE",
-            "open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)",
-            memory_format="oe",
-            selects=True,
-            space=SELECTING_SPACE,
-        ),
-        _spec(
-            "arcmemo_ps",
-            GRIDS,
-            ".arcmemo:ArcMemoPS",
-            "program-synthesis concepts, reasoning-based selection (knobs: top_k, continual_every, ...)",
-            memory_format="ps",
-            selects=True,
-            space=SELECTING_SPACE,
-        ),
-        _spec(
-            "arcmemo_ps_noselect",
-            GRIDS,
-            ".arcmemo:ArcMemoPS",
-            "program-synthesis concepts, all of memory in context (ablation)",
-            memory_format="ps",
-            select=False,
-            space=SOLVER_SPACE,
-        ),
-        _spec(
-            "arcmemo_ps_oracle",
-            GRIDS,
-            ".arcmemo:ArcMemoPS",
-            "program-synthesis concepts, those abstracted from tasks of the task's own concept (reference, no selection LM)",
-            memory_format="ps",
-            select="oracle",
-            space=SOLVER_SPACE,
-        ),
-        _spec(
-            "arcmemo_ps_exec",
-            GRIDS,
-            ".arcmemo:ArcMemoPS",
-            "program-synthesis concepts ranked by running their stored programs on the task's train pairs, "
-            "no LM call to select (knobs: top_k, default 3, continual_every, ...); not the paper's",
-            memory_format="ps",
-            select="execute",
-            space=SELECTING_SPACE,
-        ),
-        _spec(
-            "arcmemo_ps_exec_solution",
-            GRIDS,
-            ".arcmemo:ArcMemoPS",
-            "program-synthesis concepts: every concept abstracted with the stored program that comes closest on the "
-            "task's train pairs, no LM call to select (knobs: top_k = programs, default 1, continual_every, ...); not the paper's",
-            memory_format="ps",
-            select="execute",
-            read_by="solution",
-            space=SELECTING_SPACE,
-        ),
-    ]
-}
 
 # The library's programs that register themselves (``register_program`` on their classes, their facts there):
 # read from these modules' source when this module is imported, so that listing them imports none of them (nor
 # DSPy); registered again, as the same, when a module is imported. In the order they are listed.
 SELF_REGISTERED = (
+    ".hdr.oracle_baselines",
+    ".hdr.hdr",
+    ".hdr.checked_program",
+    ".hdr.hdr_grounded",
+    ".hdr.rule_learner",
+    ".hdr.reflexion",
+    ".hdr.hypothesis_baselines",
+    ".arcmemo.arc_program",
+    ".arcmemo.cheatsheet",
+    ".arcmemo.arcmemo",
     ".stream.baseline",
     ".stream.fewshot",
     ".stream.reflexion",
@@ -381,7 +173,23 @@ SELF_REGISTERED = (
 PLUGINS_VARIABLE = "MEMREASON_PROGRAMS"  # modules (or .py files) that register memory programs of their own
 ENTRY_POINTS = "memreason.programs"
 PLUGINS = Plugins(PLUGINS_VARIABLE, ENTRY_POINTS)
-FACTS = ("kind", "summary", "memory_format", "space", "needs", "needs_attributes", "selects")  # read off a class
+FACTS = (  # read off a class
+    "kind",
+    "summary",
+    "memory_format",
+    "space",
+    "needs",
+    "needs_attributes",
+    "selects",
+    "on_problems",
+    "described",
+)
+# How a program is built for a task of PROBLEMS (its ``on_problems``): the class with the task's reader signature, or
+# the task's own checked program (the task's ``checked_program`` factory; the class registered says what it is).
+ON_PROBLEMS = ("signature", "checked")
+# What a program that takes a task's words (``described``) is given on the scenes: the paper's task, as its
+# consolidators' prompts have always had it (on a problem task: the task's own ``description``).
+SCENES_DESCRIPTION = Imported("memreason.signatures:EXPERIENCE_TRANSFER_TASK")
 
 
 def register_program(
@@ -401,7 +209,11 @@ def register_program(
 
     The class attributes read are ``name`` and ``summary`` (the class's own, never inherited), and ``kind``,
     ``memory_format``, ``space``, ``needs``, ``needs_attributes``, ``selects`` (as :class:`ProgramSpec` holds
-    them; inherited); a keyword given here overrides the class's. A name another class holds, a class with no
+    them; inherited), ``on_problems`` (how a program of another kind is built for a problem task as well:
+    ``"signature"``, the class with the task's reader signature; ``"checked"``, the task's own checked program;
+    None: it does not run on them; a program of kind ``problems`` is built with the signature unless it says
+    ``"checked"``) and ``described`` (its constructor takes ``task_description``: the Experience-Transfer task's
+    on the scenes, a problem task's own on one); a keyword given here overrides the class's. A name another class holds, a class with no
     ``kind`` (or one not in :data:`KINDS`), or one that is not a ``dspy.Module`` is refused: a TypeError or
     ValueError of one line. The same class registered again under its name (a module imported twice) replaces it.
     """
@@ -455,12 +267,21 @@ def _spec_from(
         raise ValueError(f"register_program: {class_name} {said}; set kind = one of {', '.join(KINDS)} on the class")
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"register_program: {class_name}'s name {name!r} is not a name one can type (letters, digits, _)")
+    how = facts["on_problems"] or ("signature" if kind == PROBLEMS else None)
+    if how is not None and how not in ON_PROBLEMS:
+        raise ValueError(f"register_program: {class_name}'s on_problems {how!r} is none of {', '.join(ON_PROBLEMS)} (or None)")
+    described = bool(facts["described"])
 
     def build(**knobs: Any) -> dspy.Module:
-        return program.load()(**{**fixed, **knobs})
+        words = {"task_description": SCENES_DESCRIPTION.load()} if described and kind == SCENES else {}
+        return program.load()(**{**words, **fixed, **knobs})
 
-    def on_problems(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
-        return lambda **knobs: program.load()(**{**fixed, "signature": task.signature, **knobs})
+    def with_signature(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
+        words = {"task_description": task.description} if described else {}
+        return lambda **knobs: program.load()(**{**fixed, "signature": task.signature, **words, **knobs})
+
+    def checked(task: ProblemTaskSpec) -> Callable[..., dspy.Module]:
+        return task.checked_program
 
     return ProgramSpec(
         name,
@@ -468,7 +289,7 @@ def _spec_from(
         build if kind != PROBLEMS else _no_kind(name),
         facts["summary"] or name,
         bool(facts["needs_attributes"]),
-        on_problems if kind == PROBLEMS else None,
+        {"signature": with_signature, "checked": checked, None: None}[how],
         tuple(facts["needs"] or ()),
         facts["memory_format"],
         dict(facts["space"] or {}),

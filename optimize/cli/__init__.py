@@ -23,8 +23,8 @@ from memreason.eval.cli.options import Parser, UsageError, check_api_base, check
 from memreason.installed import command
 from memreason.programs import PROGRAMS, load_programs
 
+from ..choices import StudyError
 from ..space import SpaceError
-from ..study import StudyError
 from . import compile, study
 
 __all__ = ["build_parser", "main"]

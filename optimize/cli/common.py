@@ -19,7 +19,7 @@ from memreason.installed import command
 from memreason.programs import PROGRAMS
 from memreason.programs.registry import GRIDS
 
-from ..compile import OPTIMIZERS
+from ..choices import OPTIMIZERS
 
 __all__ = ["OPTIONS", "add", "eval_command"]
 
@@ -56,10 +56,11 @@ def eval_command(
     memory: str | None = None,
     config: Path,
     state: Path | None = None,
+    more: list[str] | None = None,
 ) -> str:
     """The ``python -m eval`` command evaluating a tuned or compiled ``program`` on the data it was tuned on (``task``:
-    the ``--task`` it was tuned on, when one was named)."""
-    words = [f"--task {task}"] if task else []
+    the ``--task`` it was tuned on, when one was named; ``more``: its other words, e.g. a stream's run options)."""
+    words = [f"--task {task}", *(more or [])] if task else list(more or [])
     if PROGRAMS[program].kind == GRIDS:
         words.append(f"--split {split or 'val100'}" + (f" --memory {memory}" if memory else ""))
     elif level is not None:

@@ -20,8 +20,7 @@ from memreason.eval.cli.options import Parser, add_fault_options, add_lm_options
 from memreason.programs import PROGRAMS
 from memreason.programs.registry import SCENES
 
-from ..compile import CompileOptions, compile_program
-from ..consolidator import LABELLED_RULES, PROGRAMS_WITH_CONSOLIDATORS, ConsolidatorOptions, compile_consolidator
+from ..choices import LABELLED_RULES, PROGRAMS_WITH_CONSOLIDATORS
 from .common import add, eval_command
 
 __all__ = ["TARGETS", "register"]
@@ -169,6 +168,8 @@ def f1(name: str):
 
 
 def run_program(args: argparse.Namespace) -> int:
+    from ..compile import CompileOptions, compile_program  # DSPy with it: only once a compile runs
+
     options = CompileOptions.from_args(args)
     outcome = compile_program(options)
     print(f"compiled {options.program} with {options.optimizer}: train score {outcome.report.get('train_score')}")
@@ -188,6 +189,8 @@ def run_program(args: argparse.Namespace) -> int:
 
 
 def run_consolidator(args: argparse.Namespace) -> int:
+    from ..consolidator import ConsolidatorOptions, compile_consolidator  # DSPy with it: only once a compile runs
+
     options = ConsolidatorOptions.from_args(args)
     outcome = compile_consolidator(options)
     print(outcome.summary)

@@ -5,6 +5,7 @@
     python -m optimize hdr --level 1 --trials 8 --limit 30 --enqueue K=2,N=3,cot=true,demos=0   # the paper's, first
     python -m optimize arcmemo_ps --split val100 --memory ps.json --trials 20 --limit 10
     python -m optimize hdr_checked --task acre --trials 8 --limit 20         # any registered task: --task
+    python -m optimize fewshot --task rg:puzzle24 --trials 8 --size 20       # a stream task: k, cot, batch, verify
     python -m optimize hdr --level 1 --trials 40 --study shared --storage postgresql://u:p@host/db   # on every host
 
 The study lives in ``runs/optimize/<program>-<study>/`` (``--out``); rerun the same command
@@ -21,12 +22,12 @@ from __future__ import annotations
 import argparse
 
 from memreason.eval.cli.options import Parser, add_fault_options, add_lm_options, text, whole
+from memreason.eval.cli.stream import json_object
 from memreason.installed import install_hint
 from memreason.programs import PROGRAMS
+from memreason.programs.stream.choices import ANSWER_MODES, LEARN_FROM, LESSONS
 
-from ..demos import DEMO_SOURCES
-from ..study import PRUNERS, SAMPLERS
-from ..tune import OBJECTIVES, StudyOptions, run_study
+from ..choices import DEMO_SOURCES, OBJECTIVES, PRUNERS, SAMPLERS
 from .common import add, eval_command
 
 __all__ = ["register"]
@@ -73,8 +74,14 @@ def options(parser: Parser) -> None:
     add(arc, "--split", default=None)  # None, not val100: a study's identity (its configurations' digests) keeps None
     add(arc, "--memory", help="the concept memory file the program reads, or a shipped memory's name (frozen during the study)")
     data = parser.add_argument_group("data")
-    add(data, "--seed", help="data seed (default 0); demos come from seed + 1000")
+    add(
+        data,
+        "--seed",
+        help="data seed (default 0); demos come from seed + 1000; on a stream task, the seed of the items you report "
+        "on, which the study never tunes on",
+    )
     add(data, "--limit", help="evaluate each configuration on the first N examples")
+    stream_options(parser)
 
     study = parser.add_argument_group("study")
     study.add_argument(
@@ -156,7 +163,43 @@ def options(parser: Parser) -> None:
     )
 
 
+def stream_options(parser: Parser) -> None:
+    """A stream task's options (``python -m eval``'s, there with these defaults); None when not given, so a study on
+    a task of another kind refuses them."""
+    stream = parser.add_argument_group(
+        "stream task data (rg:NAME, et:LN)",
+        "Each trial is python -m eval PROGRAM --task T with these options. Trials answer items of another stream "
+        "than --seed's (the items you report on), none of its first --report-size.",
+    )
+    stream.add_argument(
+        "--size",
+        type=whole("--size"),
+        metavar="N",
+        help="tuning items each configuration answers (default 20; --limit says the same)",
+    )
+    stream.add_argument(
+        "--report-size",
+        type=whole("--report-size"),
+        metavar="N",
+        help="the items you report on: the first N of --seed's stream (default 50, python -m eval's --size), kept out of tuning",
+    )
+    stream.add_argument("--seed-size", type=whole("--seed-size", 0), metavar="N", help="seed problems (default 10)")
+    stream.add_argument("--task-config", type=json_object("--task-config"), metavar="JSON", help="the dataset's own config")
+    stream.add_argument("--answer", choices=ANSWER_MODES, help="text (default), program or function")
+    stream.add_argument(
+        "--retries", type=whole("--retries", 0), metavar="N", help="retries on reference-free feedback (default 2)"
+    )
+    stream.add_argument(
+        "--learn-from", choices=LEARN_FROM, help="what writes learn from (default: check where the task has one, else self)"
+    )
+    stream.add_argument("--lesson", choices=LESSONS, help="what a write reads of an attempt (default reasoning)")
+    stream.add_argument("--order-seed", type=whole("--order-seed", 0), metavar="S", help="the stream's order (default 0)")
+    stream.add_argument("--orders", type=whole("--orders"), metavar="N", help="orders of the stream each trial runs (default 1)")
+
+
 def run(args: argparse.Namespace) -> int:
+    from ..tune import StudyOptions, run_study  # Optuna, the harness and the programs with it: only once a study runs
+
     options = StudyOptions.from_args(args)
     outcome = run_study(options)
     print(f"this worker ran {outcome.ran} trials; memories built {outcome.memories_built}, reused {outcome.memories_reused}")
@@ -178,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
                 memory=options.memory,
                 config=outcome.written["best"],
                 state=outcome.written.get("state"),
+                more=outcome.eval_words,
             )
         )
     return 0

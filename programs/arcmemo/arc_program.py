@@ -54,6 +54,7 @@ import dspy
 
 from memreason.datasets.arc import ArcTask
 
+from ..registry import GRIDS, register_program
 from ..shared.memory_writers import MemoryWriters
 from ..shared.steps import StepModule, Steps, as_steps, call, run
 from .arc_solver import ArcSolver, Attempt, Reselect, Runner, error_text
@@ -76,6 +77,12 @@ class Feedback:
 
 class ArcProgram(MemoryWriters, StepModule):
     """Solve ARC tasks by program synthesis, reading (and optionally writing) a memory."""
+
+    kind = GRIDS  # the kind of task its subclasses register for (register_program reads it)
+    space = {
+        "attempts": ("int", 1, 3),
+        "retries": ("int", 0, 2),
+    }  # an ARC solver's tries at a task: its knobs' Optuna search space
 
     memory_format: str | None = None  # None: the program reads no memory
     selects = False  # it reads a selection of its memory, so a retry can re-select (``reread``)
@@ -359,5 +366,9 @@ def _attempts(prediction: Any) -> list[Attempt] | None:
     return getattr(prediction, "attempts", None)
 
 
+@register_program
 class Baseline(ArcProgram):
     """No memory: the solver alone (the paper's o4-mini baseline)."""
+
+    name = "baseline"
+    summary = "program synthesis without memory (knobs: attempts, retries, cot)"

@@ -38,6 +38,7 @@ from dspy.utils.exceptions import AdapterParseError, LMError
 from memreason.datasets.arc import ArcDataError, ArcTask, concept_of, parts_of
 from memreason.lm.faults import LMFailure, context_exceeded
 
+from ..registry import register_program
 from ..shared.steps import Steps, call
 from .abstraction_demos import use_arc_demos
 from .arc_problem import arc_problem, arc_problem_image
@@ -58,6 +59,8 @@ NO_TOKENS = {"prompt": 0, "completion": 0, "calls": 0}
 
 class ArcMemo(ArcProgram):
     """Read selected (or all) concepts before solving; abstract verified solutions into concepts."""
+
+    space = {"top_k": ("int", 1, 10), "attempts": ("int", 1, 3), "retries": ("int", 0, 2)}  # ... and the concepts it selects
 
     memory_writer_names = ("abstractor",)
 
@@ -287,12 +290,57 @@ def _unreadable_answer(error: Exception) -> bool:
     return isinstance(error, AdapterParseError) or (isinstance(error, LMFailure) and error.kind in ("unparseable", "empty"))
 
 
+@register_program(
+    name="arcmemo_oe",
+    memory_format="oe",
+    selects=True,
+    summary="open-ended concepts, caption + top-k selection (knobs: top_k, continual_every, ...)",
+)
 class ArcMemoOE(ArcMemo):
     def __init__(self, **knobs: Any):
         """:class:`ArcMemo` with open-ended concepts; ``knobs`` as there, except ``format``."""
         super().__init__(format="oe", **knobs)
 
 
+@register_program(
+    name="arcmemo_ps_exec_solution",
+    knobs={"select": "execute", "read_by": "solution"},
+    memory_format="ps",
+    summary=(
+        "program-synthesis concepts: every concept abstracted with the stored program that comes closest on "
+        "the task's train pairs, no LM call to select (knobs: top_k = programs, default 1, continual_every, "
+        "...); not the paper's"
+    ),
+)
+@register_program(
+    name="arcmemo_ps_exec",
+    knobs={"select": "execute"},
+    memory_format="ps",
+    summary=(
+        "program-synthesis concepts ranked by running their stored programs on the task's train pairs, no LM "
+        "call to select (knobs: top_k, default 3, continual_every, ...); not the paper's"
+    ),
+)
+@register_program(
+    name="arcmemo_ps_oracle",
+    knobs={"select": "oracle"},
+    memory_format="ps",
+    space={"attempts": ("int", 1, 3), "retries": ("int", 0, 2)},
+    summary="program-synthesis concepts, those abstracted from tasks of the task's own concept (reference, no selection LM)",
+)
+@register_program(
+    name="arcmemo_ps_noselect",
+    knobs={"select": False},
+    memory_format="ps",
+    space={"attempts": ("int", 1, 3), "retries": ("int", 0, 2)},
+    summary="program-synthesis concepts, all of memory in context (ablation)",
+)
+@register_program(
+    name="arcmemo_ps",
+    memory_format="ps",
+    selects=True,
+    summary="program-synthesis concepts, reasoning-based selection (knobs: top_k, continual_every, ...)",
+)
 class ArcMemoPS(ArcMemo):
     def __init__(self, **knobs: Any):
         """:class:`ArcMemo` with program-synthesis concepts; ``knobs`` as there, except ``format``."""

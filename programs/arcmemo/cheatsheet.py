@@ -22,6 +22,7 @@ import dspy
 from memreason.datasets.arc import ArcTask, puzzle_text
 from memreason.signatures import CurateCheatsheet
 
+from ..registry import register_program
 from ..shared.usage import usage
 from .arc_program import ArcProgram
 from .cheatsheet_memory import CheatsheetMemory
@@ -32,7 +33,11 @@ BULLET = re.compile(r"^[-*•]\s+")  # a list bullet before an entry
 FIELD_MARKER = "[[ ##"  # how DSPy marks a field in a prompt: never part of a strategy
 
 
+@register_program
 class Cheatsheet(ArcProgram):
+    name = "cheatsheet"
+    summary = "Dynamic Cheatsheet (cumulative), whole cheatsheet in context, frozen unless continual_every"
+
     memory_format = "cheatsheet"
     memory_writer_names = ("curate",)
 

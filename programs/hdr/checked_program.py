@@ -28,6 +28,7 @@ import dspy
 
 from memreason.signatures import Episode, Refuted
 
+from ..registry import PROBLEMS, register_program
 from ..shared.checks import whole_number
 from ..shared.memory_program import Consolidation, MemoryProgram
 from ..shared.steps import Steps
@@ -41,8 +42,20 @@ MAX_COUNTEREXAMPLES = 4  # per refuted hypothesis
 SAMPLE_TEMPERATURE = 0.7  # Qiu et al.'s, for sampled rounds: what the evaluation commands give where the LM takes it
 
 
+@register_program
 class CheckedProgram(MemoryProgram):
     """Answer by applying the hypothesis that passed the check, or from memory when none did."""
+
+    name = "hdr_checked"
+    kind = PROBLEMS
+    on_problems = "checked"  # built by the task: its checked_program (CheckedBlickets, ...)
+    needs = ("checked_program",)
+    space = {"N": ("int", 1, 5), "samples": ("int", 1, 3)}
+    summary = (
+        "problem tasks only: hypotheses proposed by the LM and checked in code against every example (ACRE: "
+        "blickets and a rule; List Functions: a Python f(xs) run in the sandbox), counterexamples fed back "
+        "for N rounds, the kept one applied in code (knobs: N, samples); not the paper's"
+    )
 
     default_cot = True
     answer_signature: ClassVar[type[dspy.Signature]]  # the reasoner's task unless a signature is given

@@ -15,6 +15,7 @@ import dspy
 
 from memreason.signatures import NEUTRAL_TASK, Episode, TaskDescription
 
+from ..registry import SCENES, register_program
 from ..shared.memory_program import Consolidation, MemoryProgram
 from ..shared.steps import Steps, call
 from .memory_consolidator import MemoryConsolidator
@@ -22,8 +23,16 @@ from .memory_consolidator import MemoryConsolidator
 __all__ = ["HDR"]
 
 
+@register_program
 class HDR(MemoryProgram):
     """Answer from the episodes and the hypotheses that survived N generate-verify rounds."""
+
+    name = "hdr"
+    kind = SCENES
+    space = {"K": ("int", 1, 4), "N": ("int", 1, 5)}
+    described = True  # the consolidators' prompts: the task's words
+    on_problems = "signature"  # on a problem task: its reader signature and words
+    summary = "episodes and verified hypotheses (knobs: K, N, cot, resample)"
 
     default_cot = True
 

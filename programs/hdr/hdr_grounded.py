@@ -22,6 +22,7 @@ import dspy
 
 from memreason.signatures import NEUTRAL_TASK, Episode, TaskDescription
 
+from ..registry import SCENES, register_program
 from ..shared.memory_program import Consolidation, MemoryProgram
 from ..shared.steps import Steps, call
 from .grounded_consolidator import GroundedConsolidator
@@ -29,8 +30,27 @@ from .grounded_consolidator import GroundedConsolidator
 __all__ = ["HDRGrounded"]
 
 
+@register_program(
+    name="hdr_grounded_unrefined",
+    knobs={"refine": False},
+    space={},
+    summary=(
+        "hdr_grounded with refine=False: refuted rules never narrowed, no stop when a round brings nothing "
+        "new (the earlier loop); a comparison row"
+    ),
+)
+@register_program
 class HDRGrounded(MemoryProgram):
     """Answer from the episodes and the rules that no episode contradicts."""
+
+    name = "hdr_grounded"
+    kind = SCENES
+    space = {"K": ("int", 0, 4), "N": ("int", 1, 5)}
+    described = True  # the consolidators' prompts: the task's words
+    summary = (
+        "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, "
+        "cot, refine); not the paper's"
+    )
 
     default_cot = True
 

@@ -17,6 +17,7 @@ import dspy
 
 from memreason.signatures import NEUTRAL_TASK, Episode, TaskDescription
 
+from ..registry import SCENES, register_program
 from ..shared.memory_program import Consolidation, MemoryProgram
 from ..shared.steps import Steps, call
 from .factor_extractor import FactorExtractor
@@ -25,8 +26,14 @@ from .hypothesis_generator import HypothesisGenerator
 __all__ = ["DirectHypothesis", "TwoStage"]
 
 
+@register_program
 class DirectHypothesis(MemoryProgram):
     """Hypotheses generated once, straight from the episodes, kept unverified with the episodes."""
+
+    name = "direct_hypothesis"
+    kind = SCENES
+    described = True  # the consolidator's prompt: the task's words
+    summary = "episodes and unverified hypotheses, no factors (knob: cot)"
 
     default_cot = True
 
@@ -45,8 +52,15 @@ class DirectHypothesis(MemoryProgram):
         return out.hypotheses
 
 
+@register_program
 class TwoStage(MemoryProgram):
     """Factors extracted (at most K passes), then hypotheses generated once, unverified."""
+
+    name = "two_stage"
+    kind = SCENES
+    space = {"K": ("int", 1, 4)}
+    described = True  # the consolidator's prompt: the task's words
+    summary = "episodes, factors, then unverified hypotheses (knobs: K, cot)"
 
     default_cot = True
 

@@ -16,14 +16,20 @@ import dspy
 
 from memreason.signatures import Episode, ReflectOnEpisode, ReflectOnEpisodes
 
+from ..registry import SCENES, register_program
 from ..shared.memory_program import Consolidation, MemoryProgram
 from ..shared.steps import Steps, call
 
 __all__ = ["ReflexionAll", "ReflexionIndividual"]
 
 
+@register_program
 class ReflexionIndividual(MemoryProgram):
     """One reflection per episode (one call each), kept with all the episodes."""
+
+    name = "reflexion_individual"
+    kind = SCENES
+    summary = "episodes and one reflection per episode (knob: cot)"
 
     default_cot = True
 
@@ -46,8 +52,13 @@ class ReflexionIndividual(MemoryProgram):
         return {**super().memory_record(), "reflections": reflections}
 
 
+@register_program
 class ReflexionAll(MemoryProgram):
     """One global reflection over all episodes, kept with the episodes."""
+
+    name = "reflexion_all"
+    kind = SCENES
+    summary = "episodes and one reflection on all episodes (knob: cot)"
 
     default_cot = True
 

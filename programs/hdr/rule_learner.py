@@ -33,14 +33,24 @@ import dspy
 
 from memreason.signatures import Episode
 
+from ..registry import SCENES, register_program
 from ..shared.memory_program import Consolidation, MemoryProgram
 from .rule_check import Check, LabelledEpisode, Rule, check, unexplained, vocabulary
 
 __all__ = ["RuleLearner", "learn_rules"]
 
 
+@register_program
 class RuleLearner(MemoryProgram):
     """Answer from the episodes and the fewest general rules consistent with every episode, found without an LM."""
+
+    name = "rule_learner"
+    kind = SCENES
+    needs_attributes = True  # learns from the episodes' attributes; text modality only
+    summary = (
+        "episodes and the fewest general rules consistent with every episode, found by a greedy set cover "
+        "with no LM (knob: cot); a reference row, not HDR; text modality only"
+    )
 
     default_cot = True
 

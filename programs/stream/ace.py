@@ -106,6 +106,7 @@ class Ace(StreamProgram):
     )
 
     memory_format = "playbook"
+    space = {"k": ("int", 5, 40)}  # its knob's Optuna search space
     reads_attempts = True
     solver_class = PlaybookSolver
 

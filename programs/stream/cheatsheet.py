@@ -106,6 +106,7 @@ class CheatsheetRS(StreamProgram):
     reads_attempts = True
 
     memory_format = "cheatsheet_rs"
+    space = {"k": ("int", 1, 6)}  # its knob's Optuna search space
 
     def __init__(self, *, k: int = 3, **solver: Any):
         """

@@ -39,6 +39,7 @@ class ConceptStream(StreamProgram):
     """OE or PS concepts abstracted from solved problems, selected by the LM for each new one."""
 
     selects = True  # the selector reads memory with an LM call of its own
+    space = {"top_k": ("int", 1, 6)}  # its knob's Optuna search space
 
     reads_attempts = True
 

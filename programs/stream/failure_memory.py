@@ -29,6 +29,7 @@ class FailureMemory(StreamProgram):
     summary = "stream tasks: ReasoningBank-style lessons from failures as well as successes, the k nearest read (knob: k)"
 
     memory_format = "lessons"
+    space = {"k": ("int", 1, 8)}  # its knob's Optuna search space
     reads_attempts = True
 
     def __init__(self, *, k: int = 4, **solver: Any):

@@ -24,6 +24,7 @@ class FewShot(StreamProgram):
     summary = "stream tasks: the k solved problems most like this one as examples (knob: k)"
 
     memory_format = "examples"
+    space = {"k": ("int", 1, 8)}  # its knob's Optuna search space
 
     def __init__(self, *, k: int = 3, keep_unjudged: bool = True, **solver: Any):
         """

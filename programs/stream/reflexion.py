@@ -27,6 +27,7 @@ class ReflexionStream(StreamProgram):
     summary = "stream tasks: a reflection written after every attempt, the k nearest read (knob: k)"
 
     memory_format = "reflections"
+    space = {"k": ("int", 1, 6)}  # its knob's Optuna search space
     reads_attempts = True
 
     def __init__(self, *, k: int = 3, **solver: Any):

@@ -35,6 +35,7 @@ class StoredPrograms(StreamProgram):
     )
 
     memory_format = "programs"
+    space = {"top_k": ("int", 1, 4)}  # its knob's Optuna search space
 
     def __init__(self, *, top_k: int = 2, keep: int = 8, runner: PrintRunner | None = None, **solver: Any):
         """

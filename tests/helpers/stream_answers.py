@@ -147,3 +147,8 @@ def answered(call, last: str):
     if last == "operations":  # ACE's curator: one bullet, the same each time (a near-duplicate after the first)
         return {"operations": [{"op": "ADD", "section": "strategies", "content": "Use each number exactly once."}]}
     raise AssertionError(f"no scripted answer for {wanted}")
+
+
+def scripted():
+    """The responder for ``scripted:tests.helpers.stream_answers:scripted`` (optimize's scripted LMs)."""
+    return respond

@@ -53,6 +53,24 @@ def test_python_m_optimize_help_from_the_repository_root():
     assert "--labeled-demos" in done.stdout and "--optimizer {bootstrap,mipro,gepa,simba}" in done.stdout
 
 
+HEAVY = ("dspy", "litellm", "optuna")  # what a study or a compile needs, and no help
+
+
+@pytest.mark.parametrize("command", [[], ["fewshot"], ["compile", "hdr"], ["compile", "consolidator"]])
+def test_help_imports_neither_dspy_nor_litellm_nor_optuna(command):
+    script = (
+        "import sys\n"
+        "from memreason.optimize.cli import main\n"
+        "code = main(sys.argv[1:] + ['--help'])\n"
+        f"print('loaded:', code, *sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run([sys.executable, "-c", script, *command], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "usage: " in done.stdout
+    assert done.stdout.splitlines()[-1] == "loaded: 0", done.stdout.splitlines()[-1]
+
+
 @pytest.mark.parametrize(
     "argv, expected",
     [

@@ -239,10 +239,10 @@ def test_a_file_named_in_both_variables_is_imported_once(tmp_path):
     assert done.stdout.count("imported") == 1
 
 
-# -- the library's stream programs register themselves: read from source to list them, the same once imported ----
+# -- the library's programs register themselves: read from source to list them, the same once imported ----------
 
 
-def test_the_stream_programs_read_from_source_are_what_their_classes_register():
+def test_the_programs_read_from_source_are_what_their_classes_register():
     # in a fresh interpreter: the registry as read from source (no DSPy), then as each class registers on import
     probe = textwrap.dedent(
         """
@@ -251,7 +251,7 @@ def test_the_stream_programs_read_from_source_are_what_their_classes_register():
         from memreason.programs.registry import SELF_REGISTERED
         facts = ("kind", "summary", "needs_attributes", "needs", "memory_format", "space", "selects")
         def listed():
-            return {n: {f: getattr(s, f) for f in facts} for n, s in PROGRAMS.items() if s.kind == "stream"}
+            return {n: {**{f: getattr(s, f) for f in facts}, "on_problems": s.on_problems is not None} for n, s in PROGRAMS.items()}
         read, dspy_then = listed(), "dspy" in sys.modules
         for module in SELF_REGISTERED:
             importlib.import_module(module, "memreason.programs")
@@ -264,8 +264,41 @@ def test_the_stream_programs_read_from_source_are_what_their_classes_register():
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.splitlines()[-1])
     assert not found["dspy_then"] and found["read"] == found["registered"]
-    assert all(path.startswith("memreason.programs.stream.") for path in found["paths"]) and len(found["paths"]) == 9
-    assert list(found["read"]) == [
+    stream = [name for name, facts in found["read"].items() if facts["kind"] == "stream"]
+    assert all(path.startswith("memreason.programs.") for path in found["paths"]) and len(found["paths"]) == 9 + 15
+    assert [name for name in found["read"] if name not in stream] == [  # the order listings have always shown
+        "episodic",
+        "episodic_cot",
+        "semantic_oracle",
+        "semantic_oracle_cot",
+        "episodic_semantic_oracle",
+        "episodic_semantic_oracle_cot",
+        "hdr",
+        "hdr_checked",
+        "hdr_grounded",
+        "hdr_grounded_unrefined",
+        "rule_learner",
+        "reflexion_individual",
+        "reflexion_all",
+        "direct_hypothesis",
+        "two_stage",
+        "baseline",
+        "cheatsheet",
+        "arcmemo_oe",
+        "arcmemo_ps",
+        "arcmemo_ps_noselect",
+        "arcmemo_ps_oracle",
+        "arcmemo_ps_exec",
+        "arcmemo_ps_exec_solution",
+    ]
+    assert [name for name in found["read"] if found["read"][name]["on_problems"]] == [
+        "episodic_cot",
+        "semantic_oracle_cot",
+        "episodic_semantic_oracle_cot",
+        "hdr",
+        "hdr_checked",
+    ]
+    assert stream == [
         "stream_baseline",
         "fewshot",
         "reflexion_stream",
@@ -330,12 +363,13 @@ def test_optimize_loads_memreason_programs_too(tmp_path):
     (tmp_path / "mine_program.py").write_text(PROGRAM_FILE)
     environ["MEMREASON_PROGRAMS"] = "mine_program.py"
     done = subprocess.run(
-        [sys.executable, "-m", "memreason.optimize", "last_solved_from_file", "--task", "rg:puzzle24", "--trials", "2"],
+        [sys.executable, "-m", "memreason.optimize", "last_solved_from_file", "--task", "rg:puzzle24", "--param", "depth=1"],
         cwd=tmp_path,
         env=environ,
         capture_output=True,
         text=True,
         timeout=240,
     )
-    # known to the study command; refused as every stream program is (studies do not run on stream tasks yet)
-    assert done.returncode == 2 and "is of kind stream" in done.stderr and done.stderr.count("\n") == 1
+    # known to the study command, its space read (a stream program that keeps no memory: chain of thought alone)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("error: unknown parameter 'depth'; this program's space has: cot\n")
