@@ -2,6 +2,7 @@
 
     attributes_i = Perceive(observation_i, names)                 # image episodes only, once each
     R = RG(F, verified, rejected with counterexamples, the episodes no verified rule explains yet)
+    label = LabelObjectByRules(nearest episodes, the checked rules that apply to the object, labels, object)
 
 A rule is its structure (for each attribute, the values it allows, none listed meaning any
 value, and the label every matching object carries) and then its sentence: structure first,
@@ -17,9 +18,17 @@ from __future__ import annotations
 import dspy
 from pydantic import BaseModel, Field
 
+from .experience_transfer import LabelObject
 from .memory import Observation
 
-__all__ = ["EpisodeGroup", "GroundedHypothesisGeneration", "GroundedRule", "PerceiveAttributes", "Rejection"]
+__all__ = [
+    "EpisodeGroup",
+    "GroundedHypothesisGeneration",
+    "GroundedRule",
+    "LabelObjectByRules",
+    "PerceiveAttributes",
+    "Rejection",
+]
 
 
 class GroundedRule(BaseModel):
@@ -57,10 +66,12 @@ class GroundedHypothesisGeneration(dspy.Signature):
     must carry the rule's label. Every rule is checked against every episode: a rule that
     matches an episode with another label is rejected. The verified rules passed that
     check and stay in memory. The rejected rules failed it, each shown with the episodes
-    that contradict it: never write them again; allow fewer values so that the rule no
-    longer matches those episodes. Write new rules for the episodes to explain: a rule
-    may describe one of them exactly (each attribute with its value) or several that
-    share a label."""
+    that contradict it: never write them again; add one condition, or allow fewer values,
+    so that the rule no longer matches those episodes. Write general rules first: rules
+    whose conditions name one attribute, then two, each explaining as many of the episodes
+    to explain as it can; then exceptions: more specific rules for the episodes the
+    general rules cannot explain. A rule may describe one episode exactly (each attribute
+    with its value) when nothing more general holds."""
 
     factors: list[str] = dspy.InputField(desc="candidate factors that may explain the labels; may be empty")
     verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
@@ -81,3 +92,14 @@ class PerceiveAttributes(dspy.Signature):
     observation: Observation = dspy.InputField(desc="one past observation")
     attributes: list[str] = dspy.InputField(desc="the attributes to describe")
     attribute_values: dict[str, str] = dspy.OutputField(desc="attribute -> its value in the observation")
+
+
+class LabelObjectByRules(LabelObject):
+    """Give one object of a test scene the label that memory of past experience implies for it.
+
+    The episodes are labelled past observations of single objects, the ones closest to this
+    object. The hypotheses are the rules, each checked against every past episode, whose
+    conditions this object meets, the one that decides first (a more specific rule before a
+    general rule it is an exception to); none are given when no checked rule speaks of this
+    object. Give the label the first hypothesis states; with no hypothesis, the label the
+    episodes most like this object imply: one of the labels given."""

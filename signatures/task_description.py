@@ -111,10 +111,12 @@ it allows (an empty list allows any value), and every object that matches them m
 carry the rule's label. Every rule is checked against every episode: a rule that
 matches an episode with another label is rejected. The verified rules passed that
 check and stay in memory. The rejected rules failed it, each shown with the episodes
-that contradict it: never write them again; allow fewer values so that the rule no
-longer matches those episodes. Write new rules for the episodes to explain: a rule
-may describe one of them exactly (each attribute with its value) or several that
-share a label.""",
+that contradict it: never write them again; add one condition, or allow fewer values,
+so that the rule no longer matches those episodes. Write general rules first: rules
+whose conditions name one attribute, then two, each explaining as many of the episodes
+to explain as it can; then exceptions: more specific rules for the episodes the general
+rules cannot explain. A rule may describe one episode exactly (each attribute with its
+value) when nothing more general holds.""",
     perception="""Describe the single object in the observation by the attributes named.
 
 Give one short lowercase value per attribute, as seen in the observation.""",
