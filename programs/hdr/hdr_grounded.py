@@ -6,9 +6,13 @@
 Not the paper's method: the paper's ``hdr`` (an LM verifier) stays as it is. Here the
 generator writes each hypothesis as a structured rule over the episodes' attributes, code
 rejects every rule an episode contradicts, narrows it by its counterexamples, and the
-counterexamples go back to the generator (:mod:`.grounded_consolidator`). The reasoner reads the verified rules in a fixed
-wording (``Rule.statement``), so what it is told is exactly what was checked; the
-generator's own sentences are kept in the record.
+counterexamples go back to the generator (:mod:`.grounded_consolidator`); among the rules no
+episode contradicts, the most general is kept, so that rules reach combinations no episode
+shows (Level 3). The reasoner reads the verified rules in a fixed wording (``Rule.statement``),
+so what it is told is exactly what was checked; the generator's own sentences are kept in the
+record. Read per object with retrieval (``per_object=True, retrieve_k=k``), each object is
+shown the checked rules that apply to it, matched in code by the check's own matcher, in
+precedence order (:mod:`.rule_reader`; ``apply_rules=False`` gives the nearest rules by words).
 
 Episodes should carry ``attributes`` (their structured description); an episode without
 them (an image) is described once by a perception call.
@@ -25,6 +29,7 @@ from memreason.signatures import NEUTRAL_TASK, Episode, TaskDescription
 from ..shared.memory_program import Consolidation, MemoryProgram
 from ..shared.steps import Steps, call
 from .grounded_consolidator import GroundedConsolidator
+from .rule_reader import RuleReader, rules_in_record
 
 __all__ = ["HDRGrounded"]
 
@@ -43,6 +48,8 @@ class HDRGrounded(MemoryProgram):
         task_description: TaskDescription = NEUTRAL_TASK,
         freeze_memory_writers: bool = True,
         refine: bool = True,
+        generalise: bool | None = None,
+        apply_rules: bool | None = None,
         **reader_knobs: Any,
     ):
         """
@@ -56,13 +63,36 @@ class HDRGrounded(MemoryProgram):
             freeze_memory_writers: keep the consolidator's predictors out of optimizers' reach (they run once per
                 memory, never on an optimizer's examples); ``save``, ``load`` and ``set_lm`` still cover them.
             refine: narrow refuted rules and stop when a round brings nothing new (:class:`GroundedConsolidator`);
-                False gives the earlier loop, for comparison.
+                False gives the earlier loop and reader, for comparison.
+            generalise: keep the most general consistent form of each rule, repair a refuted rule by one added
+                condition, and record the combinations the episodes leave open (:class:`GroundedConsolidator`;
+                default: as ``refine``).
+            apply_rules: with ``per_object`` and ``retrieve_k``, show each object the checked rules that apply to it,
+                matched in code, instead of the rules nearest to it by words (:class:`.rule_reader.RuleReader`;
+                default: as ``refine``). Without ``retrieve_k`` the reader sees every rule either way.
             **reader_knobs: the reasoner's knobs (:class:`ReaderKnobs`: ``cot``, default True here, ``signature``,
                 ``per_object``, ``retrieve_k``).
         """
         super().__init__(freeze_memory_writers=freeze_memory_writers, **reader_knobs)
-        self.consolidator = GroundedConsolidator(K=K, N=N, perceive=perceive, task_description=task_description, refine=refine)
+        self.consolidator = GroundedConsolidator(
+            K=K, N=N, perceive=perceive, task_description=task_description, refine=refine, generalise=generalise
+        )
+        if (refine if apply_rules is None else apply_rules) and self.reasoner.retrieve_k:
+            self.reasoner = RuleReader(
+                episodic=self.episodic,
+                semantic=self.semantic,
+                cot=isinstance(self.reasoner.answer, dspy.ChainOfThought),
+                retrieve_k=self.reasoner.retrieve_k,
+            )
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
         out = yield call(self.consolidator, episodes=episodes)
         return dspy.Prediction(hypotheses=out.hypotheses, record=out.record)
+
+    def _recall(self) -> dict[str, Any]:
+        """The memory as the reasoner takes it; a :class:`RuleReader` also gets the checked rules and the values."""
+        memory = super()._recall()
+        if isinstance(self.reasoner, RuleReader):
+            rules, values = rules_in_record(self.memory.consolidation)
+            memory.update(rules=rules, values=values)
+        return memory
