@@ -22,6 +22,7 @@ from .experience_transfer import LabelObject
 from .memory import Observation
 
 __all__ = [
+    "EARLIER_GROUNDED_INSTRUCTIONS",
     "EpisodeGroup",
     "GroundedHypothesisGeneration",
     "GroundedRule",
@@ -55,6 +56,21 @@ class EpisodeGroup(BaseModel):
     label: str = Field(description="the label every episode of the group carries")
     shared: dict[str, str] = Field(description="the attribute values every episode of the group has")
     episodes: list[dict[str, str]] = Field(description="each episode's attributes")
+
+
+# The generator's instructions in the earlier loop (``refine=False``), which asked for no general rules first.
+EARLIER_GROUNDED_INSTRUCTIONS = """Write rules that explain which label each episode carries.
+
+Each episode is given as its attributes and its label. A rule says which observations
+carry which label: its conditions list, for each attribute it depends on, the values
+it allows (an empty list allows any value), and every observation that matches them
+must carry the rule's label. Every rule is checked against every episode: a rule that
+matches an episode with another label is rejected. The verified rules passed that
+check and stay in memory. The rejected rules failed it, each shown with the episodes
+that contradict it: never write them again; allow fewer values so that the rule no
+longer matches those episodes. Write new rules for the episodes to explain: a rule
+may describe one of them exactly (each attribute with its value) or several that
+share a label."""
 
 
 class GroundedHypothesisGeneration(dspy.Signature):

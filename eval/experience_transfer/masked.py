@@ -1,7 +1,7 @@
 """Accuracy on the objects no episode showed, apart from the rest (Level 3), and what memory says of them.
 
     masked_results(per_run, memories, data)   # the ``masked`` entry of a run's results (None without a mask)
-    masked_coverage(record, data)             # per masked combination: the true rules over it, what memory implies
+    masked_coverage(record, data)             # per masked combination (hypothesis_scoring): true rules, what memory says
 
 At Level 3 the mask's combinations are hidden from the episodes and still drawn in the test
 scenes (:func:`memreason.datasets.experience_transfer.make_level`), so a scene's accuracy
@@ -31,7 +31,7 @@ from memreason.datasets.experience_transfer import ExperienceTransferLevel, Scen
 
 from ..stats import intervals
 
-__all__ = ["align_objects", "masked_coverage", "masked_results", "object_attributes", "object_masks"]
+__all__ = ["align_objects", "masked_results", "object_attributes", "object_masks"]
 
 
 def object_attributes(scene: Scene, data: ExperienceTransferLevel) -> list[dict[str, str]]:
@@ -109,50 +109,6 @@ def masked_results(
             **({"accuracy": _cell(object_share["undecidable"], cis.get("undecidable"))} if scored_objects else {}),
         },
     }
-
-
-def masked_coverage(record: Mapping[str, Any], data: ExperienceTransferLevel) -> list[dict[str, Any]]:
-    """For each masked combination: its label, the true rules that cover it, and what the memory implies for it.
-
-    The true rules are the table's fewest statements over every combination of the level
-    (:meth:`RuleTable.oracle_rules`) whose conditions the combination meets. ``memory`` is
-    ``right`` when some statement of the memory implies the table's label and none another,
-    ``wrong`` when all that imply a label imply another, ``conflict`` when both, ``none`` when
-    nothing in memory speaks of it; ``holds`` is whether the memory holds a rule that covers it
-    with the right label. Structured rules are read exactly, free text by the parser.
-    """
-    combos = [data.rules.as_dict(c) for c in data.masked]
-    if not combos:
-        return []
-    truth = [data.rules.label_of(c) for c in data.masked]
-    oracle = data.rules.oracle_rules(sorted(data.visible + data.masked, key=data.rules.combinations().index))
-    if "rules" in record:
-        from memreason.programs.hdr.rule_check import implications, rules_from_record
-
-        statements = [r.statement() for r in rules_from_record(record)]
-        rows = implications(rules_from_record(record), combos)
-    else:
-        from memreason.programs import parse_implications
-
-        statements = list(record.get("hypotheses", []))
-        rows = parse_implications(statements, combos, data.rules.labels) if statements else []
-    out = []
-    for j, (combo, label) in enumerate(zip(combos, truth)):
-        said = [(s, row[j]) for s, row in zip(statements, rows) if isinstance(row[j], str) and row[j] in data.rules.labels]
-        right = [s for s, implied in said if implied == label]
-        wrong = [s for s, implied in said if implied != label]
-        verdict = "none" if not said else "conflict" if right and wrong else "right" if right else "wrong"
-        out.append(
-            {
-                "combination": combo,
-                "label": label,
-                "true_rules": [r.text() for r in oracle if all(combo.get(k) == v for k, v in r.conditions.items())],
-                "memory": verdict,
-                "holds": bool(right),
-                "memory_rules": {"right": right, "wrong": wrong},
-            }
-        )
-    return out
 
 
 def _undecidable(record: Mapping[str, Any]) -> set[tuple]:

@@ -129,7 +129,7 @@ class GroundedConsolidator(StepModule):
         self.group_unexplained = bool(group_unexplained)
         self.refine = bool(refine)
         self.generalise = self.refine if generalise is None else bool(generalise)
-        signature = task_description.grounded_generation_signature()
+        signature = task_description.grounded_generation_signature(earlier=not self.generalise)
         if self.group_unexplained:
             signature = signature.with_updated_fields(
                 "to_explain",

@@ -29,7 +29,7 @@ from memreason.signatures import NEUTRAL_TASK, Episode, TaskDescription
 from ..shared.memory_program import Consolidation, MemoryProgram
 from ..shared.steps import Steps, call
 from .grounded_consolidator import GroundedConsolidator
-from .rule_reader import RuleReader, rules_in_record
+from .rule_reader import reader_of_rules, recall_with_rules
 
 __all__ = ["HDRGrounded"]
 
@@ -77,13 +77,8 @@ class HDRGrounded(MemoryProgram):
         self.consolidator = GroundedConsolidator(
             K=K, N=N, perceive=perceive, task_description=task_description, refine=refine, generalise=generalise
         )
-        if (refine if apply_rules is None else apply_rules) and self.reasoner.retrieve_k:
-            self.reasoner = RuleReader(
-                episodic=self.episodic,
-                semantic=self.semantic,
-                cot=isinstance(self.reasoner.answer, dspy.ChainOfThought),
-                retrieve_k=self.reasoner.retrieve_k,
-            )
+        if refine if apply_rules is None else apply_rules:
+            self.reasoner = reader_of_rules(self.reasoner)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:
         out = yield call(self.consolidator, episodes=episodes)
@@ -91,8 +86,4 @@ class HDRGrounded(MemoryProgram):
 
     def _recall(self) -> dict[str, Any]:
         """The memory as the reasoner takes it; a :class:`RuleReader` also gets the checked rules and the values."""
-        memory = super()._recall()
-        if isinstance(self.reasoner, RuleReader):
-            rules, values = rules_in_record(self.memory.consolidation)
-            memory.update(rules=rules, values=values)
-        return memory
+        return recall_with_rules(super()._recall(), self.reasoner, self.memory.consolidation)

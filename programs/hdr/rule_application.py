@@ -22,10 +22,13 @@ Precedence, as a rule learner orders a decision list (exceptions first):
 Two rules that both passed the check never disagree on a combination the episodes show (each
 would be the other's counterexample), so overrides and conflicts happen only on unseen
 combinations. :func:`undecidable` lists those where the episodes leave the label open: every
-combination of the values the episodes show that no episode has, on which two rules that no
-episode contradicts carry different labels, counting the memory's rules and every conjunction
-of the combination's own values over fewer attributes (the most general rules that could
-reach it) that matches some episode and no counterexample.
+combination of the values the episodes show that no episode has, on which the most general
+rules that no episode contradicts and that reach it carry different labels. The rules counted
+are the memory's and every conjunction of the combination's own values over fewer attributes
+that matches some episode and no counterexample; the most general are those conditioning on
+the fewest attributes (the Occam preference the memory is built with): a one-attribute rule
+outweighs a two-attribute rule that disagrees, two one-attribute rules that disagree leave it
+open.
 """
 
 from __future__ import annotations
@@ -101,8 +104,9 @@ def object_attributes(name: str, background: str | None, values: Mapping[str, Se
 def undecidable(rules: Sequence[Rule], labelled: Sequence[LabelledEpisode]) -> list[dict[str, Any]]:
     """The unseen combinations the episodes leave open (see the module docs), each with the rules on each side.
 
-    Each entry: ``combination`` (attribute -> value), ``labels`` (label -> the statements of the consistent rules
-    that give it, the memory's first), and ``memory_label``: what the memory's rules give it by precedence
+    Each entry: ``combination`` (attribute -> value), ``labels`` (label -> the statements of the most general
+    consistent rules that give it, the memory's first), ``conditions`` (how many attributes those rules condition
+    on), and ``memory_label``: what the memory's rules give it by precedence
     (``None``: none applies, or they conflict)."""
     values = vocabulary(labelled)
     names = list(values)
@@ -114,13 +118,16 @@ def undecidable(rules: Sequence[Rule], labelled: Sequence[LabelledEpisode]) -> l
         if combo in seen:
             continue
         attributes = dict(zip(names, combo))
+        reaching = [r for r in rules if r.matches(attributes)] + _general_rules(attributes, labelled)
+        fewest = min((len(r.conditions) for r in reaching), default=0)
         sides: dict[str, list[str]] = {}
-        for rule in [r for r in rules if r.matches(attributes)] + _general_rules(attributes, labelled):
+        for rule in (r for r in reaching if len(r.conditions) == fewest):
             statements = sides.setdefault(rule.label, [])
             if rule.statement() not in statements:
                 statements.append(rule.statement())
         if len(sides) > 1:
-            out.append({"combination": attributes, "labels": sides, "memory_label": apply_rules(rules, attributes).label})
+            memory_label = apply_rules(rules, attributes).label
+            out.append({"combination": attributes, "labels": sides, "conditions": fewest, "memory_label": memory_label})
     return out
 
 

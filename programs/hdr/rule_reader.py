@@ -37,7 +37,7 @@ from ..shared.steps import Steps, arun, call, run
 from .rule_application import apply_rules, object_attributes
 from .rule_check import LabelledEpisode, Rule, vocabulary
 
-__all__ = ["RuleReader", "rules_in_record"]
+__all__ = ["RuleReader", "reader_of_rules", "recall_with_rules", "rules_in_record"]
 
 
 class RuleReader(Reasoner):
@@ -100,6 +100,29 @@ class RuleReader(Reasoner):
                 }
             )
         return dspy.Prediction(background=scene.background, objects=objects, count=sum(o["label"] == counted for o in objects))
+
+
+def reader_of_rules(reasoner: Reasoner) -> Reasoner:
+    """A :class:`RuleReader` with ``reasoner``'s knobs where it labels objects one by one (``retrieve_k``); else
+    ``reasoner`` itself (one call for a whole scene already sees every rule)."""
+    if not reasoner.retrieve_k:
+        return reasoner
+    return RuleReader(
+        episodic=reasoner.episodic,
+        semantic=reasoner.semantic,
+        cot=isinstance(reasoner.answer, dspy.ChainOfThought),
+        retrieve_k=reasoner.retrieve_k,
+        labels=reasoner.labels,
+        count_label=reasoner.count_label,
+    )
+
+
+def recall_with_rules(memory: dict[str, Any], reasoner: Reasoner, record: Mapping[str, Any]) -> dict[str, Any]:
+    """A memory program's recall (``episodes``, ``hypotheses``), with the checked rules and values for a RuleReader."""
+    if isinstance(reasoner, RuleReader):
+        rules, values = rules_in_record(record)
+        return {**memory, "rules": rules, "values": values}
+    return memory
 
 
 def rules_in_record(record: Mapping[str, Any]) -> tuple[list[Rule], dict[str, list[str]]]:

@@ -102,7 +102,8 @@ def test_a_masked_combination_two_consistent_rules_disagree_on_is_recorded_as_un
     open_ = {tuple(sorted(e["combination"].items())) for e in undecidable(rules, labelled())}
     # every rule no episode contradicts says a green square on black is normal: decided
     assert (("background", "black"), ("color", "green"), ("shape", "square")) not in open_
-    # a blue square on white that is an anomaly: "blue on black is normal" and "blue squares are anomalies" both hold
+    # a blue square on white that is an anomaly: "blue on black is normal" and "blue squares are anomalies" both hold,
+    # and no rule of one attribute reaches a blue square on black without a counterexample
     rows = [*ROWS, ("square", "blue", "white", "anomaly")]
     entries = {tuple(sorted(e["combination"].items())): e for e in undecidable(rules, labelled(rows))}
     key = (("background", "black"), ("color", "blue"), ("shape", "square"))
@@ -110,7 +111,11 @@ def test_a_masked_combination_two_consistent_rules_disagree_on_is_recorded_as_un
     sides = entries[key]["labels"]
     assert "Objects with background black and color blue are labelled normal." in sides["normal"]
     assert sides["anomaly"] == ["Objects with color blue and shape square are labelled anomaly."]
-    assert entries[key]["memory_label"] is None  # no rule of the memory reaches it
+    assert entries[key]["memory_label"] is None and entries[key]["conditions"] == 2  # no rule of the memory reaches it
+    # a rule of fewer attributes outweighs the ones that disagree with it: "red is anomaly" against "squares on black
+    # are normal" (green and blue squares on black would be episodes of the latter)
+    more = [*ROWS, ("square", "green", "black", "normal"), ("square", "blue", "black", "normal")]
+    assert not [e for e in undecidable(rules, labelled(more)) if e["combination"]["color"] == "red"]
     # the memory's own rules count on their side: the red rule reaches a red square on black, and nothing disagrees
     assert (("background", "black"), ("color", "red"), ("shape", "square")) not in entries
     # a combination an episode shows is never listed

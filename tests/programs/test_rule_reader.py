@@ -110,3 +110,15 @@ def test_the_retrieval_reader_stays_where_asked_and_for_the_earlier_loop():
     b = HDRGrounded(per_object=True, retrieve_k=3, apply_rules=False)
     assert [n for n, _ in a.named_predictors()] == [n for n, _ in b.named_predictors()]
     assert list(a.reasoner.answer.predict.signature.fields) == list(b.reasoner.answer.predict.signature.fields)
+
+
+def test_the_rule_learner_applies_its_rules_per_object_when_asked():
+    data = make_level(3, rules=TABLE)
+    scenes = [s for s in data.test if any(object_masks(s, data))][:4]
+    assert type(build_program("rule_learner", per_object=True, retrieve_k=3).reasoner) is Reasoner  # as measured
+    learner = build_program("rule_learner", per_object=True, retrieve_k=3, apply_rules=True)
+    assert isinstance(learner.reasoner, RuleReader)
+    outs, calls = read(learner, data, scenes)
+    assert [o.count for o in outs] == [s.target for s in scenes]
+    masked = [obj for o, s in zip(outs, scenes) for obj, m in zip(o.objects, object_masks(s, data)) if m]
+    assert masked and all(obj["rules"]["rules"] == ["Objects with color red are labelled anomaly."] for obj in masked)
