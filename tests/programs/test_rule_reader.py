@@ -122,3 +122,12 @@ def test_the_rule_learner_applies_its_rules_per_object_when_asked():
     assert [o.count for o in outs] == [s.target for s in scenes]
     masked = [obj for o, s in zip(outs, scenes) for obj, m in zip(o.objects, object_masks(s, data)) if m]
     assert masked and all(obj["rules"]["rules"] == ["Objects with color red are labelled anomaly."] for obj in masked)
+
+
+def test_the_earlier_loop_keeps_the_generators_earlier_instructions():
+    from memreason.signatures import EXPERIENCE_TRANSFER_TASK
+
+    earlier = build_program("hdr_grounded_unrefined").consolidator.generate.signature.instructions
+    now = build_program("hdr_grounded").consolidator.generate.signature.instructions
+    assert earlier == EXPERIENCE_TRANSFER_TASK.earlier_grounded_generation != now
+    assert "general rules first" in now and "general rules first" not in earlier
