@@ -50,6 +50,11 @@ def test_masked_objects_are_scored_apart_from_the_rest_and_undecidable_ones_coun
     plain = [{k: v for k, v in r.items() if k not in ("object_labels", "true_labels")} for r in recs]
     assert masked_results([plain], [{}], data)["objects"] is None
     assert masked_results([recs], [{}], make_level(2, rules=TABLE)) is None
+    # a scene that failed has no object labels: its objects count wrong, the others are still scored
+    failed = [{k: v for k, v in r.items() if k != "object_labels"} if i == 0 else r for i, r in enumerate(recs)]
+    visible = masked_results([failed], [{}], data)["objects"]["visible"]
+    first_visible = sum(not m for m in object_masks(scenes[0], data))
+    assert visible["n"] == shown and visible["accuracy"] == (shown - first_visible) / shown
 
 
 def test_objects_are_matched_by_their_words_before_their_position():
