@@ -244,7 +244,8 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "hdr_grounded",
             SCENES,
             ".hdr:HDRGrounded",
-            "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot, refine); "
+            "episodes and rules checked by code against every episode, counterexamples fed back (knobs: K, N, cot, refine, "
+            "generalise, apply_rules; the last two off until measured); "
             "not the paper's",
             **ET,
             space={"K": ("int", 0, 4), "N": ("int", 1, 5)},

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # imported on first use (memreason.lazy): DSPy and pydantic c
     from .experience_transfer import LabelObject, LabelObjects, ObjectLabel, ReasonWithMemory, SceneObjects
     from .grounded_hypotheses import (
         EpisodeGroup,
+        GeneralFirstRuleGeneration,
         GroundedHypothesisGeneration,
         GroundedRule,
         LabelObjectByRules,
@@ -45,7 +46,7 @@ __getattr__, __dir__ = lazy_exports(
         ".concept_selection": "CaptionProblem ReselectConcepts ReselectOEConcepts SelectOEConcepts SelectPSConcepts",
         ".concepts": "OEConcept Parameter PSConcept",
         ".experience_transfer": "LabelObject LabelObjects ObjectLabel ReasonWithMemory SceneObjects",
-        ".grounded_hypotheses": "EpisodeGroup GroundedHypothesisGeneration GroundedRule LabelObjectByRules PerceiveAttributes Rejection",
+        ".grounded_hypotheses": "EpisodeGroup GeneralFirstRuleGeneration GroundedHypothesisGeneration GroundedRule LabelObjectByRules PerceiveAttributes Rejection",
         ".hypotheses": "FactorExtraction HypothesisGeneration HypothesisVerification Verdict",
         ".hypothesis_scoring": "InterpretHypothesis MatchHypothesis",
         ".implications": "NotLabel OtherThan",
@@ -80,6 +81,7 @@ __all__ = [
     "HypothesisGeneration",
     "HypothesisVerification",
     "GroundedHypothesisGeneration",
+    "GeneralFirstRuleGeneration",
     "GroundedRule",
     "InterpretHypothesis",
     "LabelObject",

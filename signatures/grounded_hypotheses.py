@@ -11,6 +11,8 @@ output types are narrowed on every call to the attributes, values and labels the
 show (a ``Literal`` per attribute), so a model decoding under a JSON schema cannot name
 anything else. As in :mod:`.hypotheses`, the instructions name no attribute value or label,
 and no task: a :class:`TaskDescription` (:mod:`.task_description`) rewords them for one.
+With ``generalise`` on, the generator's instructions are :class:`GeneralFirstRuleGeneration`'s:
+rules over one attribute, then two, then exceptions, and a refuted rule mended by one condition.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from .experience_transfer import LabelObject
 from .memory import Observation
 
 __all__ = [
-    "EARLIER_GROUNDED_INSTRUCTIONS",
     "EpisodeGroup",
+    "GeneralFirstRuleGeneration",
     "GroundedHypothesisGeneration",
     "GroundedRule",
     "LabelObjectByRules",
@@ -58,22 +60,32 @@ class EpisodeGroup(BaseModel):
     episodes: list[dict[str, str]] = Field(description="each episode's attributes")
 
 
-# The generator's instructions in the earlier loop (``refine=False``), which asked for no general rules first.
-EARLIER_GROUNDED_INSTRUCTIONS = """Write rules that explain which label each episode carries.
-
-Each episode is given as its attributes and its label. A rule says which observations
-carry which label: its conditions list, for each attribute it depends on, the values
-it allows (an empty list allows any value), and every observation that matches them
-must carry the rule's label. Every rule is checked against every episode: a rule that
-matches an episode with another label is rejected. The verified rules passed that
-check and stay in memory. The rejected rules failed it, each shown with the episodes
-that contradict it: never write them again; allow fewer values so that the rule no
-longer matches those episodes. Write new rules for the episodes to explain: a rule
-may describe one of them exactly (each attribute with its value) or several that
-share a label."""
-
-
 class GroundedHypothesisGeneration(dspy.Signature):
+    """Write rules that explain which label each episode carries.
+
+    Each episode is given as its attributes and its label. A rule says which observations
+    carry which label: its conditions list, for each attribute it depends on, the values
+    it allows (an empty list allows any value), and every observation that matches them
+    must carry the rule's label. Every rule is checked against every episode: a rule that
+    matches an episode with another label is rejected. The verified rules passed that
+    check and stay in memory. The rejected rules failed it, each shown with the episodes
+    that contradict it: never write them again; allow fewer values so that the rule no
+    longer matches those episodes. Write new rules for the episodes to explain: a rule
+    may describe one of them exactly (each attribute with its value) or several that
+    share a label."""
+
+    factors: list[str] = dspy.InputField(desc="candidate factors that may explain the labels; may be empty")
+    verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
+    rejected: list[Rejection] = dspy.InputField(desc="rules that failed the check, with the episodes that contradict them")
+    to_explain: list[dict[str, str]] = dspy.InputField(
+        desc="the labelled episodes no verified rule matches yet (all of them at first), as attributes and label"
+    )
+    rules: list[GroundedRule] = dspy.OutputField(
+        desc="new rules, one per hypothesis, at most 8 (more can follow in the next round)"
+    )
+
+
+class GeneralFirstRuleGeneration(GroundedHypothesisGeneration):
     """Write rules that explain which label each episode carries.
 
     Each episode is given as its attributes and its label. A rule says which observations
@@ -88,16 +100,6 @@ class GroundedHypothesisGeneration(dspy.Signature):
     to explain as it can; then exceptions: more specific rules for the episodes the
     general rules cannot explain. A rule may describe one episode exactly (each attribute
     with its value) when nothing more general holds."""
-
-    factors: list[str] = dspy.InputField(desc="candidate factors that may explain the labels; may be empty")
-    verified: list[str] = dspy.InputField(desc="rules that passed the check; they stay in memory")
-    rejected: list[Rejection] = dspy.InputField(desc="rules that failed the check, with the episodes that contradict them")
-    to_explain: list[dict[str, str]] = dspy.InputField(
-        desc="the labelled episodes no verified rule matches yet (all of them at first), as attributes and label"
-    )
-    rules: list[GroundedRule] = dspy.OutputField(
-        desc="new rules, one per hypothesis, at most 8 (more can follow in the next round)"
-    )
 
 
 class PerceiveAttributes(dspy.Signature):

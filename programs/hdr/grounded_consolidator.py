@@ -6,14 +6,20 @@
              for j = 1 to N:
                  R   <- RG(F, H_{j-1}, rejected_{j-1}, groups({(a_i, l_i) | episode i unexplained by H_{j-1}}))
                  R   <- {r in R | r not in known_{j-1}}                           # repeats dropped, never checked
-                 for r in R verified:  keep(generalise(r))                        # see rule_generality
-                 for r in R rejected:  rejected_j += (r, its counterexamples)
-                                       keep(generalise(repair(r) or narrow(r)))   # when it keeps some support
-                 known_j <- known_{j-1} + R + the generalised and repaired rules
+                 H_j <- H_{j-1} + {r in R | r matches an episode and every episode it matches carries r's label}
+                 for r in R rejected: rejected_j += (r, its counterexamples)
+                                      H_j += narrow(r) when it keeps some of r's support  # see rule_narrowing
+                 known_j <- known_{j-1} + R + the narrowed rules
                  if unexplained(H_j) = {}: stop ("all_explained")
-                 if R = {} and nothing was repaired: stop ("nothing_new")
+                 if R = {} and nothing was narrowed: stop ("nothing_new")
+    M_semantic <- the statements of H_N
+
+  with generalise (off by default):
+                 RG asks for general rules first, then exceptions
+                 for r in R verified:  keep(generalise(r))                        # see rule_generality
+                 for r in R rejected:  keep(generalise(repair(r) or narrow(r)))   # when it keeps some support
     keep(r): H_j += r unless a kept rule with r's label covers it; kept rules r covers leave H_j
-    M_semantic <- the statements of H_N;  undecidable(H_N) recorded    # see rule_application
+    undecidable(H_N) recorded                                                     # see rule_application
 
 This is hypothesis refinement with feedback (Qiu et al. 2024): the paper's LM verifier HV is
 replaced by an exact check of each rule against every labelled episode, and the episodes a
@@ -24,24 +30,27 @@ code checks its rules against all. Each round makes progress or ends the loop:
 
 - a proposal that repeats a rule already checked (the same conditions, as sets, and label),
   verified or refuted, is dropped before the check and counted (``repeats``);
-- among the rules no episode contradicts, the most general is kept (a version-space choice
-  with an Occam preference): a verified rule is widened to the form with the fewest
-  conditions that still passes (:func:`.rule_generality.generalise`, recorded as
+- with ``generalise``, among the rules no episode contradicts, the most general is kept (a
+  version-space choice with an Occam preference): a verified rule is widened to the form with
+  the fewest conditions that still passes (:func:`.rule_generality.generalise`, recorded as
   ``generalised_from``), a kept rule that one with its label covers is dropped (``covered``);
   only a rule general enough reaches a combination no episode shows (Level 3);
-- a refuted rule is repaired in code: first by adding the one condition that removes its
-  counterexamples (:func:`.rule_generality.repair`, ``"repair": "condition"``), else by
-  narrowing its values (:func:`.rule_narrowing.narrow`, ``"repair": "values"``); the repaired
-  rule is kept when it passes the check, recorded as ``narrowed_from`` the generator's rule
-  (code only widens or specialises a proposed rule, it never invents one);
+- a refuted rule is narrowed in code by its counterexamples (:func:`.rule_narrowing.narrow`);
+  with ``generalise``, it is first repaired by adding the one condition that removes its
+  counterexamples (:func:`.rule_generality.repair`, ``"repair": "condition"``, else
+  ``"repair": "values"``). The repaired rule is kept when it passes the check, recorded as
+  ``narrowed_from`` the generator's rule (code only widens or specialises a proposed rule, it
+  never invents one);
 - the rounds stop early when every episode is explained (``all_explained``), or when a round
   proposes nothing new and repairs nothing (``nothing_new``); otherwise after N rounds
   (``max_rounds``).
 
-The record's ``undecidable`` lists the combinations no episode shows on which two rules no
-episode contradicts disagree (:func:`.rule_application.undecidable`): the episodes cannot
-decide them, and the memory says so. ``refine=False`` gives the earlier loop (no repair, no
-generalisation, no early stop but when every episode is explained).
+With ``generalise``, the record's ``undecidable`` lists the combinations no episode shows on
+which two rules no episode contradicts disagree (:func:`.rule_application.undecidable`): the
+episodes cannot decide them, and the memory says so. ``generalise`` is off by default (not yet
+measured on a model): the loop, its record and the generator's instructions are then those
+of Stage 2 above. ``refine=False`` gives the earlier loop (no narrowing, no early stop but when
+every episode is explained).
 
 Rejections accumulate in the generator's prompt (the latest 12). The record keeps every rule
 checked with its coverage and counterexamples (episode indices), and per round what was
@@ -100,7 +109,7 @@ class GroundedConsolidator(StepModule):
         task_description: TaskDescription = NEUTRAL_TASK,
         group_unexplained: bool = False,
         refine: bool = True,
-        generalise: bool | None = None,
+        generalise: bool = False,
     ):
         """
         Args:
@@ -118,8 +127,9 @@ class GroundedConsolidator(StepModule):
                 explained (the loop before 2026-11-26, for comparison; repeats are dropped either way).
             generalise: keep the most general form of each rule that passes the check (:func:`.rule_generality.generalise`),
                 drop a kept rule a more general one with its label covers, repair a refuted rule by one added condition
-                before narrowing it value by value (with ``refine``), and record the unseen combinations the episodes
-                leave open (default: as ``refine``).
+                before narrowing it value by value (with ``refine``), record the unseen combinations the episodes leave
+                open, and ask the generator for general rules first, then exceptions
+                (:class:`~memreason.signatures.GeneralFirstRuleGeneration`). Off by default: not yet measured on a model.
         """
         super().__init__()
         self.K, self.N = whole_number("K", K, minimum=0), whole_number("N", N, minimum=1)
@@ -128,8 +138,8 @@ class GroundedConsolidator(StepModule):
         self.perceive = dspy.Predict(task_description.perception_signature())
         self.group_unexplained = bool(group_unexplained)
         self.refine = bool(refine)
-        self.generalise = self.refine if generalise is None else bool(generalise)
-        signature = task_description.grounded_generation_signature(earlier=not self.generalise)
+        self.generalise = bool(generalise)
+        signature = task_description.grounded_generation_signature(general_first=self.generalise)
         if self.group_unexplained:
             signature = signature.with_updated_fields(
                 "to_explain",
@@ -205,7 +215,7 @@ class GroundedConsolidator(StepModule):
             "K": self.K,
             "N": self.N,
             **({} if self.refine else {"refine": False}),
-            **({"generalise": self.generalise} if self.generalise != self.refine else {}),
+            **({"generalise": True} if self.generalise else {}),
             "factors": factors,
             "attributes": [o.as_dict() for o in observations],
             "rules": memory.accepted,
@@ -259,7 +269,7 @@ class _Refinement:
             self.rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
             if not self.narrowing:
                 continue
-            fixed, how = (repair(rule, self.observations, values), "condition") if self.generalising else (None, "")
+            fixed, how = (repair(rule, self.observations, values), "condition") if self.generalising else (None, "values")
             if fixed is None:
                 fixed, how = narrow(rule, self.observations, values), "values"
             if fixed is None or fixed.key() in self.known:
@@ -267,7 +277,9 @@ class _Refinement:
             self.known.add(fixed.key())
             kept = check(fixed, self.observations)
             if kept.accepted:  # always, by construction; the check has the last word all the same
-                origin = {"narrowed_from": {"statement": rule.statement(), **rule.as_dict()}, "repair": how}
+                origin = {"narrowed_from": {"statement": rule.statement(), **rule.as_dict()}}
+                if self.generalising:
+                    origin["repair"] = how
                 entry = self._keep(fixed, kept, origin)
                 if entry is not None:
                     narrowed.append(entry)

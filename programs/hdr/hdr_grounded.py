@@ -7,12 +7,14 @@ Not the paper's method: the paper's ``hdr`` (an LM verifier) stays as it is. Her
 generator writes each hypothesis as a structured rule over the episodes' attributes, code
 rejects every rule an episode contradicts, narrows it by its counterexamples, and the
 counterexamples go back to the generator (:mod:`.grounded_consolidator`); among the rules no
-episode contradicts, the most general is kept, so that rules reach combinations no episode
-shows (Level 3). The reasoner reads the verified rules in a fixed wording (``Rule.statement``),
-so what it is told is exactly what was checked; the generator's own sentences are kept in the
-record. Read per object with retrieval (``per_object=True, retrieve_k=k``), each object is
-shown the checked rules that apply to it, matched in code by the check's own matcher, in
-precedence order (:mod:`.rule_reader`; ``apply_rules=False`` gives the nearest rules by words).
+episode contradicts, with ``generalise`` the most general is kept, so that rules reach
+combinations no episode shows (Level 3). The reasoner reads the verified rules in a fixed
+wording (``Rule.statement``), so what it is told is exactly what was checked; the generator's
+own sentences are kept in the record. Read per object with retrieval (``per_object=True,
+retrieve_k=k``), each object is shown the rules nearest to it by words, or with
+``apply_rules`` the checked rules that apply to it, matched in code by the check's own
+matcher, in precedence order (:mod:`.rule_reader`). Both knobs are off by default until
+measured on a model.
 
 Episodes should carry ``attributes`` (their structured description); an episode without
 them (an image) is described once by a perception call.
@@ -48,8 +50,8 @@ class HDRGrounded(MemoryProgram):
         task_description: TaskDescription = NEUTRAL_TASK,
         freeze_memory_writers: bool = True,
         refine: bool = True,
-        generalise: bool | None = None,
-        apply_rules: bool | None = None,
+        generalise: bool = False,
+        apply_rules: bool = False,
         **reader_knobs: Any,
     ):
         """
@@ -63,13 +65,14 @@ class HDRGrounded(MemoryProgram):
             freeze_memory_writers: keep the consolidator's predictors out of optimizers' reach (they run once per
                 memory, never on an optimizer's examples); ``save``, ``load`` and ``set_lm`` still cover them.
             refine: narrow refuted rules and stop when a round brings nothing new (:class:`GroundedConsolidator`);
-                False gives the earlier loop and reader, for comparison.
+                False gives the earlier loop, for comparison.
             generalise: keep the most general consistent form of each rule, repair a refuted rule by one added
-                condition, and record the combinations the episodes leave open (:class:`GroundedConsolidator`;
-                default: as ``refine``).
+                condition, record the combinations the episodes leave open, and ask the generator for general rules
+                first, then exceptions (:class:`GroundedConsolidator`). Off by default: not yet measured on a model.
             apply_rules: with ``per_object`` and ``retrieve_k``, show each object the checked rules that apply to it,
-                matched in code, instead of the rules nearest to it by words (:class:`.rule_reader.RuleReader`;
-                default: as ``refine``). Without ``retrieve_k`` the reader sees every rule either way.
+                matched in code, instead of the rules nearest to it by words (:class:`.rule_reader.RuleReader`).
+                Off by default: not yet measured on a model. Without ``retrieve_k`` the reader sees every rule
+                either way.
             **reader_knobs: the reasoner's knobs (:class:`ReaderKnobs`: ``cot``, default True here, ``signature``,
                 ``per_object``, ``retrieve_k``).
         """
@@ -77,7 +80,8 @@ class HDRGrounded(MemoryProgram):
         self.consolidator = GroundedConsolidator(
             K=K, N=N, perceive=perceive, task_description=task_description, refine=refine, generalise=generalise
         )
-        if refine if apply_rules is None else apply_rules:
+        self.apply_rules = bool(apply_rules)
+        if self.apply_rules:
             self.reasoner = reader_of_rules(self.reasoner)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Steps[Consolidation]:

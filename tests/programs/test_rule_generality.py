@@ -3,11 +3,11 @@
 import dspy
 
 from memreason.lm import ScriptedEngine
-from memreason.programs import HDRGrounded
+from memreason.programs import HDRGrounded, Reasoner, build_program
 from memreason.programs.hdr.rule_application import apply_rules, object_attributes, undecidable
 from memreason.programs.hdr.rule_check import LabelledEpisode, Rule, check
 from memreason.programs.hdr.rule_generality import entails, generalise, repair
-from memreason.signatures import Episode
+from memreason.signatures import EXPERIENCE_TRANSFER_TASK, NEUTRAL_TASK, Episode, GroundedHypothesisGeneration
 from tests.helpers.scripted_answers import Script
 
 # red objects are anomalies whatever their shape or background; green and blue ones are normal.
@@ -142,7 +142,7 @@ def exact_rules(call):
 
 
 def test_the_consolidator_keeps_the_most_general_rule_over_the_specific_ones_it_covers():
-    program = HDRGrounded(K=1, N=3)
+    program = HDRGrounded(K=1, N=3, generalise=True)
     with dspy.context(lm=ScriptedEngine(Script(factors={"factors": []}, rules=exact_rules)).lm()):
         record = program.memorize(EPISODES)
     assert program.hypotheses == [
@@ -175,7 +175,7 @@ def test_a_refuted_rule_is_repaired_by_one_condition_in_the_loop():
         factors={"factors": []},
         rules=[{"rules": [{"sentence": "-", "conditions": {"shape": ["circle"]}, "label": "normal"}]}, exact_rules, exact_rules],
     )
-    program = HDRGrounded(K=1, N=1)
+    program = HDRGrounded(K=1, N=1, generalise=True)
     with dspy.context(lm=ScriptedEngine(script).lm()):
         record = program.memorize(EPISODES)
     (repaired,) = record["rounds"][0]["narrowed"]
@@ -183,3 +183,23 @@ def test_a_refuted_rule_is_repaired_by_one_condition_in_the_loop():
     # repaired to "circles that are green or blue", then generalised: the shape no longer matters
     assert repaired["statement"] == "Objects with color blue or green are labelled normal."
     assert program.hypotheses == ["Objects with color blue or green are labelled normal."]
+
+
+def test_hdr_grounded_neither_generalises_nor_applies_rules_by_default():
+    """``generalise`` and ``apply_rules`` are off until measured: the default loop, record, instructions and reader."""
+    program = HDRGrounded(per_object=True, retrieve_k=3)
+    assert program.consolidator.generalise is False and program.apply_rules is False
+    assert type(program.reasoner) is Reasoner
+    assert program.consolidator.generate.signature.instructions == NEUTRAL_TASK.grounded_generation
+    assert NEUTRAL_TASK.grounded_generation == GroundedHypothesisGeneration.instructions
+    for name in ("hdr_grounded", "hdr_grounded_unrefined"):
+        built = build_program(name, per_object=True, retrieve_k=3)
+        assert built.consolidator.generalise is False and type(built.reasoner) is Reasoner
+        assert built.consolidator.generate.signature.instructions == EXPERIENCE_TRANSFER_TASK.grounded_generation
+    # the default loop keeps the exact rules it is given (no generalising), and its record says nothing of generality
+    with dspy.context(lm=ScriptedEngine(Script(factors={"factors": []}, rules=exact_rules)).lm()):
+        record = HDRGrounded(K=1, N=3).memorize(EPISODES)
+    assert "undecidable" not in record and "generalise" not in record
+    assert not [r for r in record["rules"] if "generalised_from" in r or "repair" in r]
+    assert all("covered" not in r for r in record["rounds"])
+    assert all(len(r["conditions"]) == 3 for r in record["rules"])

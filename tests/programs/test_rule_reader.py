@@ -76,7 +76,7 @@ def test_a_masked_combination_decided_only_by_a_general_rule_is_answered_right()
     data = make_level(3, rules=TABLE)
     scenes = [s for s in data.test if any(object_masks(s, data))][:6]
     assert scenes  # the test scenes hold the red square on black, which no episode shows
-    program = HDRGrounded(K=1, N=3, per_object=True, retrieve_k=3)
+    program = HDRGrounded(K=1, N=3, per_object=True, retrieve_k=3, generalise=True, apply_rules=True)
     assert isinstance(program.reasoner, RuleReader)
     outs, calls = read(program, data, scenes)
     assert [o.count for o in outs] == [s.target for s in scenes]
@@ -90,7 +90,7 @@ def test_a_masked_combination_decided_only_by_a_general_rule_is_answered_right()
     assert result["objects"]["masked"]["accuracy"] == 1.0 and result["objects"]["masked"]["n"] == len(masked)
 
     # the exact rules alone (no generalising) reach no unseen combination: no rule applies, the guess is wrong
-    specific = HDRGrounded(K=1, N=3, per_object=True, retrieve_k=3, generalise=False)
+    specific = HDRGrounded(K=1, N=3, per_object=True, retrieve_k=3, generalise=False, apply_rules=True)
     outs, _ = read(specific, data, scenes)
     masked = [obj for o, s in zip(outs, scenes) for obj, m in zip(o.objects, object_masks(s, data)) if m]
     assert all(obj["rules"]["rules"] == [] and obj["label"] == "normal" for obj in masked)
@@ -100,13 +100,14 @@ def test_a_masked_combination_decided_only_by_a_general_rule_is_answered_right()
     assert apart["objects"]["masked"]["ci"][1] < 0.5 < apart["objects"]["visible"]["ci"][0]
 
 
-def test_the_retrieval_reader_stays_where_asked_and_for_the_earlier_loop():
-    assert type(HDRGrounded(per_object=True, retrieve_k=3, apply_rules=False).reasoner) is Reasoner
+def test_the_retrieval_reader_stays_unless_rules_are_applied():
+    assert type(HDRGrounded(per_object=True, retrieve_k=3).reasoner) is Reasoner  # off by default
+    assert type(build_program("hdr_grounded", per_object=True, retrieve_k=3).reasoner) is Reasoner
     assert type(build_program("hdr_grounded_unrefined", per_object=True, retrieve_k=3).reasoner) is Reasoner
-    assert isinstance(build_program("hdr_grounded", per_object=True, retrieve_k=3).reasoner, RuleReader)
-    assert type(HDRGrounded(per_object=True).reasoner) is Reasoner  # one call for the scene: every rule shown
+    assert isinstance(build_program("hdr_grounded", per_object=True, retrieve_k=3, apply_rules=True).reasoner, RuleReader)
+    assert type(HDRGrounded(per_object=True, apply_rules=True).reasoner) is Reasoner  # one call for the scene: every rule
     # the rule reader's predictors are the retrieval reader's, so saved states fit either
-    a = HDRGrounded(per_object=True, retrieve_k=3)
+    a = HDRGrounded(per_object=True, retrieve_k=3, apply_rules=True)
     b = HDRGrounded(per_object=True, retrieve_k=3, apply_rules=False)
     assert [n for n, _ in a.named_predictors()] == [n for n, _ in b.named_predictors()]
     assert list(a.reasoner.answer.predict.signature.fields) == list(b.reasoner.answer.predict.signature.fields)
@@ -122,12 +123,3 @@ def test_the_rule_learner_applies_its_rules_per_object_when_asked():
     assert [o.count for o in outs] == [s.target for s in scenes]
     masked = [obj for o, s in zip(outs, scenes) for obj, m in zip(o.objects, object_masks(s, data)) if m]
     assert masked and all(obj["rules"]["rules"] == ["Objects with color red are labelled anomaly."] for obj in masked)
-
-
-def test_the_earlier_loop_keeps_the_generators_earlier_instructions():
-    from memreason.signatures import EXPERIENCE_TRANSFER_TASK
-
-    earlier = build_program("hdr_grounded_unrefined").consolidator.generate.signature.instructions
-    now = build_program("hdr_grounded").consolidator.generate.signature.instructions
-    assert earlier == EXPERIENCE_TRANSFER_TASK.earlier_grounded_generation != now
-    assert "general rules first" in now and "general rules first" not in earlier
