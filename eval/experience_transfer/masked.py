@@ -18,9 +18,9 @@ module takes them apart:
 - **scenes** (every row): accuracy on the scenes that hold at least one masked object and on
   the others, with the same intervals.
 - **undecidable** (memories that record the combinations the episodes leave open,
-  ``hdr_grounded``'s ``undecidable``): how many test objects are of such a combination, per run,
-  and the accuracy on them where objects are scored (the objects the first run's memory leaves
-  open, scored over every run).
+  ``hdr_grounded``'s ``undecidable`` with ``generalise``): how many test objects are of such a
+  combination, per run, and the accuracy on them where objects are scored (the objects the
+  first run's memory leaves open, scored over every run); ``None`` where no memory records them.
 
 A scene that failed has no object labels: where the reader labels objects, its objects count wrong.
 """
@@ -106,11 +106,15 @@ def masked_results(
         "combinations": [data.rules.as_dict(c) for c in data.masked],
         "objects": ({k: _cell(v, cis.get(k)) for k, v in object_share.items() if k != "undecidable"} if scored_objects else None),
         "scenes": {k: _cell(v, cis[f"scenes:{k}"]) for k, v in scene_share.items()},
-        "undecidable": {
-            "combinations": sorted(len(u) for u in undecided)[-1] if memories and any(undecided) else 0,
-            "objects": undecidable_objects,
-            **({"accuracy": _cell(object_share["undecidable"], cis.get("undecidable"))} if scored_objects else {}),
-        },
+        "undecidable": (
+            {
+                "combinations": sorted(len(u) for u in undecided)[-1] if any(undecided) else 0,
+                "objects": undecidable_objects,
+                **({"accuracy": _cell(object_share["undecidable"], cis.get("undecidable"))} if scored_objects else {}),
+            }
+            if any("undecidable" in m for m in memories)
+            else None  # no memory records what the episodes leave open
+        ),
     }
 
 

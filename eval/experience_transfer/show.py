@@ -116,30 +116,25 @@ def scene_parts(run: Run, record: dict[str, Any], r: int) -> list[Any]:
         png = scene_png(run, scene)
         parts.append(Text(f"image: {png}" if png else f"image: not written ({run.dir} cannot be written)", style="dim"))
         true_labels = record.get("true_labels") or scene.labels
-        hidden = masks(run, scene)
+        hidden = masks(run, scene) if data(run).masked else []  # no column, no marks on a level without a mask
         objects = record.get("object_labels")
         if objects:
-            table = Table(
-                "#",
-                "object (as the model saw it)",
-                "evidence",
-                "label",
-                "true label",
-                "masked",
-                box=box.SIMPLE,
-                title="per-object labels (masked: a combination no episode shows)",
-            )
+            heads = ["#", "object (as the model saw it)", "evidence", "label", "true label", *(["masked"] if hidden else [])]
+            title = "per-object labels" + (" (masked: a combination no episode shows)" if hidden else "")
+            table = Table(*heads, box=box.SIMPLE, title=title)
             for i, (obj, truth) in enumerate(zip(objects, true_labels), 1):
                 obj = obj if isinstance(obj, dict) else {"label": obj}
                 label = str(obj.get("label"))
-                table.add_row(
+                cells = [
                     str(i),
                     escape(str(obj.get("object_and_background", ""))),
                     escape(str(obj.get("evidence", ""))),
                     mark(label == truth, label),
                     truth,
-                    "masked" if i <= len(hidden) and hidden[i - 1] else "",
-                )
+                ]
+                if hidden:
+                    cells.append("masked" if i <= len(hidden) and hidden[i - 1] else "")
+                table.add_row(*cells)
             parts.append(table)
         else:
             shown = [f"{t} (masked)" if i < len(hidden) and hidden[i] else t for i, t in enumerate(true_labels)]

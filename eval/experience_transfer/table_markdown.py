@@ -70,35 +70,43 @@ def render_markdown(table: dict[str, Any]) -> str:
 
 def _masked_lines(table: dict[str, Any], heads: list[str]) -> list[str]:
     """Level 3: each cell's accuracy on the objects of masked combinations (no episode shows them) apart from the rest,
-    per object where the reader labels each, per scene for every row, and the objects of undecidable combinations."""
+    per object where the reader labels each, per scene for every row, and, where a memory records them, the objects
+    of undecidable combinations."""
     cells = [(row, c) for row in table["rows"] for c in row["cells"] if c.get("masked")]
     if not cells:
         return []
     head = {column_key(c): h for c, h in zip(table["columns"], heads)}
+    open_ = any(c["masked"].get("undecidable_objects") is not None for _, c in cells)  # some memory records them
     lines = [
         "",
         "Objects of the masked combinations (hidden from the episodes, drawn in the test scenes) apart from the rest: "
-        "accuracy % [95% CI] (n). Objects are scored where the reader labels each object; scenes for every row. "
-        "Undecidable: test objects of a combination the memory records as left open by the episodes (per run), and "
-        "the accuracy on them.",
+        "accuracy % [95% CI] (n). Objects are scored where the reader labels each object; scenes for every row."
+        + (
+            " Undecidable: test objects of a combination the memory records as left open by the episodes (per run), "
+            "and the accuracy on them."
+            if open_
+            else ""
+        ),
         "",
-        "| row | column | masked objects | other objects | scenes with a masked object | other scenes | undecidable objects |",
-        "|---|---|---|---|---|---|---|",
+        "| row | column | masked objects | other objects | scenes with a masked object | other scenes |"
+        + (" undecidable objects |" if open_ else ""),
+        "|---|---|---|---|---|---|" + ("---|" if open_ else ""),
     ]
     for row, c in cells:
         m = c["masked"]
         objects, scenes = m.get("objects") or {}, m.get("scenes") or {}
-        undecided = m.get("undecidable_objects")
-        text = "" if undecided is None else ", ".join(map(str, undecided))
-        if m.get("undecidable"):
-            text += f": {_share(m['undecidable'])}"
         cells_text = [
             _share(objects.get("masked")),
             _share(objects.get("visible")),
             _share(scenes.get("with_masked")),
             _share(scenes.get("without_masked")),
-            text,
         ]
+        if open_:
+            undecided = m.get("undecidable_objects")
+            text = "" if undecided is None else ", ".join(map(str, undecided))
+            if m.get("undecidable"):
+                text += f": {_share(m['undecidable'])}"
+            cells_text.append(text)
         lines.append("| " + " | ".join([row["label"], head.get(column_key(c), str(c["level"])), *cells_text]) + " |")
     return lines
 

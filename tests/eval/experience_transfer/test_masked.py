@@ -4,6 +4,7 @@ import json
 
 from memreason.datasets.experience_transfer import make_level
 from memreason.eval.cli import main as eval_main
+from memreason.eval.experience_transfer import run as run_module
 from memreason.eval.experience_transfer.hypothesis_scoring import masked_coverage
 from memreason.eval.experience_transfer.masked import align_objects, masked_results, object_masks
 from memreason.lm import LMChoice, ScriptedEngine
@@ -49,6 +50,9 @@ def test_masked_objects_are_scored_apart_from_the_rest_and_undecidable_ones_coun
     # without per-object labels, scenes alone; a level with no mask has no entry
     plain = [{k: v for k, v in r.items() if k not in ("object_labels", "true_labels")} for r in recs]
     assert masked_results([plain], [{}], data)["objects"] is None
+    # a memory that records no undecidable combinations (hdr_grounded without generalise, every other row): no count
+    assert masked_results([recs], [{}], data)["undecidable"] is None
+    assert masked_results([recs], [{"undecidable": []}], data)["undecidable"]["objects"] == [0]
     assert masked_results([recs], [{}], make_level(2, rules=TABLE)) is None
     # a scene that failed has no object labels: its objects count wrong, the others are still scored
     failed = [{k: v for k, v in r.items() if k != "object_labels"} if i == 0 else r for i, r in enumerate(recs)]
@@ -86,6 +90,11 @@ def test_a_level_3_table_reports_masked_objects_per_row_and_show_marks_them(tmp_
     resolve = lambda spec, **kw: LMChoice("embedded", engine.lm(), local=False)  # noqa: E731
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
     monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
+    build = run_module.build_program  # hdr_grounded with the knobs that reach masked combinations, set explicitly
+    knobs = {"generalise": True, "apply_rules": True}
+    monkeypatch.setattr(
+        run_module, "build_program", lambda name, **kw: build(name, **(knobs if name == "hdr_grounded" else {}), **kw)
+    )
     out = tmp_path / "tables"
     argv = ["table3", "--rows", "hdr_grounded,semantic_oracle_cot", "--per-object", "--retrieve-k", "3", "--levels", "3"]
     assert eval_main([*argv, "--rules", str(table_path), "--limit", "12", "--out", str(out), "--no-progress"]) == 0
@@ -109,3 +118,30 @@ def test_a_level_3_table_reports_masked_objects_per_row_and_show_marks_them(tmp_
     capsys.readouterr()
     assert eval_main(["show", str(cells["hdr_grounded"]), "--width", "250"]) == 0
     assert "masked)" in capsys.readouterr().out  # the scene lines count the masked objects
+    oracle_line = next(x for x in markdown.splitlines() if x.startswith("| Semantic memory (CoT)") and "Lv. 3" in x)
+    assert oracle_line.endswith("|  |")  # the oracle's memory records no undecidable combinations: an empty cell
+
+
+def test_a_level_2_table_writes_no_masked_section_and_show_marks_nothing(tmp_path, monkeypatch, capsys):
+    """No combination is masked below Level 3: no ``masked`` entry, no Markdown section, no column in ``show``."""
+    table_path = tmp_path / "red.json"
+    table_path.write_text(json.dumps(TABLE.to_dict()))
+    engine = ScriptedEngine(Script(factors={"factors": []}, rules=exact_rules, objects=perceiver, label=first_rule_labeller))
+    resolve = lambda spec, **kw: LMChoice("embedded", engine.lm(), local=False)  # noqa: E731
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", resolve)
+    monkeypatch.setattr("memreason.eval.experience_transfer.table_cells.resolve_lm", resolve)
+    out = tmp_path / "tables"
+    argv = ["table3", "--rows", "hdr_grounded", "--per-object", "--retrieve-k", "3", "--levels", "2", "--rules", str(table_path)]
+    assert eval_main([*argv, "--limit", "4", "--out", str(out), "--no-progress"]) == 0
+    (cell,) = (out / "cells").iterdir()
+    results = json.loads((cell / "results.json").read_text())
+    assert "masked" not in results and all("masked" not in r for r in results["hypothesis_f1"]["per_run"])
+    table = json.loads((out / "table3.json").read_text())
+    assert not [c for r in table["rows"] for c in r["cells"] if "masked" in c]
+    markdown = (out / "table3.md").read_text()
+    assert "masked" not in markdown.lower() and "undecidable" not in markdown.lower()
+    capsys.readouterr()
+    assert eval_main(["show", str(cell), "--width", "250"]) == 0
+    assert eval_main(["show", str(cell), "--id", "L2-s000", "--width", "250"]) == 0
+    shown = capsys.readouterr().out.replace(str(tmp_path), "")  # the folder is named after this test
+    assert "masked" not in shown and "per-object labels" in shown
