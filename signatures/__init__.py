@@ -11,7 +11,15 @@ if TYPE_CHECKING:  # imported on first use (memreason.lazy): DSPy and pydantic c
     from .concept_selection import CaptionProblem, ReselectConcepts, ReselectOEConcepts, SelectOEConcepts, SelectPSConcepts
     from .concepts import OEConcept, Parameter, PSConcept
     from .experience_transfer import LabelObject, LabelObjects, ObjectLabel, ReasonWithMemory, SceneObjects
-    from .grounded_hypotheses import EpisodeGroup, GroundedHypothesisGeneration, GroundedRule, PerceiveAttributes, Rejection
+    from .grounded_hypotheses import (
+        EpisodeGroup,
+        GeneralFirstRuleGeneration,
+        GroundedHypothesisGeneration,
+        GroundedRule,
+        LabelObjectByRules,
+        PerceiveAttributes,
+        Rejection,
+    )
     from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification, Verdict
     from .hypothesis_scoring import InterpretHypothesis, MatchHypothesis
     from .implications import NotLabel, OtherThan
@@ -38,7 +46,7 @@ __getattr__, __dir__ = lazy_exports(
         ".concept_selection": "CaptionProblem ReselectConcepts ReselectOEConcepts SelectOEConcepts SelectPSConcepts",
         ".concepts": "OEConcept Parameter PSConcept",
         ".experience_transfer": "LabelObject LabelObjects ObjectLabel ReasonWithMemory SceneObjects",
-        ".grounded_hypotheses": "EpisodeGroup GroundedHypothesisGeneration GroundedRule PerceiveAttributes Rejection",
+        ".grounded_hypotheses": "EpisodeGroup GeneralFirstRuleGeneration GroundedHypothesisGeneration GroundedRule LabelObjectByRules PerceiveAttributes Rejection",
         ".hypotheses": "FactorExtraction HypothesisGeneration HypothesisVerification Verdict",
         ".hypothesis_scoring": "InterpretHypothesis MatchHypothesis",
         ".implications": "NotLabel OtherThan",
@@ -73,9 +81,11 @@ __all__ = [
     "HypothesisGeneration",
     "HypothesisVerification",
     "GroundedHypothesisGeneration",
+    "GeneralFirstRuleGeneration",
     "GroundedRule",
     "InterpretHypothesis",
     "LabelObject",
+    "LabelObjectByRules",
     "LabelObjects",
     "MatchHypothesis",
     "NEUTRAL_TASK",

@@ -2,6 +2,7 @@
 
     attributes_i = Perceive(observation_i, names)                 # image episodes only, once each
     R = RG(F, verified, rejected with counterexamples, the episodes no verified rule explains yet)
+    label = LabelObjectByRules(nearest episodes, the checked rules that apply to the object, labels, object)
 
 A rule is its structure (for each attribute, the values it allows, none listed meaning any
 value, and the label every matching object carries) and then its sentence: structure first,
@@ -10,6 +11,8 @@ output types are narrowed on every call to the attributes, values and labels the
 show (a ``Literal`` per attribute), so a model decoding under a JSON schema cannot name
 anything else. As in :mod:`.hypotheses`, the instructions name no attribute value or label,
 and no task: a :class:`TaskDescription` (:mod:`.task_description`) rewords them for one.
+With ``generalise`` on, the generator's instructions are :class:`GeneralFirstRuleGeneration`'s:
+rules over one attribute, then two, then exceptions, and a refuted rule mended by one condition.
 """
 
 from __future__ import annotations
@@ -17,9 +20,18 @@ from __future__ import annotations
 import dspy
 from pydantic import BaseModel, Field
 
+from .experience_transfer import LabelObject
 from .memory import Observation
 
-__all__ = ["EpisodeGroup", "GroundedHypothesisGeneration", "GroundedRule", "PerceiveAttributes", "Rejection"]
+__all__ = [
+    "EpisodeGroup",
+    "GeneralFirstRuleGeneration",
+    "GroundedHypothesisGeneration",
+    "GroundedRule",
+    "LabelObjectByRules",
+    "PerceiveAttributes",
+    "Rejection",
+]
 
 
 class GroundedRule(BaseModel):
@@ -73,6 +85,23 @@ class GroundedHypothesisGeneration(dspy.Signature):
     )
 
 
+class GeneralFirstRuleGeneration(GroundedHypothesisGeneration):
+    """Write rules that explain which label each episode carries.
+
+    Each episode is given as its attributes and its label. A rule says which observations
+    carry which label: its conditions list, for each attribute it depends on, the values
+    it allows (an empty list allows any value), and every observation that matches them
+    must carry the rule's label. Every rule is checked against every episode: a rule that
+    matches an episode with another label is rejected. The verified rules passed that
+    check and stay in memory. The rejected rules failed it, each shown with the episodes
+    that contradict it: never write them again; add one condition, or allow fewer values,
+    so that the rule no longer matches those episodes. Write general rules first: rules
+    whose conditions name one attribute, then two, each explaining as many of the episodes
+    to explain as it can; then exceptions: more specific rules for the episodes the
+    general rules cannot explain. A rule may describe one episode exactly (each attribute
+    with its value) when nothing more general holds."""
+
+
 class PerceiveAttributes(dspy.Signature):
     """Describe the observation by the attributes named.
 
@@ -81,3 +110,14 @@ class PerceiveAttributes(dspy.Signature):
     observation: Observation = dspy.InputField(desc="one past observation")
     attributes: list[str] = dspy.InputField(desc="the attributes to describe")
     attribute_values: dict[str, str] = dspy.OutputField(desc="attribute -> its value in the observation")
+
+
+class LabelObjectByRules(LabelObject):
+    """Give one object of a test scene the label that memory of past experience implies for it.
+
+    The episodes are labelled past observations of single objects, the ones closest to this
+    object. The hypotheses are the rules, each checked against every past episode, whose
+    conditions this object meets, the one that decides first (a more specific rule before a
+    general rule it is an exception to); none are given when no checked rule speaks of this
+    object. Give the label the first hypothesis states; with no hypothesis, the label the
+    episodes most like this object imply: one of the labels given."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import dspy
 
-from .grounded_hypotheses import GroundedHypothesisGeneration, PerceiveAttributes
+from .grounded_hypotheses import GeneralFirstRuleGeneration, GroundedHypothesisGeneration, PerceiveAttributes
 from .hypotheses import FactorExtraction, HypothesisGeneration, HypothesisVerification
 
 __all__ = ["EXPERIENCE_TRANSFER_TASK", "NEUTRAL_TASK", "TaskDescription"]
@@ -41,6 +41,8 @@ class TaskDescription:
         perception: the instructions of the call that describes an episode given without attributes.
         observation: the description of that call's ``observation`` input.
         perceived: the attributes that call asks for (none: every episode must carry its attributes).
+        general_first_grounded_generation: the rule generator's instructions with ``generalise`` on: general rules
+            first, then exceptions (empty: ``grounded_generation``).
     """
 
     episodes: str
@@ -50,6 +52,7 @@ class TaskDescription:
     perception: str
     observation: str
     perceived: tuple[str, ...] = ()
+    general_first_grounded_generation: str = ""
 
     def factor_extraction_signature(self) -> type[dspy.Signature]:
         return self._episodes(FactorExtraction.with_instructions(self.factor_extraction))
@@ -60,8 +63,10 @@ class TaskDescription:
     def hypothesis_verification_signature(self) -> type[dspy.Signature]:
         return self._episodes(HypothesisVerification)
 
-    def grounded_generation_signature(self) -> type[dspy.Signature]:
-        return GroundedHypothesisGeneration.with_instructions(self.grounded_generation)
+    def grounded_generation_signature(self, *, general_first: bool = False) -> type[dspy.Signature]:
+        """The rule generator's signature; ``general_first``: asking for general rules first, then exceptions."""
+        text = (self.general_first_grounded_generation or self.grounded_generation) if general_first else self.grounded_generation
+        return GroundedHypothesisGeneration.with_instructions(text)
 
     def perception_signature(self) -> type[dspy.Signature]:
         return PerceiveAttributes.with_instructions(self.perception).with_updated_fields("observation", desc=self.observation)
@@ -82,6 +87,7 @@ NEUTRAL_TASK = TaskDescription(
     grounded_generation=GroundedHypothesisGeneration.instructions,
     perception=PerceiveAttributes.instructions,
     observation=_desc(PerceiveAttributes, "observation"),
+    general_first_grounded_generation=GeneralFirstRuleGeneration.instructions,
 )
 
 # The HDR paper's Experience-Transfer task: its episodes are single objects, its factors found by the model.
@@ -120,4 +126,18 @@ share a label.""",
 Give one short lowercase value per attribute, as seen in the observation.""",
     observation="one past observation of a single object",
     perceived=("shape", "color", "background"),
+    general_first_grounded_generation="""Write rules that explain which label each episode carries.
+
+Each episode is given as its attributes and its label. A rule says which objects
+carry which label: its conditions list, for each attribute it depends on, the values
+it allows (an empty list allows any value), and every object that matches them must
+carry the rule's label. Every rule is checked against every episode: a rule that
+matches an episode with another label is rejected. The verified rules passed that
+check and stay in memory. The rejected rules failed it, each shown with the episodes
+that contradict it: never write them again; add one condition, or allow fewer values,
+so that the rule no longer matches those episodes. Write general rules first: rules
+whose conditions name one attribute, then two, each explaining as many of the episodes
+to explain as it can; then exceptions: more specific rules for the episodes the general
+rules cannot explain. A rule may describe one episode exactly (each attribute with its
+value) when nothing more general holds.""",
 )

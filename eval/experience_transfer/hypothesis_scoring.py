@@ -23,12 +23,13 @@ A memory that keeps structured rules (``hdr_grounded``'s ``rules``) is scored fr
 exactly, whatever the mode: each rule implies its label wherever its conditions match.
 
 The combinations scored are the ones the level's test scenes draw from, so at Level 3 the
-masked combinations count for recall although no episode shows them.
+masked combinations count for recall although no episode shows them; :func:`masked_coverage`
+says, for each of them, which true rules cover it and whether the memory holds a right one.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from memreason.datasets.experience_transfer import ExperienceTransferLevel
 
@@ -88,11 +89,56 @@ def memory_score(record: dict[str, Any], data: ExperienceTransferLevel, mode: st
     return score_hypotheses(list(record.get("hypotheses", [])), data, mode, lm)
 
 
+def masked_coverage(record: Mapping[str, Any], data: ExperienceTransferLevel) -> list[dict[str, Any]]:
+    """For each masked combination: its label, the true rules that cover it, and what the memory implies for it.
+
+    The true rules are the table's fewest statements over every combination of the level
+    (:meth:`RuleTable.oracle_rules`) whose conditions the combination meets. ``memory`` is
+    ``right`` when some statement of the memory implies the table's label and none another,
+    ``wrong`` when all that imply a label imply another, ``conflict`` when both, ``none`` when
+    nothing in memory speaks of it; ``holds`` is whether the memory holds a rule that covers it
+    with the right label. Structured rules are read exactly, free text by the parser.
+    """
+    combos = [data.rules.as_dict(c) for c in data.masked]
+    if not combos:
+        return []
+    truth = [data.rules.label_of(c) for c in data.masked]
+    oracle = data.rules.oracle_rules(sorted(data.visible + data.masked, key=data.rules.combinations().index))
+    if "rules" in record:
+        from memreason.programs.hdr.rule_check import implications, rules_from_record
+
+        statements = [r.statement() for r in rules_from_record(record)]
+        rows = implications(rules_from_record(record), combos)
+    else:
+        from memreason.programs import parse_implications
+
+        statements = list(record.get("hypotheses", []))
+        rows = parse_implications(statements, combos, data.rules.labels) if statements else []
+    out = []
+    for j, (combo, label) in enumerate(zip(combos, truth)):
+        said = [(s, row[j]) for s, row in zip(statements, rows) if isinstance(row[j], str) and row[j] in data.rules.labels]
+        right = [s for s, implied in said if implied == label]
+        wrong = [s for s, implied in said if implied != label]
+        verdict = "none" if not said else "conflict" if right and wrong else "right" if right else "wrong"
+        out.append(
+            {
+                "combination": combo,
+                "label": label,
+                "true_rules": [r.text() for r in oracle if all(combo.get(k) == v for k, v in r.conditions.items())],
+                "memory": verdict,
+                "holds": bool(right),
+                "memory_rules": {"right": right, "wrong": wrong},
+            }
+        )
+    return out
+
+
 def memory_f1(record: dict[str, Any], data: ExperienceTransferLevel, mode: str = "parse", lm: Any = None) -> dict[str, Any]:
     """The score of one memory record (``memory-run<r>.json``), with the hypotheses it judged and how it read them."""
     hypotheses = list(record.get("hypotheses", []))
     score = memory_score(record, data, mode, lm)
-    return {"mode": score_mode(record, mode), **score.as_dict(), "hypotheses": hypotheses}
+    masked = {"masked": masked_coverage(record, data)} if data.masked else {}
+    return {"mode": score_mode(record, mode), **score.as_dict(), "hypotheses": hypotheses, **masked}
 
 
 def statement_verdicts(items: Sequence[dict[str, Any]], mode: str = "parse", lm: Any = None) -> list[bool]:

@@ -46,7 +46,8 @@ from ..harness.traces import TraceStore, example_unit, memory_unit
 from ..harness.usage import UsageTally
 from ..metrics import accuracy, mean_std
 from ..stats import ci_method, intervals
-from .hypothesis_scoring import memory_score, score_mode
+from .hypothesis_scoring import masked_coverage, memory_score, score_mode
+from .masked import masked_results
 
 MODALITIES = ("text", "image")
 
@@ -308,6 +309,12 @@ def summarise(
     correct, and is left out of precision); the
     LM-read modes are in ``python -m eval table5 --f1 interpret|judge``.
 
+    On a level with masked combinations (Level 3), ``masked`` holds the accuracy on the objects of those
+    combinations apart from the others, per object where the reader labels each (and per scene for every row),
+    and how many test objects are of a combination the memory records as undecidable
+    (:func:`.masked.masked_results`); each run's ``hypothesis_f1`` says, per masked combination, which true rules
+    cover it and whether the memory holds a right one (:func:`.hypothesis_scoring.masked_coverage`).
+
     ``accuracy_ci`` and ``accuracy_by_objects_ci`` are 95% CIs over the scenes (:func:`memreason.eval.stats.intervals`), each scene
     scored by its share of correct answers over the runs (``ci_method``; :mod:`memreason.eval.stats`).
     """
@@ -349,6 +356,7 @@ def summarise(
         "retries": dict(sorted(tally.retries.items())),
         **tally.results(task.spec, memory.spec),
         "hypothesis_f1": _hypothesis_f1(config.program, memories, data),
+        **({"masked": masked_results(per_run, memories, data)} if data.masked else {}),
         "config": config_record,
     }
 
@@ -362,7 +370,8 @@ def _hypothesis_f1(program: str, memories: list[dict[str, Any]], data: Experienc
     scores = [memory_score(m, data) for m in memories]
     f1, std = mean_std([s.f1 for s in scores])
     mode = score_mode(memories[0]) if memories else "parse"
-    return {"mode": mode, "mean": f1, "std": std, "per_run": [s.as_dict() for s in scores]}
+    per_run = [{**s.as_dict(), **({"masked": masked_coverage(m, data)} if data.masked else {})} for s, m in zip(scores, memories)]
+    return {"mode": mode, "mean": f1, "std": std, "per_run": per_run}
 
 
 def reads_semantic_memory(program: str) -> bool:

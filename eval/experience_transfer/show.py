@@ -1,7 +1,9 @@
 """What ``python -m eval show`` prints of an Experience-Transfer run
 (:class:`memreason.eval.experience_transfer.task.ExperienceTransfer` gives it): the level in the header, the
 memory the program answered from, a line per scene, and a scene in full: its description, the path of its PNG
-(drawn on demand into ``RUN_DIR/scenes/``), the per-object labels against the true ones, and the memory used."""
+(drawn on demand into ``RUN_DIR/scenes/``), the per-object labels against the true ones, and the memory used.
+On a level with masked combinations (Level 3), an object of one (no episode shows it) is marked "masked", in the
+scene lines (how many a scene holds) and in the per-object labels."""
 
 from __future__ import annotations
 
@@ -74,15 +76,24 @@ def memory_parts(run: Run, r: int) -> list[Any]:
     return parts
 
 
+def masks(run: Run, scene) -> list[bool]:
+    """Whether each object of ``scene`` is of a combination the level's mask hides from the episodes."""
+    from .masked import object_masks
+
+    return object_masks(scene, data(run))
+
+
 def overview(run: Run, records: list[dict[str, Any]]) -> Table:
-    """One line per scene: objects, target, prediction, tokens, error."""
+    """One line per scene: objects (and how many are of masked combinations), target, prediction, tokens, error."""
     table = Table("run", "scene", "objects", "target", "prediction", "tokens", "error", box=box.SIMPLE_HEAD)
     for r in records:
         tokens = r.get("tokens") or {}
+        scene = find_scene(run, str(r["id"])) if data(run).masked else None
+        hidden = sum(masks(run, scene)) if scene is not None else 0
         table.add_row(
             str(r["run"]),
             str(r["id"]),
-            str(r.get("objects", "")),
+            str(r.get("objects", "")) + (f" ({hidden} masked)" if hidden else ""),
             str(r.get("target")),
             mark(run.correct(r), str(r.get("prediction"))),
             f"{tokens.get('prompt', 0) + tokens.get('completion', 0):,}",
@@ -105,24 +116,29 @@ def scene_parts(run: Run, record: dict[str, Any], r: int) -> list[Any]:
         png = scene_png(run, scene)
         parts.append(Text(f"image: {png}" if png else f"image: not written ({run.dir} cannot be written)", style="dim"))
         true_labels = record.get("true_labels") or scene.labels
+        hidden = masks(run, scene) if data(run).masked else []  # no column, no marks on a level without a mask
         objects = record.get("object_labels")
         if objects:
-            table = Table(
-                "#", "object (as the model saw it)", "evidence", "label", "true label", box=box.SIMPLE, title="per-object labels"
-            )
+            heads = ["#", "object (as the model saw it)", "evidence", "label", "true label", *(["masked"] if hidden else [])]
+            title = "per-object labels" + (" (masked: a combination no episode shows)" if hidden else "")
+            table = Table(*heads, box=box.SIMPLE, title=title)
             for i, (obj, truth) in enumerate(zip(objects, true_labels), 1):
                 obj = obj if isinstance(obj, dict) else {"label": obj}
                 label = str(obj.get("label"))
-                table.add_row(
+                cells = [
                     str(i),
                     escape(str(obj.get("object_and_background", ""))),
                     escape(str(obj.get("evidence", ""))),
                     mark(label == truth, label),
                     truth,
-                )
+                ]
+                if hidden:
+                    cells.append("masked" if i <= len(hidden) and hidden[i - 1] else "")
+                table.add_row(*cells)
             parts.append(table)
         else:
-            parts.append(Text("true labels: " + ", ".join(true_labels)))
+            shown = [f"{t} (masked)" if i < len(hidden) and hidden[i] else t for i, t in enumerate(true_labels)]
+            parts.append(Text("true labels: " + ", ".join(shown)))
     memory = run.memory(r)
     episodic, semantic = reads(run)
     used = []

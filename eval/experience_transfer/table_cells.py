@@ -145,6 +145,32 @@ def accuracy_cell(
         "wall_seconds": results.get("wall_seconds"),
         "cell": str(directory),
         **_rounds(directory),
+        **_masked(results),
+    }
+
+
+def _masked(results: dict[str, Any]) -> dict[str, Any]:
+    """A Level-3 cell's accuracy on the objects of masked combinations and on the rest, in percent, with their CIs
+    and counts (:mod:`.masked`): ``{"masked": {"objects", "scenes", "undecidable_objects"}}``; ``{}`` elsewhere."""
+    masked = results.get("masked")
+    if not masked:
+        return {}
+
+    def percent(cell: dict[str, Any] | None) -> dict[str, Any] | None:
+        if not cell or cell.get("accuracy") is None:
+            return None
+        ci = cell.get("ci")
+        return {"value": 100 * cell["accuracy"], "ci": [100 * ci[0], 100 * ci[1]] if ci else None, "n": cell["n"]}
+
+    objects = masked.get("objects")
+    undecidable = masked.get("undecidable") or {}
+    return {
+        "masked": {
+            "objects": {k: percent(v) for k, v in objects.items()} if objects else None,
+            "scenes": {k: percent(v) for k, v in (masked.get("scenes") or {}).items()},
+            "undecidable_objects": undecidable.get("objects"),
+            "undecidable": percent(undecidable.get("accuracy")),
+        }
     }
 
 

@@ -45,6 +45,7 @@ def render_markdown(table: dict[str, Any]) -> str:
         ]
     if table.get("comparisons"):
         lines += ["", *_paired_lines(table, heads)]
+    lines += _masked_lines(table, heads)
     lines += [
         "",
         f"Command: `{table['command']}`",
@@ -65,6 +66,56 @@ def render_markdown(table: dict[str, Any]) -> str:
                 f"| {row['program']} | {c['level']} | {c['lm']} | {_format(c, table['value'])} | {spent} | {wall} | {c['cell']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _masked_lines(table: dict[str, Any], heads: list[str]) -> list[str]:
+    """Level 3: each cell's accuracy on the objects of masked combinations (no episode shows them) apart from the rest,
+    per object where the reader labels each, per scene for every row, and, where a memory records them, the objects
+    of undecidable combinations."""
+    cells = [(row, c) for row in table["rows"] for c in row["cells"] if c.get("masked")]
+    if not cells:
+        return []
+    head = {column_key(c): h for c, h in zip(table["columns"], heads)}
+    open_ = any(c["masked"].get("undecidable_objects") is not None for _, c in cells)  # some memory records them
+    lines = [
+        "",
+        "Objects of the masked combinations (hidden from the episodes, drawn in the test scenes) apart from the rest: "
+        "accuracy % [95% CI] (n). Objects are scored where the reader labels each object; scenes for every row."
+        + (
+            " Undecidable: test objects of a combination the memory records as left open by the episodes (per run), "
+            "and the accuracy on them."
+            if open_
+            else ""
+        ),
+        "",
+        "| row | column | masked objects | other objects | scenes with a masked object | other scenes |"
+        + (" undecidable objects |" if open_ else ""),
+        "|---|---|---|---|---|---|" + ("---|" if open_ else ""),
+    ]
+    for row, c in cells:
+        m = c["masked"]
+        objects, scenes = m.get("objects") or {}, m.get("scenes") or {}
+        cells_text = [
+            _share(objects.get("masked")),
+            _share(objects.get("visible")),
+            _share(scenes.get("with_masked")),
+            _share(scenes.get("without_masked")),
+        ]
+        if open_:
+            undecided = m.get("undecidable_objects")
+            text = "" if undecided is None else ", ".join(map(str, undecided))
+            if m.get("undecidable"):
+                text += f": {_share(m['undecidable'])}"
+            cells_text.append(text)
+        lines.append("| " + " | ".join([row["label"], head.get(column_key(c), str(c["level"])), *cells_text]) + " |")
+    return lines
+
+
+def _share(cell: dict[str, Any] | None) -> str:
+    if not cell:
+        return ""
+    ci = f" [{cell['ci'][0]:.1f}, {cell['ci'][1]:.1f}]" if cell.get("ci") else ""
+    return f"{cell['value']:.1f}{ci} ({cell['n']})"
 
 
 def _items(table: dict[str, Any]) -> tuple[str, str]:

@@ -14,27 +14,48 @@
                  if R = {} and nothing was narrowed: stop ("nothing_new")
     M_semantic <- the statements of H_N
 
+  with generalise (off by default):
+                 RG asks for general rules first, then exceptions
+                 for r in R verified:  keep(generalise(r))                        # see rule_generality
+                 for r in R rejected:  keep(generalise(repair(r) or narrow(r)))   # when it keeps some support
+    keep(r): H_j += r unless a kept rule with r's label covers it; kept rules r covers leave H_j
+    undecidable(H_N) recorded                                                     # see rule_application
+
 This is hypothesis refinement with feedback (Qiu et al. 2024): the paper's LM verifier HV is
 replaced by an exact check of each rule against every labelled episode, and the episodes a
 rejected rule gets wrong go back to the generator in the next round. Verified rules stay
-verified (the episodes do not change), so the memory only grows; the generator sees only the
-episodes still unexplained (all of them in round 1; grouped, :func:`group_episodes`, with
-``group_unexplained``), and
+verified (the episodes do not change); the generator sees only the episodes still unexplained
+(all of them in round 1; grouped, :func:`group_episodes`, with ``group_unexplained``), and
 code checks its rules against all. Each round makes progress or ends the loop:
 
 - a proposal that repeats a rule already checked (the same conditions, as sets, and label),
   verified or refuted, is dropped before the check and counted (``repeats``);
-- a refuted rule is narrowed in code by its counterexamples (:func:`.rule_narrowing.narrow`):
-  when the narrowed rule passes the check, it is kept, recorded as ``narrowed_from`` the
-  generator's rule (code only narrows a proposed rule, it never invents one);
+- with ``generalise``, among the rules no episode contradicts, the most general is kept (a
+  version-space choice with an Occam preference): a verified rule is widened to the form with
+  the fewest conditions that still passes (:func:`.rule_generality.generalise`, recorded as
+  ``generalised_from``), a kept rule that one with its label covers is dropped (``covered``);
+  only a rule general enough reaches a combination no episode shows (Level 3);
+- a refuted rule is narrowed in code by its counterexamples (:func:`.rule_narrowing.narrow`);
+  with ``generalise``, it is first repaired by adding the one condition that removes its
+  counterexamples (:func:`.rule_generality.repair`, ``"repair": "condition"``, else
+  ``"repair": "values"``). The repaired rule is kept when it passes the check, recorded as
+  ``narrowed_from`` the generator's rule (code only widens or specialises a proposed rule, it
+  never invents one);
 - the rounds stop early when every episode is explained (``all_explained``), or when a round
-  proposes nothing new and narrows nothing (``nothing_new``); otherwise after N rounds
+  proposes nothing new and repairs nothing (``nothing_new``); otherwise after N rounds
   (``max_rounds``).
+
+With ``generalise``, the record's ``undecidable`` lists the combinations no episode shows on
+which two rules no episode contradicts disagree (:func:`.rule_application.undecidable`): the
+episodes cannot decide them, and the memory says so. ``generalise`` is off by default (not yet
+measured on a model): the loop, its record and the generator's instructions are then those
+of Stage 2 above. ``refine=False`` gives the earlier loop (no narrowing, no early stop but when
+every episode is explained).
 
 Rejections accumulate in the generator's prompt (the latest 12). The record keeps every rule
 checked with its coverage and counterexamples (episode indices), and per round what was
-proposed, repeated, verified, refuted and narrowed, the episodes left unexplained, and why
-the rounds stopped.
+proposed, repeated, verified, refuted, repaired and covered, the episodes left unexplained,
+and why the rounds stopped.
 
 The prompts speak of the task as ``task_description`` does (any task by default), which also
 names the attributes a perception call asks of an episode given without ``attributes``; with
@@ -58,7 +79,9 @@ from ..shared.checks import some_episodes, whole_number
 from ..shared.episodes import as_episodes
 from ..shared.steps import StepModule, Steps, call
 from .factor_extractor import FactorExtractor
+from .rule_application import undecidable
 from .rule_check import Check, LabelledEpisode, Rule, check, unexplained, vocabulary
+from .rule_generality import entails, generalise, repair
 from .rule_narrowing import narrow
 
 __all__ = ["GroundedConsolidator", "STOP_REASONS", "group_episodes"]
@@ -86,6 +109,7 @@ class GroundedConsolidator(StepModule):
         task_description: TaskDescription = NEUTRAL_TASK,
         group_unexplained: bool = False,
         refine: bool = True,
+        generalise: bool = False,
     ):
         """
         Args:
@@ -101,6 +125,11 @@ class GroundedConsolidator(StepModule):
             refine: narrow a refuted rule by its counterexamples, and stop once a round brings nothing new (the
                 default); False checks the generator's rules alone and runs the N rounds unless every episode is
                 explained (the loop before 2026-11-26, for comparison; repeats are dropped either way).
+            generalise: keep the most general form of each rule that passes the check (:func:`.rule_generality.generalise`),
+                drop a kept rule a more general one with its label covers, repair a refuted rule by one added condition
+                before narrowing it value by value (with ``refine``), record the unseen combinations the episodes leave
+                open, and ask the generator for general rules first, then exceptions
+                (:class:`~memreason.signatures.GeneralFirstRuleGeneration`). Off by default: not yet measured on a model.
         """
         super().__init__()
         self.K, self.N = whole_number("K", K, minimum=0), whole_number("N", N, minimum=1)
@@ -109,7 +138,8 @@ class GroundedConsolidator(StepModule):
         self.perceive = dspy.Predict(task_description.perception_signature())
         self.group_unexplained = bool(group_unexplained)
         self.refine = bool(refine)
-        signature = task_description.grounded_generation_signature()
+        self.generalise = bool(generalise)
+        signature = task_description.grounded_generation_signature(general_first=self.generalise)
         if self.group_unexplained:
             signature = signature.with_updated_fields(
                 "to_explain",
@@ -139,7 +169,7 @@ class GroundedConsolidator(StepModule):
             attributes = yield from self._attributes(episode)
             observations.append(LabelledEpisode(i, attributes, episode.label))
         signature = _bounded(self.generate.signature, observations)
-        memory = _Refinement(observations, narrowing=self.refine)
+        memory = _Refinement(observations, narrowing=self.refine, generalising=self.generalise)
         rounds: list[dict[str, Any]] = []
         stopped = "max_rounds"
         for j in range(1, self.N + 1):
@@ -151,6 +181,7 @@ class GroundedConsolidator(StepModule):
                 rejected=memory.rejected,
                 to_explain=(group_episodes if self.group_unexplained else _distinct)(unexplained(memory.verified, observations)),
             )
+            covered = len(memory.dropped)
             checks, repeated, narrowed = memory.take([Rule.of(_plain(r.conditions), r.label, r.sentence) for r in out.rules])
             left = unexplained(memory.verified, observations)
             if not left:
@@ -173,6 +204,7 @@ class GroundedConsolidator(StepModule):
                         "narrowed": len(narrowed),
                     },
                     "verified": [r.statement() for r in memory.verified],
+                    **({"covered": memory.dropped[covered:]} if self.generalise else {}),
                     "unexplained": [o.index for o in left],
                     "stopped": stopped if stopped != "max_rounds" or j == self.N else None,
                 }
@@ -183,6 +215,7 @@ class GroundedConsolidator(StepModule):
             "K": self.K,
             "N": self.N,
             **({} if self.refine else {"refine": False}),
+            **({"generalise": True} if self.generalise else {}),
             "factors": factors,
             "attributes": [o.as_dict() for o in observations],
             "rules": memory.accepted,
@@ -190,6 +223,7 @@ class GroundedConsolidator(StepModule):
             "unexplained": [o.index for o in left],
             "explained_all": not left,
             "stopped": stopped,
+            **({"undecidable": undecidable(memory.verified, observations)} if self.generalise else {}),
         }
         statements = [r.statement() for r in memory.verified]
         return dspy.Prediction(hypotheses=statements, rules=memory.verified, factors=factors, record=record)
@@ -207,14 +241,16 @@ class _Refinement:
     """What the rounds have found so far, and how one round's proposals change it."""
 
     observations: Sequence[LabelledEpisode]
-    narrowing: bool = True  # narrow a refuted rule by its counterexamples
+    narrowing: bool = True  # repair, else narrow, a refuted rule by its counterexamples
+    generalising: bool = False  # keep the most general consistent form of each rule, and drop rules it covers
     verified: list[Rule] = field(default_factory=list)
     accepted: list[dict[str, Any]] = field(default_factory=list)  # each verified rule's check (the episodes never change)
     rejected: list[Rejection] = field(default_factory=list)  # the latest MAX_REJECTED, shown to the generator
-    known: set[tuple] = field(default_factory=set)  # every rule checked (proposed or narrowed), verified or refuted
+    known: set[tuple] = field(default_factory=set)  # every rule checked (proposed, generalised or repaired)
+    dropped: list[dict[str, Any]] = field(default_factory=list)  # verified rules a more general one made redundant
 
     def take(self, proposals: Sequence[Rule]) -> tuple[list[Check], list[str], list[dict[str, Any]]]:
-        """Check the new proposals, narrow the refuted ones; the checks, the repeats dropped and the narrowed rules."""
+        """Check the new proposals, repair the refuted ones; the checks, the repeats dropped and the repaired rules."""
         values = vocabulary(self.observations)
         checks: list[Check] = []
         repeated: list[str] = []
@@ -227,25 +263,52 @@ class _Refinement:
             result = check(rule, self.observations)
             checks.append(result)
             if result.accepted:
-                self.verified.append(rule)
-                self.accepted.append(result.as_dict())
+                self._keep(rule, result, {})
                 continue
             bad = [self.observations[i].as_dict() for i in result.counterexamples[:MAX_COUNTEREXAMPLES]]
             self.rejected.append(Rejection(rule=rule.statement(), reason=result.reason, counterexamples=bad))
             if not self.narrowing:
                 continue
-            narrower = narrow(rule, self.observations, values)
-            if narrower is None or narrower.key() in self.known:
+            fixed, how = (repair(rule, self.observations, values), "condition") if self.generalising else (None, "values")
+            if fixed is None:
+                fixed, how = narrow(rule, self.observations, values), "values"
+            if fixed is None or fixed.key() in self.known:
                 continue
-            self.known.add(narrower.key())
-            kept = check(narrower, self.observations)
+            self.known.add(fixed.key())
+            kept = check(fixed, self.observations)
             if kept.accepted:  # always, by construction; the check has the last word all the same
-                self.verified.append(narrower)
-                entry = {**kept.as_dict(), "narrowed_from": {"statement": rule.statement(), **rule.as_dict()}}
-                self.accepted.append(entry)
-                narrowed.append(entry)
+                origin = {"narrowed_from": {"statement": rule.statement(), **rule.as_dict()}}
+                if self.generalising:
+                    origin["repair"] = how
+                entry = self._keep(fixed, kept, origin)
+                if entry is not None:
+                    narrowed.append(entry)
         self.rejected = self.rejected[-MAX_REJECTED:]
         return checks, repeated, narrowed
+
+    def _keep(self, rule: Rule, result: Check, origin: dict[str, Any]) -> dict[str, Any] | None:
+        """Keep a rule that passed the check (its most general form when generalising); the entry kept, or ``None``
+        when a rule already kept covers it."""
+        if self.generalising:
+            proposed = rule
+            general = generalise(rule, self.observations)
+            if general.key() != rule.key():
+                origin = {**origin, "generalised_from": {"statement": rule.statement(), **rule.as_dict()}}
+                self.known.add(general.key())
+                rule, result = general, check(general, self.observations)
+            covering = next((v for v in self.verified if v.label == rule.label and entails(rule, v)), None)
+            if covering is not None:  # as general a rule is kept already
+                self.dropped.append({"statement": proposed.statement(), "covered_by": covering.statement(), **origin})
+                return None
+            for i in reversed(range(len(self.verified))):  # rules the new one covers: it keeps what they say
+                old = self.verified[i]
+                if old.label == rule.label and entails(old, rule):
+                    self.dropped.append({"statement": old.statement(), "covered_by": rule.statement()})
+                    del self.verified[i], self.accepted[i]
+        entry = {**result.as_dict(), **origin}
+        self.verified.append(rule)
+        self.accepted.append(entry)
+        return entry
 
 
 def group_episodes(observations: Sequence[LabelledEpisode]) -> list[EpisodeGroup]:

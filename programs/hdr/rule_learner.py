@@ -27,7 +27,7 @@ modality): there is no perception call.
 from __future__ import annotations
 
 from itertools import combinations, product
-from typing import Sequence
+from typing import Any, Sequence
 
 import dspy
 
@@ -36,6 +36,7 @@ from memreason.signatures import Episode
 from ..registry import SCENES, register_program
 from ..shared.memory_program import Consolidation, MemoryProgram
 from .rule_check import Check, LabelledEpisode, Rule, check, unexplained, vocabulary
+from .rule_reader import reader_of_rules, recall_with_rules
 
 __all__ = ["RuleLearner", "learn_rules"]
 
@@ -53,6 +54,22 @@ class RuleLearner(MemoryProgram):
     )
 
     default_cot = True
+
+    def __init__(self, *, apply_rules: bool = False, **knobs: Any):
+        """
+        Args:
+            apply_rules: with ``per_object`` and ``retrieve_k``, show each object the rules that apply to it, matched
+                in code (:class:`.rule_reader.RuleReader`), instead of the rules nearest to it by words (off by
+                default: the reference row as measured).
+            **knobs: the reader's knobs (``cot``, default True here, ``signature``, ``per_object``, ``retrieve_k``)
+                and ``freeze_memory_writers``.
+        """
+        super().__init__(**knobs)
+        if apply_rules:
+            self.reasoner = reader_of_rules(self.reasoner)
+
+    def _recall(self) -> dict[str, Any]:
+        return recall_with_rules(super()._recall(), self.reasoner, self.memory.consolidation)
 
     def consolidate(self, episodes: list[Episode], oracle_hypotheses: list[str]) -> Consolidation:
         undescribed = [i for i, e in enumerate(episodes) if e.attributes is None]

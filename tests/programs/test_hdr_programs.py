@@ -5,6 +5,7 @@ import asyncio
 import hashlib
 import json
 import re
+from typing import Any
 
 import dspy
 import pytest
@@ -14,7 +15,7 @@ from memreason.eval.experience_transfer.run import ExperienceTransferConfig, eva
 from memreason.lm import LMChoice, ScriptedEngine
 from memreason.programs import HDR, PROGRAMS, build_program
 from memreason.programs.registry import SCENES
-from memreason.signatures import Episode, LabelObject, LabelObjects, ReasonWithMemory
+from memreason.signatures import EXPERIENCE_TRANSFER_TASK, Episode, LabelObject, LabelObjects, ReasonWithMemory
 from tests.helpers.custom_table import CUSTOM
 from tests.helpers.scripted_answers import Script, approve_all, given, oracle_counter
 
@@ -186,7 +187,9 @@ def observe(item, modality: str):
     return item.text() if modality == "text" else dspy.Image(item.image)
 
 
-def prompts_of(name: str, modality: str, adapter: dspy.Adapter, *, answers: dict | None = None, attributes: bool = False) -> str:
+def prompts_of(
+    name: str, modality: str, adapter: dspy.Adapter, *, answers: dict | None = None, attributes: bool = False, **knobs: Any
+) -> str:
     data = make_level(2, seed=0)
     episodes = [
         Episode(
@@ -210,7 +213,7 @@ def prompts_of(name: str, modality: str, adapter: dspy.Adapter, *, answers: dict
         )
     )
     task = ScriptedEngine(lambda call: {"reasoning": "r", "count": 1})
-    program = build_program(name)
+    program = build_program(name, **knobs)
     with dspy.context(lm=memory.lm(), adapter=adapter):
         program.memorize(episodes, data.oracle_hypotheses)
     with dspy.context(lm=task.lm(), adapter=adapter):
@@ -443,15 +446,32 @@ GROUNDED_ANSWERS = dict(
 )
 
 
-def test_hdr_grounded_prompts_are_byte_for_byte_what_they_were():
-    """The prompts' digest (perception included). It changed when the instructions stopped naming the task's factors,
-    and again when a round that proposes nothing new ended the rounds (here the third call, a repeat, is no longer
-    made). The grouped ``to_explain`` (``group_unexplained``) is off by default, so the input is as before."""
+def grounded_digest(**knobs: Any) -> str:
     digest = hashlib.sha256()
     for modality in ("text", "image"):
         for adapter in (dspy.ChatAdapter, dspy.JSONAdapter):
-            digest.update(prompts_of("hdr_grounded", modality, adapter(), answers=GROUNDED_ANSWERS, attributes=True).encode())
-    assert digest.hexdigest()[:16] == "e9357778795bd81d"
+            prompts = prompts_of("hdr_grounded", modality, adapter(), answers=GROUNDED_ANSWERS, attributes=True, **knobs)
+            digest.update(prompts.encode())
+    return digest.hexdigest()[:16]
+
+
+def test_hdr_grounded_prompts_are_byte_for_byte_what_they_were():
+    """The prompts' digest (perception included). It changed when the instructions stopped naming the task's factors,
+    and again when a round that proposes nothing new ended the rounds (here the third call, a repeat, is no longer
+    made). The grouped ``to_explain`` (``group_unexplained``) is off by default, so the input is as before; so are
+    ``generalise`` and ``apply_rules``."""
+    assert grounded_digest() == "e9357778795bd81d"
+
+
+def test_generalising_asks_the_generator_for_general_rules_first():
+    """``generalise=True`` (off by default) changes the generator's instructions, so the prompts' digest."""
+    assert grounded_digest(generalise=True) == "f90b4355e3ae6d23"
+    plain = build_program("hdr_grounded").consolidator.generate.signature.instructions
+    general = build_program("hdr_grounded", generalise=True).consolidator.generate.signature.instructions
+    assert "general rules first" in general and "general rules first" not in plain
+    assert "add one condition" in general and "add one condition" not in plain
+    assert general == EXPERIENCE_TRANSFER_TASK.general_first_grounded_generation
+    assert plain == EXPERIENCE_TRANSFER_TASK.grounded_generation
 
 
 # -- the consolidation kept out of optimizers' reach ---------------------------------------------------

@@ -277,6 +277,7 @@ def test_the_programs_read_from_source_are_what_their_classes_register():
         "hdr_checked",
         "hdr_grounded",
         "hdr_grounded_unrefined",
+        "hdr_grounded_general",
         "rule_learner",
         "reflexion_individual",
         "reflexion_all",
