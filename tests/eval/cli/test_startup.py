@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -75,8 +76,10 @@ def test_a_finished_run_asked_again_imports_no_model_library(tmp_path, monkeypat
     monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec, engine.lm(), local=False))
     run = tmp_path / "run"
     argv = ["stream_baseline", "--task", "rg:puzzle24", "--size", "2", "--seed-size", "0", "--lm", "openai/stub"]
-    argv += ["--api-base", "http://127.0.0.1:9/v1", "--no-progress", "--out", str(run)]  # no server there: none asked
-    assert main(argv) == 0
+    argv += ["--api-base", "http://127.0.0.1:9/v1", "--no-progress"]  # no server there: none asked
+    assert main([*argv, "--out", str(run)]) == 0
+    shutil.copytree(run, tmp_path / "copy")  # times kept; the copy is not locked by this process, which holds the run
+    argv += ["--out", str(tmp_path / "copy")]
     found = imported(f"from memreason.eval.cli import main\nprint('exit', main({argv!r}))")
     assert found["heavy"] == []  # its saved results, read before any model library or the task's data
     assert "stream_baseline on rg:puzzle24: accuracy" in found["out"] and found["out"].endswith("exit 0\n")
