@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from memreason.eval.harness.errors import UsageError
 from memreason.eval.stream.options import MAX_PROBES, StreamOptions
@@ -218,7 +219,8 @@ def run_table(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace, parser: Parser) -> int:
-    from memreason.eval.stream.evaluate import DEFAULTS, IDENTITY
+    from memreason.eval.stream.config import DEFAULTS, IDENTITY
+    from memreason.eval.stream.finished import finished_run
 
     if args.resume is not None:
         args = resumed_args(
@@ -226,11 +228,18 @@ def run(args: argparse.Namespace, parser: Parser) -> int:
         )
     if not args.task:
         raise UsageError(f"{args.program} runs on a stream task: give --task rg:NAME (e.g. --task rg:puzzle24) or et:L1-et:L3")
+    finished = finished_run(StreamOptions.from_args(args))  # a finished run asked again: its saved results, at once
+    if finished is not None:
+        return _say(finished)
     task = get_task(args.task)
     why = task.why_not(args.program) if task.kind == STREAM else f"{task.name} is not a stream task"
     if why is not None:
         raise UsageError(f"{args.program} does not run on {task.name}: {why}")
-    outcome = task.run(StreamOptions.from_args(args, task=task.name))
+    return _say(task.run(StreamOptions.from_args(args, task=task.name)))
+
+
+def _say(outcome: Any) -> int:
+    """Print a run's outcome (its directory, results and report): what every evaluation of a stream program ends with."""
     results = outcome.results
     accuracy = results["accuracy"]
     spread = f" (std {accuracy['std']:.3f} over {results['orders']} orders)" if results["orders"] > 1 else ""

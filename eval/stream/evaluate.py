@@ -21,11 +21,11 @@ from memreason.programs.stream import ANSWER_MODES, LEARN_FROM, LESSONS
 from ..harness.errors import UsageError
 from ..harness.lms import retry_policy
 from ..harness.publish import Outcome, publish
-from ..harness.resume import identity_keys
 from ..harness.setup import RunPlan, check_run_options, open_run
 from ..harness.tuned import config_knobs
+from .config import DEFAULTS, IDENTITY, StreamConfig, config_of
 from .options import MAX_PROBES, StreamOptions
-from .run import StreamConfig, evaluate_stream
+from .run import evaluate_stream
 
 __all__ = [
     "DEFAULTS",
@@ -39,10 +39,6 @@ __all__ = [
     "stream_config",
 ]
 
-IDENTITY = identity_keys(StreamConfig, StreamOptions, extra=("knobs",))
-# The values of identity keys missing from configs saved before they existed: writes then read answers alone, and
-# were neither verified nor held to a budget.
-DEFAULTS: dict[str, Any] = {"lesson": "answer", "verify": 0, "verify_margin": 1, "candidates": 1, "memory_tokens": 0}
 # The most each count may ask for: far beyond any run this project makes, short of a run that never ends.
 MOST = {"--size": 10_000, "--seed-size": 1_000, "--orders": 100, "--batch": 10_000, "--retries": 20}
 
@@ -137,27 +133,7 @@ def stream_config(options: StreamOptions, task: Any) -> StreamConfig:
             program.fit_budget(options.memory_tokens)
         except NotImplementedError:
             raise UsageError(f"--memory-tokens: {options.program} keeps no memory a token budget can cut") from None
-    return StreamConfig(
-        program=options.program,
-        task=task.name,
-        task_config=json.dumps(json.loads(options.task_config or "{}"), sort_keys=True),
-        seed=options.seed,
-        size=options.size,
-        seed_size=options.seed_size,
-        answer=options.answer,
-        retries=options.retries,
-        learn_from=learn_from,
-        lesson=options.lesson,
-        batch=options.batch,
-        order_seed=options.order_seed,
-        orders=options.orders,
-        verify=options.verify,
-        verify_margin=options.verify_margin,
-        candidates=options.candidates,
-        memory_tokens=options.memory_tokens,
-        threads=options.threads,
-        knobs=knobs,
-    )
+    return config_of(options, task=task.name, learn_from=learn_from, knobs=knobs)
 
 
 def run_stream_cell(options: StreamOptions, *, task: Any, spend: Spend | None = None) -> Outcome:

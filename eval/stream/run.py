@@ -27,7 +27,7 @@ import random
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,43 +44,19 @@ from memreason.programs.stream import Lesson, SelfJudge
 from memreason.programs.stream.utility import rate_without
 
 from ..harness.loop import finish_example, run_each
-from ..harness.resume import identity_field, read_examples
+from ..harness.resume import read_examples
 from ..harness.runs import JsonlWriter, read_json, write_json
 from ..harness.session import RunSession
 from ..harness.traces import TraceStore, example_unit
 from ..harness.usage import UsageTally
 from ..metrics import mean_std
 from ..stats import ci_method, intervals
+from .config import StreamConfig
 from .verify import Answer, VerifySettings, WriteVerifier
 
 SAMPLING_TEMPERATURE = 0.7  # the writer's temperature for the proposals after the first (--candidates)
 
 __all__ = ["StreamConfig", "evaluate_stream", "stream_order"]
-
-
-@dataclass
-class StreamConfig:
-    """What one evaluation on a stream task asks for (written to ``config.json``)."""
-
-    program: str = identity_field()
-    task: str = identity_field()
-    task_config: str = identity_field("{}")  # the dataset's own config: a JSON object, as text
-    seed: int = identity_field(0)
-    size: int = identity_field(50)
-    seed_size: int = identity_field(10)
-    answer: str = identity_field("text")
-    retries: int = identity_field(2)
-    learn_from: str = identity_field("check")
-    lesson: str = identity_field("reasoning")
-    batch: int = identity_field(10)
-    order_seed: int = identity_field(0)
-    orders: int = identity_field(1)
-    verify: int = identity_field(0)
-    verify_margin: int = identity_field(1)
-    candidates: int = identity_field(1)
-    memory_tokens: int = identity_field(0)
-    threads: int = 1
-    knobs: dict[str, Any] = identity_field(default_factory=dict)
 
 
 def stream_order(items: list[GymItem], order_seed: int) -> list[GymItem]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -64,3 +65,21 @@ def test_a_run_imports_the_model_libraries_when_it_runs():
     # the same names as ever: what a command needs is imported once it is asked for
     found = imported("from memreason.lm import resolve_lm\nfrom memreason.eval.stream.task import GymTask\nGymTask('puzzle24')")
     assert found["heavy"] == ["dspy", "reasoning_gym"]
+
+
+def test_a_finished_run_asked_again_imports_no_model_library(tmp_path, monkeypatch):
+    from memreason.eval.cli import main
+    from memreason.lm import LMChoice, ScriptedEngine
+    from tests.helpers.stream_answers import respond
+
+    engine = ScriptedEngine(respond)
+    monkeypatch.setattr("memreason.eval.harness.lms.resolve_lm", lambda spec, **kw: LMChoice(spec, engine.lm(), local=False))
+    run = tmp_path / "run"
+    argv = ["stream_baseline", "--task", "rg:puzzle24", "--size", "2", "--seed-size", "0", "--lm", "openai/stub"]
+    argv += ["--api-base", "http://127.0.0.1:9/v1", "--no-progress"]  # no server there: none asked
+    assert main([*argv, "--out", str(run)]) == 0
+    shutil.copytree(run, tmp_path / "copy")  # times kept; the copy is not locked by this process, which holds the run
+    argv += ["--out", str(tmp_path / "copy")]
+    found = imported(f"from memreason.eval.cli import main\nprint('exit', main({argv!r}))")
+    assert found["heavy"] == []  # its saved results, read before any model library or the task's data
+    assert "stream_baseline on rg:puzzle24: accuracy" in found["out"] and found["out"].endswith("exit 0\n")
