@@ -45,12 +45,15 @@ class ProblemObjective(Objective):
 
     def options(self, knobs_file: Path, run_dir: Path, params: dict[str, Any]) -> EvaluateOptions:
         """What ``python -m eval <program> --task T --config <knobs_file> --out <run_dir>`` asks for."""
+        return EvaluateOptions(limit=self.setup.limit, seed=self.setup.seed, **self.study_options(knobs_file, run_dir))
+
+    def study_options(self, knobs_file: Path, run_dir: Path) -> dict[str, Any]:
+        """The options every trial's run takes from the study: the program, the task, the knobs file, the run's
+        directory, the study's LMs and their settings, its cache and threads, and no progress bar or report."""
         setup = self.setup
-        return EvaluateOptions(
+        return dict(
             program=setup.program,
             task=self.benchmark.name,
-            limit=setup.limit,
-            seed=setup.seed,
             out=run_dir,
             config=knobs_file,
             lm=self.task.spec,

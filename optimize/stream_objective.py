@@ -59,35 +59,8 @@ class StreamObjective(ProblemObjective):
 
     def options(self, knobs_file: Path, run_dir: Path, params: dict[str, Any]) -> StreamOptions:
         """What ``python -m eval <program> --task T --seed <tuning seed> --config <knobs_file> --out <run_dir>`` with
-        the trial's run options asks for."""
-        setup, settings = self.setup, self.settings
-        run = {**{k: getattr(settings, k) for k in ("batch", "verify", "verify_margin")}, **run_options(params)}
+        the trial's run options asks for: the study's settings, then the trial's parameters over them."""
+        stream = {k: v for k, v in asdict(self.settings).items() if k != "report_size"}
         return StreamOptions(
-            program=setup.program,
-            task=self.benchmark.name,
-            task_config=settings.task_config,
-            seed=self.benchmark.seed,
-            size=settings.size,
-            seed_size=settings.seed_size,
-            answer=settings.answer,
-            retries=settings.retries,
-            learn_from=settings.learn_from,
-            lesson=settings.lesson,
-            order_seed=settings.order_seed,
-            orders=settings.orders,
-            **run,
-            out=run_dir,
-            config=knobs_file,
-            lm=self.task.spec,
-            memory_lm=None if self.memory is self.task else self.memory.spec,
-            temperature=setup.temperature,
-            max_tokens=setup.max_tokens,
-            lm_args=dict(setup.lm_args or {}),
-            memory_lm_args=dict(setup.memory_lm_args or {}),
-            cache=self.study_dir / "dspy_cache",
-            threads=setup.threads,
-            lm_retries=self.policy.retries,
-            backoff=self.policy.backoff,
-            no_progress=True,
-            no_report=True,
+            seed=self.benchmark.seed, **{**stream, **run_options(params)}, **self.study_options(knobs_file, run_dir)
         )

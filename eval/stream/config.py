@@ -10,7 +10,7 @@ Light on purpose (no DSPy, no reasoning-gym): a command reads a run directory's 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..harness.resume import identity_field, identity_keys
@@ -52,25 +52,8 @@ DEFAULTS: dict[str, Any] = {"lesson": "answer", "verify": 0, "verify_margin": 1,
 
 def config_of(options: StreamOptions, *, task: str, learn_from: str, knobs: dict[str, Any]) -> StreamConfig:
     """The config of a run of ``options`` on the task named ``task``, writes learning from ``learn_from`` (resolved:
-    never None) and the program built with ``knobs``; nothing is checked here."""
-    return StreamConfig(
-        program=options.program,
-        task=task,
-        task_config=json.dumps(json.loads(options.task_config or "{}"), sort_keys=True),
-        seed=options.seed,
-        size=options.size,
-        seed_size=options.seed_size,
-        answer=options.answer,
-        retries=options.retries,
-        learn_from=learn_from,
-        lesson=options.lesson,
-        batch=options.batch,
-        order_seed=options.order_seed,
-        orders=options.orders,
-        verify=options.verify,
-        verify_margin=options.verify_margin,
-        candidates=options.candidates,
-        memory_tokens=options.memory_tokens,
-        threads=options.threads,
-        knobs=knobs,
-    )
+    never None) and the program built with ``knobs``; nothing is checked here. Every other field is the option of
+    its name (the dataset's config normalised: keys sorted)."""
+    given = {"task": task, "learn_from": learn_from, "knobs": knobs}
+    given["task_config"] = json.dumps(json.loads(options.task_config or "{}"), sort_keys=True)
+    return StreamConfig(**{f.name: getattr(options, f.name) for f in fields(StreamConfig) if f.name not in given}, **given)
